@@ -1,0 +1,330 @@
+//! The headless `switchboard` binary: checks and edits the config, lists the tools
+//! an agent is offered, and runs a turn with its events on stdout. It parses
+//! arguments, calls switchboard-core and prints; nothing more.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::json;
+use switchboard_core::config::edit::{self, Edit, EditError, ToolTarget};
+use switchboard_core::config::store::{self, ConfigError};
+use switchboard_core::config::{merged_tools, tool_name, ResolvedTool, ToolScope};
+use switchboard_core::tools::{offered_tools, Standing};
+use switchboard_core::{CallEvent, CallStatus, Dispatcher, EventKind, TurnControl, TurnRequest};
+
+/// Exit code for an invalid config.
+const EXIT_INVALID: u8 = 2;
+
+#[derive(Parser)]
+#[command(name = "switchboard", version, about = "Agents calling agents as tools: the headless Switchboard engine")]
+struct Cli {
+    /// The config file (else $SWITCHBOARD_CONFIG, else ~/.config/switchboard/config.json).
+    #[arg(long, global = true, value_name = "PATH")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Validate the config: exit 0 when valid (warnings on stderr), 2 with every problem when not.
+    Check,
+    /// List, inspect and edit tool-agent entries.
+    Tools {
+        #[command(subcommand)]
+        command: ToolsCommand,
+    },
+    /// Run one user turn and print its events.
+    Ask(AskArgs),
+}
+
+#[derive(Args)]
+struct Scope {
+    /// An agent's own entries.
+    #[arg(long = "for", value_name = "AGENT", conflicts_with = "global")]
+    for_agent: Option<String>,
+    /// The global `agent_tools` entries.
+    #[arg(long)]
+    global: bool,
+}
+
+#[derive(Subcommand)]
+enum ToolsCommand {
+    /// The merged list for an agent (disabled entries included), or the global entries.
+    List {
+        #[command(flatten)]
+        scope: Scope,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The OpenAI function definitions the agent is offered, as sent on the wire.
+    Schema {
+        #[arg(long = "for", value_name = "AGENT")]
+        for_agent: String,
+    },
+    Enable {
+        tool_agent: String,
+        #[command(flatten)]
+        scope: Scope,
+    },
+    Disable {
+        tool_agent: String,
+        #[command(flatten)]
+        scope: Scope,
+    },
+    Add {
+        tool_agent: String,
+        #[arg(long)]
+        description: String,
+        #[command(flatten)]
+        scope: Scope,
+    },
+    Remove {
+        tool_agent: String,
+        #[command(flatten)]
+        scope: Scope,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum EventFormat {
+    Jsonl,
+    Pretty,
+    None,
+}
+
+#[derive(Args)]
+struct AskArgs {
+    /// The agent to answer (default: the primary).
+    #[arg(long)]
+    agent: Option<String>,
+    /// How to print the call-tree events.
+    #[arg(long, value_enum, default_value = "pretty")]
+    events: EventFormat,
+    message: String,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("SWITCHBOARD_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let path = store::resolve_path(cli.config.as_deref());
+    let result = match cli.command {
+        Command::Check => check(&path),
+        Command::Tools { command } => tools(&path, command),
+        Command::Ask(arguments) => ask(&path, arguments),
+    };
+    match result {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("switchboard: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl From<ConfigError> for Failure {
+    fn from(error: ConfigError) -> Failure {
+        let code = match error {
+            ConfigError::Io { .. } | ConfigError::Conflict { .. } => 1,
+            _ => EXIT_INVALID,
+        };
+        Failure { code, message: error.to_string() }
+    }
+}
+
+impl From<EditError> for Failure {
+    fn from(error: EditError) -> Failure {
+        match error {
+            EditError::Config(error) => error.into(),
+            other => Failure { code: 1, message: other.to_string() },
+        }
+    }
+}
+
+fn check(path: &Path) -> Result<ExitCode, Failure> {
+    let loaded = store::load(path)?;
+    for warning in &loaded.warnings {
+        eprintln!("{}: {warning}", path.display());
+    }
+    println!("{}: valid ({} agents, {} global tool entries)", path.display(), loaded.config.agents.len(), loaded.config.agent_tools.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn target_of(scope: &Scope) -> Result<ToolTarget, Failure> {
+    match (&scope.for_agent, scope.global) {
+        (Some(agent), false) => Ok(ToolTarget::Agent(agent.clone())),
+        (None, true) => Ok(ToolTarget::Global),
+        _ => Err(Failure { code: 1, message: "say which list: --for AGENT or --global".into() }),
+    }
+}
+
+fn tools(path: &Path, command: ToolsCommand) -> Result<ExitCode, Failure> {
+    let edit = match command {
+        ToolsCommand::List { scope, json } => return list(path, &scope, json),
+        ToolsCommand::Schema { for_agent } => {
+            let loaded = store::load(path)?;
+            if loaded.config.agent(&for_agent).is_none() {
+                return Err(Failure { code: 1, message: format!("no agent named {for_agent:?} is configured") });
+            }
+            let definitions: Vec<_> =
+                offered_tools(&loaded.config, &for_agent, Standing::Root, &[]).into_iter().map(|tool| tool.definition).collect();
+            println!("{}", serde_json::to_string_pretty(&definitions).expect("definitions serialize"));
+            return Ok(ExitCode::SUCCESS);
+        }
+        ToolsCommand::Enable { tool_agent, scope } => Edit::EnableTool { target: target_of(&scope)?, tool_agent },
+        ToolsCommand::Disable { tool_agent, scope } => Edit::DisableTool { target: target_of(&scope)?, tool_agent },
+        ToolsCommand::Add { tool_agent, description, scope } => Edit::AddTool { target: target_of(&scope)?, tool_agent, description },
+        ToolsCommand::Remove { tool_agent, scope } => Edit::RemoveTool { target: target_of(&scope)?, tool_agent },
+    };
+    let current = store::load(path)?;
+    let applied = edit::apply(path, &current.version, &edit)?;
+    for warning in &applied.loaded.warnings {
+        eprintln!("{}: {warning}", path.display());
+    }
+    println!("saved {}; runners to evict: {}", path.display(), if applied.evict.is_empty() { "none".into() } else { applied.evict.join(", ") });
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(path: &Path, scope: &Scope, as_json: bool) -> Result<ExitCode, Failure> {
+    let loaded = store::load(path)?;
+    let config = &loaded.config;
+    let (agent, rows): (Option<&str>, Vec<ResolvedTool>) = match target_of(scope)? {
+        ToolTarget::Agent(agent) => {
+            if config.agent(&agent).is_none() {
+                return Err(Failure { code: 1, message: format!("no agent named {agent:?} is configured") });
+            }
+            (scope.for_agent.as_deref(), merged_tools(config, &agent))
+        }
+        ToolTarget::Global => (
+            None,
+            config
+                .agent_tools
+                .iter()
+                .map(|entry| ResolvedTool {
+                    agent: entry.agent.clone(),
+                    tool_name: tool_name(&entry.agent),
+                    scope: ToolScope::Global,
+                    description: entry.description.clone(),
+                    enabled: entry.is_enabled(),
+                })
+                .collect(),
+        ),
+    };
+    if as_json {
+        println!("{}", json!({ "agent": agent, "tools": rows }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let width = rows.iter().map(|row| row.agent.len()).max().unwrap_or(4).max(4);
+    println!("{:<width$}  {:<8}  {:<7}  DESCRIPTION", "NAME", "SCOPE", "ENABLED");
+    for row in rows {
+        let description: String =
+            if row.description.chars().count() > 60 { format!("{}…", row.description.chars().take(59).collect::<String>()) } else { row.description };
+        println!("{:<width$}  {:<8}  {:<7}  {description}", row.agent, row.scope.as_str(), if row.enabled { "yes" } else { "no" });
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ask(path: &Path, arguments: AskArgs) -> Result<ExitCode, Failure> {
+    let loaded = store::load(path)?;
+    for warning in &loaded.warnings {
+        eprintln!("{}: {warning}", path.display());
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| Failure { code: 1, message: format!("cannot start the runtime: {error}") })?;
+    let dispatcher = Dispatcher::new(loaded.config);
+    let printer = Arc::new(Mutex::new(Printer::new(arguments.events)));
+    let sink_printer = printer.clone();
+    let sink = Arc::new(move |event: CallEvent| sink_printer.lock().unwrap().print(&event));
+    let control = TurnControl::default();
+    let interrupt = control.clone();
+    let request = TurnRequest { agent: arguments.agent, history: Vec::new(), message: arguments.message };
+    let outcome = runtime.block_on(async move {
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                interrupt.cancel_turn();
+            }
+        });
+        dispatcher.run_turn(request, sink, control).await
+    });
+    if matches!(arguments.events, EventFormat::None | EventFormat::Pretty) {
+        println!("{}", outcome.text);
+    }
+    match outcome.status {
+        CallStatus::Ok => Ok(ExitCode::SUCCESS),
+        status => {
+            let detail = outcome.error.map(|error| format!("{}: {}", error.kind, error.message)).unwrap_or_default();
+            Err(Failure { code: 1, message: format!("the turn of {} ended with status {}: {detail}", outcome.answered_by, status_name(status)) })
+        }
+    }
+}
+
+/// Prints events as JSON lines or as a live indented tree, flushing each one.
+struct Printer {
+    format: EventFormat,
+    stdout: std::io::Stdout,
+    /// For `pretty`: whether the last thing printed was streamed text of a call.
+    streaming: Option<String>,
+}
+
+impl Printer {
+    fn new(format: EventFormat) -> Printer {
+        Printer { format, stdout: std::io::stdout(), streaming: None }
+    }
+
+    fn print(&mut self, event: &CallEvent) {
+        let mut out = self.stdout.lock();
+        match self.format {
+            EventFormat::None => return,
+            EventFormat::Jsonl => {
+                let _ = writeln!(out, "{}", serde_json::to_string(event).expect("events serialize"));
+            }
+            EventFormat::Pretty => {
+                let indent = "  ".repeat(event.depth as usize);
+                let line = match &event.kind {
+                    EventKind::TextDelta { text } if event.depth > 0 => {
+                        if self.streaming.as_deref() != Some(&event.call_id) {
+                            let _ = write!(out, "\n{indent}  │ ");
+                            self.streaming = Some(event.call_id.clone());
+                        }
+                        let _ = write!(out, "{}", text.replace('\n', &format!("\n{indent}  │ ")));
+                        let _ = out.flush();
+                        return;
+                    }
+                    EventKind::TextDelta { .. } | EventKind::ReasoningDelta { .. } | EventKind::UsageUpdated { .. } => return,
+                    EventKind::CallStarted { tool_name, .. } => {
+                        format!("{indent}▶ {} {}", event.agent, tool_name.as_deref().map(|name| format!("({name})")).unwrap_or_default())
+                    }
+                    EventKind::ToolProgress { message, .. } => format!("{indent}  … {message}"),
+                    EventKind::Escalated { from, to, .. } => format!("{indent}⇢ {from} escalated to {to}"),
+                    EventKind::CallFinished { status, usage_total, error, .. } => {
+                        let tokens = usage_total.map(|usage| format!(", {} tokens", usage.total_tokens)).unwrap_or_default();
+                        let error = error.as_ref().map(|error| format!(": {} ({})", error.message, error.kind)).unwrap_or_default();
+                        format!("{indent}■ {} {}{tokens}{error}", event.agent, status_name(*status))
+                    }
+                };
+                if self.streaming.take().is_some() {
+                    let _ = writeln!(out);
+                }
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        let _ = out.flush();
+    }
+}
+
+fn status_name(status: CallStatus) -> String {
+    serde_json::to_value(status).ok().and_then(|value| value.as_str().map(str::to_owned)).unwrap_or_default()
+}

@@ -1,0 +1,213 @@
+//! Editing operations that replace the `/agent tool` commands of spec section 6:
+//! each is a pure change to a config value; `apply` runs one against the file with
+//! validation, the stale-copy check and an atomic write, and reports which agents'
+//! runners must be evicted.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+
+use super::store::{self, ConfigError, Loaded, Version};
+use super::{merged_tools, AgentConfig, AgentToolEntry, Config};
+
+/// Which list a tool operation addresses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", content = "agent", rename_all = "snake_case")]
+pub enum ToolTarget {
+    /// `agent_tools`.
+    Global,
+    /// The named agent's own `tools`.
+    Agent(String),
+}
+
+/// One edit; the desktop forms and the CLI both send these.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Edit {
+    EnableTool { target: ToolTarget, tool_agent: String },
+    DisableTool { target: ToolTarget, tool_agent: String },
+    AddTool { target: ToolTarget, tool_agent: String, description: String },
+    RemoveTool { target: ToolTarget, tool_agent: String },
+    AddAgent { agent: AgentConfig },
+    /// Replaces the agent named `name` (which may rename it).
+    EditAgent { name: String, agent: AgentConfig },
+    RemoveAgent { name: String },
+    SetPrimary { agent: Option<String> },
+    SetEscalation { agent: Option<String> },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    AlreadyExists(String),
+    #[error("{0}")]
+    Refused(String),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// What an applied edit produced.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    pub loaded: Loaded,
+    /// Agents whose runners must be evicted from the runner cache.
+    pub evict: Vec<String>,
+}
+
+/// Loads the file, checks it is still `expected`, applies `edit`, validates and
+/// writes it atomically.
+pub fn apply(path: &Path, expected: &Version, edit: &Edit) -> Result<Applied, EditError> {
+    let current = store::load(path)?;
+    if &current.version != expected {
+        return Err(ConfigError::Conflict { path: path.to_path_buf() }.into());
+    }
+    let mut config = current.config.clone();
+    apply_to(&mut config, edit)?;
+    let version = store::save(path, &config, expected)?;
+    let evict = eviction_set(&current.config, &config);
+    let warnings = super::validate(&config);
+    Ok(Applied { loaded: Loaded { config, version, warnings }, evict })
+}
+
+/// Applies `edit` to a config value.
+pub fn apply_to(config: &mut Config, edit: &Edit) -> Result<(), EditError> {
+    match edit {
+        Edit::EnableTool { target, tool_agent } => set_enabled(config, target, tool_agent, true),
+        Edit::DisableTool { target, tool_agent } => set_enabled(config, target, tool_agent, false),
+        Edit::AddTool { target, tool_agent, description } => {
+            let entries = entries_mut(config, target)?;
+            if entries.iter().any(|entry| &entry.agent == tool_agent) {
+                return Err(EditError::AlreadyExists(format!(
+                    "{} already has an entry for {tool_agent:?}; enable, disable or remove it instead",
+                    describe(target)
+                )));
+            }
+            entries.push(AgentToolEntry::new(tool_agent.clone(), description.clone()));
+            Ok(())
+        }
+        Edit::RemoveTool { target, tool_agent } => {
+            let entries = entries_mut(config, target)?;
+            let before = entries.len();
+            entries.retain(|entry| &entry.agent != tool_agent);
+            if entries.len() == before {
+                return Err(EditError::NotFound(format!("{} has no entry for {tool_agent:?}", describe(target))));
+            }
+            Ok(())
+        }
+        Edit::AddAgent { agent } => {
+            if config.agent(&agent.name).is_some() {
+                return Err(EditError::AlreadyExists(format!("an agent named {:?} already exists", agent.name)));
+            }
+            config.agents.push(agent.clone());
+            Ok(())
+        }
+        Edit::EditAgent { name, agent } => {
+            if agent.name != *name && config.agent(&agent.name).is_some() {
+                return Err(EditError::AlreadyExists(format!("an agent named {:?} already exists", agent.name)));
+            }
+            let slot = config.agent_mut(name).ok_or_else(|| unknown_agent(name))?;
+            // Keep the fields this version does not know, unless the edit carries its own.
+            let mut replacement = agent.clone();
+            if replacement.extra.is_empty() {
+                replacement.extra = slot.extra.clone();
+            }
+            *slot = replacement;
+            for role in [&mut config.primary, &mut config.escalation] {
+                if role.as_deref() == Some(name.as_str()) {
+                    *role = Some(agent.name.clone());
+                }
+            }
+            Ok(())
+        }
+        Edit::RemoveAgent { name } => {
+            config.agent(name).ok_or_else(|| unknown_agent(name))?;
+            for (role, value) in [("primary", &config.primary), ("escalation", &config.escalation)] {
+                if value.as_deref() == Some(name.as_str()) {
+                    return Err(EditError::Refused(format!(
+                        "{name:?} is the {role} agent; choose another {role} first"
+                    )));
+                }
+            }
+            config.agents.retain(|agent| &agent.name != name);
+            Ok(())
+        }
+        Edit::SetPrimary { agent } => {
+            check_known(config, agent)?;
+            config.primary = agent.clone();
+            Ok(())
+        }
+        Edit::SetEscalation { agent } => {
+            check_known(config, agent)?;
+            config.escalation = agent.clone();
+            Ok(())
+        }
+    }
+}
+
+/// The agents whose runners must go when `old` becomes `new`: every agent added,
+/// removed or changed, and every agent whose merged tool-agent list changed.
+pub fn eviction_set(old: &Config, new: &Config) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut consider = |name: &String| {
+        if names.contains(name) {
+            return;
+        }
+        let changed = old.agent(name) != new.agent(name) || merged_tools(old, name) != merged_tools(new, name);
+        if changed {
+            names.push(name.clone());
+        }
+    };
+    old.agents.iter().chain(new.agents.iter()).for_each(|agent| consider(&agent.name));
+    names
+}
+
+fn set_enabled(config: &mut Config, target: &ToolTarget, tool_agent: &str, enabled: bool) -> Result<(), EditError> {
+    let inherited = config.agent_tools.iter().find(|entry| entry.agent == tool_agent).map(|entry| entry.description.clone());
+    let entries = entries_mut(config, target)?;
+    if let Some(entry) = entries.iter_mut().find(|entry| entry.agent == tool_agent) {
+        entry.enabled = Some(enabled);
+        return Ok(());
+    }
+    match (target, inherited) {
+        (ToolTarget::Agent(_), Some(description)) => {
+            let mut entry = AgentToolEntry::new(tool_agent, description);
+            entry.enabled = Some(enabled);
+            entries.push(entry);
+            Ok(())
+        }
+        (ToolTarget::Agent(agent), None) => Err(EditError::NotFound(format!(
+            "{tool_agent:?} has no global entry to inherit a description from; add it for {agent:?} with a description"
+        ))),
+        (ToolTarget::Global, _) => Err(EditError::NotFound(format!(
+            "agent_tools has no entry for {tool_agent:?}; add it with a description"
+        ))),
+    }
+}
+
+fn entries_mut<'a>(config: &'a mut Config, target: &ToolTarget) -> Result<&'a mut Vec<AgentToolEntry>, EditError> {
+    match target {
+        ToolTarget::Global => Ok(&mut config.agent_tools),
+        ToolTarget::Agent(name) => Ok(&mut config.agent_mut(name).ok_or_else(|| unknown_agent(name))?.tools),
+    }
+}
+
+fn describe(target: &ToolTarget) -> String {
+    match target {
+        ToolTarget::Global => "agent_tools".into(),
+        ToolTarget::Agent(name) => format!("agent {name:?}"),
+    }
+}
+
+fn unknown_agent(name: &str) -> EditError {
+    EditError::NotFound(format!("no agent named {name:?} is configured"))
+}
+
+fn check_known(config: &Config, agent: &Option<String>) -> Result<(), EditError> {
+    match agent {
+        Some(name) if config.agent(name).is_none() => Err(unknown_agent(name)),
+        _ => Ok(()),
+    }
+}

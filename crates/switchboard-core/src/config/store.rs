@@ -1,0 +1,172 @@
+//! Reading and writing the config file: the only file IO of the config. Parsing
+//! reports file, line and column (syntax) or the JSON path (types); saving is
+//! atomic (temp file in the same folder, fsync, rename) and refuses to overwrite a
+//! file that changed on disk since it was read.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use specta::Type;
+
+use super::validate::{has_errors, validate, Problem};
+use super::Config;
+
+/// The environment variable that names the config file when `--config` is absent.
+pub const CONFIG_ENV: &str = "SWITCHBOARD_CONFIG";
+
+/// A digest of the bytes a config was read from; an edit carries the version it
+/// was made against so a stale edit can be refused.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Type)]
+pub struct Version(pub String);
+
+impl Version {
+    pub fn of(bytes: &[u8]) -> Version {
+        let digest = Sha256::digest(bytes);
+        Version(digest.iter().take(12).map(|byte| format!("{byte:02x}")).collect())
+    }
+}
+
+/// A config as read from disk, with its version and warnings.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    pub version: Version,
+    pub warnings: Vec<Problem>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}:{line}:{column}: {message}")]
+    Syntax { path: PathBuf, line: usize, column: usize, message: String },
+    #[error("{path}: {json_path}: {message}")]
+    Type { path: PathBuf, json_path: String, line: usize, column: usize, message: String },
+    #[error("{path}: {} problem(s):\n{}", problems.len(), problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n"))]
+    Invalid { path: PathBuf, problems: Vec<Problem> },
+    #[error("{path} changed on disk since it was read; reload it and make the change again")]
+    Conflict { path: PathBuf },
+}
+
+/// Where the config lives: `--config`, else `$SWITCHBOARD_CONFIG`, else the
+/// platform config dir (`~/.config/switchboard/config.json` on Linux).
+pub fn resolve_path(explicit: Option<&Path>) -> PathBuf {
+    if let Some(path) = explicit {
+        return path.to_path_buf();
+    }
+    if let Some(path) = std::env::var_os(CONFIG_ENV).filter(|value| !value.is_empty()) {
+        return PathBuf::from(path);
+    }
+    dirs::config_dir().unwrap_or_else(|| PathBuf::from(".")).join("switchboard").join("config.json")
+}
+
+/// Parses config text; `path` is only used in error messages.
+pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let parsed: Result<Config, _> = serde_path_to_error::deserialize(&mut deserializer);
+    let config = parsed.map_err(|error| {
+        let json_path = error.path().to_string();
+        let inner = error.into_inner();
+        let (line, column) = (inner.line(), inner.column());
+        if inner.is_syntax() || inner.is_eof() {
+            ConfigError::Syntax { path: path.to_path_buf(), line, column, message: strip_position(&inner.to_string()) }
+        } else {
+            ConfigError::Type {
+                path: path.to_path_buf(),
+                json_path,
+                line,
+                column,
+                message: strip_position(&inner.to_string()),
+            }
+        }
+    })?;
+    deserializer.end().map_err(|inner| ConfigError::Syntax {
+        path: path.to_path_buf(),
+        line: inner.line(),
+        column: inner.column(),
+        message: strip_position(&inner.to_string()),
+    })?;
+    Ok(config)
+}
+
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(cut) => message[..cut].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// Reads, parses and validates the file; errors block, warnings come back.
+pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
+    let bytes = fs::read(path).map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
+    load_bytes(path, &bytes)
+}
+
+/// As `load`, from bytes already read.
+pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded, ConfigError> {
+    let text = String::from_utf8_lossy(bytes);
+    let config = parse(path, &text)?;
+    let problems = validate(&config);
+    if has_errors(&problems) {
+        return Err(ConfigError::Invalid { path: path.to_path_buf(), problems });
+    }
+    Ok(Loaded { config, version: Version::of(bytes), warnings: problems })
+}
+
+/// Loads the file, first writing the demo default when there is none.
+pub fn load_or_create(path: &Path) -> Result<Loaded, ConfigError> {
+    if !path.exists() {
+        write_atomic(path, &render(&Config::demo_default()))?;
+    }
+    load(path)
+}
+
+/// The file's text for a config: pretty JSON with a trailing newline.
+pub fn render(config: &Config) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(config).expect("a config always serializes");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Validates and writes `config`, refusing when the file on disk is no longer
+/// `expected` (edited by hand or by another window since it was read).
+pub fn save(path: &Path, config: &Config, expected: &Version) -> Result<Version, ConfigError> {
+    let problems = validate(config);
+    if has_errors(&problems) {
+        return Err(ConfigError::Invalid { path: path.to_path_buf(), problems });
+    }
+    let current = fs::read(path).map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
+    if &Version::of(&current) != expected {
+        return Err(ConfigError::Conflict { path: path.to_path_buf() });
+    }
+    let bytes = render(config);
+    write_atomic(path, &bytes)?;
+    Ok(Version::of(&bytes))
+}
+
+/// Writes a temp file beside `path`, syncs it, and renames it over `path`, so a
+/// reader sees the old file or the new one, never half of one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ConfigError> {
+    let io_error = |source| ConfigError::Io { path: path.to_path_buf(), source };
+    let folder = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fs::create_dir_all(folder).map_err(io_error)?;
+    let file_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let temp_path = folder.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = fs::File::create(&temp_path)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&temp_path, path)?;
+        if let Ok(directory) = fs::File::open(folder) {
+            let _ = directory.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp_path);
+    }
+    result.map_err(io_error)
+}

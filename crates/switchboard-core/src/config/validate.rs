@@ -1,0 +1,184 @@
+//! Semantic validation: every problem of a parsed config at once, each with the JSON
+//! path it concerns, so `switchboard check` and the app can show them all.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use specta::Type;
+
+use super::{tool_name, AgentToolEntry, Config, Provider};
+
+/// Tool names longer than this are refused by OpenAI-compatible servers.
+pub const MAX_TOOL_NAME_LEN: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One thing wrong with a config, and where.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct Problem {
+    pub severity: Severity,
+    /// A JSON path such as `agents[2].tools[0].agent`.
+    pub path: String,
+    pub message: String,
+}
+
+impl Problem {
+    fn error(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Problem { severity: Severity::Error, path: path.into(), message: message.into() }
+    }
+    fn warning(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Problem { severity: Severity::Warning, path: path.into(), message: message.into() }
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let label = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(formatter, "{label}: {}: {}", self.path, self.message)
+    }
+}
+
+/// All problems of `config`, errors and warnings, in file order.
+pub fn validate(config: &Config) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut agent_by_name: HashMap<&str, usize> = HashMap::new();
+    let mut agent_by_tool_name: HashMap<String, usize> = HashMap::new();
+
+    for (index, agent) in config.agents.iter().enumerate() {
+        let path = format!("agents[{index}]");
+        if agent.name.trim().is_empty() {
+            problems.push(Problem::error(format!("{path}.name"), "an agent needs a non-empty name"));
+            continue;
+        }
+        if let Some(first) = agent_by_name.insert(&agent.name, index) {
+            problems.push(Problem::error(
+                format!("{path}.name"),
+                format!("agent name {:?} is already used by agents[{first}]", agent.name),
+            ));
+        }
+        let synthesized = tool_name(&agent.name);
+        if synthesized.len() > MAX_TOOL_NAME_LEN {
+            problems.push(Problem::error(
+                format!("{path}.name"),
+                format!(
+                    "tool name {synthesized:?} is {} characters; the limit is {MAX_TOOL_NAME_LEN}: use a shorter agent name",
+                    synthesized.len()
+                ),
+            ));
+        }
+        match agent_by_tool_name.get(&synthesized) {
+            Some(&first) if config.agents[first].name != agent.name => problems.push(Problem::error(
+                format!("{path}.name"),
+                format!(
+                    "agent {:?} gets tool name {synthesized:?}, which agent {:?} (agents[{first}]) already has: rename one of them",
+                    agent.name, config.agents[first].name
+                ),
+            )),
+            Some(_) => {}
+            None => {
+                agent_by_tool_name.insert(synthesized, index);
+            }
+        }
+        check_provider_fields(agent, &path, &mut problems);
+        check_entries(&agent.tools, &format!("{path}.tools"), config, &mut problems);
+    }
+    check_entries(&config.agent_tools, "agent_tools", config, &mut problems);
+
+    for (role, value) in [("primary", &config.primary), ("escalation", &config.escalation)] {
+        if let Some(name) = value {
+            if config.agent(name).is_none() {
+                problems.push(Problem::error(role, format!("{role} names agent {name:?}, which is not configured")));
+            }
+        }
+    }
+    if config.primary.is_some() && config.primary == config.escalation {
+        problems.push(Problem::error("escalation", "the escalation agent must differ from the primary"));
+    }
+    for (field, value) in [
+        ("max_calls_per_turn", config.limits.max_calls_per_turn.map(u64::from)),
+        ("max_parallel", config.limits.max_parallel.map(u64::from)),
+        ("max_steps", config.limits.max_steps.map(u64::from)),
+        ("max_tokens_per_turn", config.limits.max_tokens_per_turn),
+    ] {
+        if value == Some(0) {
+            problems.push(Problem::error(format!("limits.{field}"), "must be at least 1"));
+        }
+    }
+    problems
+}
+
+fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut Vec<Problem>) {
+    let needs = |field: &str, value: &Option<String>, problems: &mut Vec<Problem>| {
+        if value.as_deref().is_none_or(|text| text.trim().is_empty()) {
+            problems.push(Problem::error(
+                format!("{path}.{field}"),
+                format!("provider {:?} needs `{field}`", agent.provider.as_str()),
+            ));
+        }
+    };
+    match agent.provider {
+        Provider::Local => {
+            needs("url", &agent.url, problems);
+            if let Some(url) = &agent.url {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    problems.push(Problem::error(format!("{path}.url"), "must start with http:// or https://"));
+                }
+            }
+        }
+        Provider::Subprocess => needs("command", &agent.command, problems),
+        Provider::AiderCli | Provider::ClaudeCli | Provider::Demo => {}
+    }
+    if let Some(variable) = &agent.api_key_env {
+        let looks_like_a_name = !variable.is_empty()
+            && variable.chars().all(|character| character.is_ascii_uppercase() || character.is_ascii_digit() || character == '_')
+            && !variable.starts_with(|character: char| character.is_ascii_digit());
+        if !looks_like_a_name {
+            // Never echo the value: it may be the key itself, pasted by mistake.
+            problems.push(Problem::error(
+                format!("{path}.api_key_env"),
+                "must name an environment variable (such as OPENAI_API_KEY), not hold the key itself",
+            ));
+        }
+    }
+    if agent.timeout_secs == Some(0) {
+        problems.push(Problem::error(format!("{path}.timeout_secs"), "must be at least 1"));
+    }
+}
+
+fn check_entries(entries: &[AgentToolEntry], path: &str, config: &Config, problems: &mut Vec<Problem>) {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let entry_path = format!("{path}[{index}]");
+        if let Some(first) = seen.insert(&entry.agent, index) {
+            problems.push(Problem::error(
+                format!("{entry_path}.agent"),
+                format!("a second entry for agent {:?} in this list (the first is {path}[{first}])", entry.agent),
+            ));
+        }
+        if entry.description.trim().is_empty() {
+            problems.push(Problem::error(
+                format!("{entry_path}.description"),
+                "a tool entry needs a description: the calling model reads it to decide when to call",
+            ));
+        }
+        if config.agent(&entry.agent).is_none() {
+            problems.push(Problem::warning(
+                format!("{entry_path}.agent"),
+                format!("agent {:?} is not configured; this entry is ignored", entry.agent),
+            ));
+        }
+    }
+}
+
+/// True when any problem is an error (warnings do not block).
+pub fn has_errors(problems: &[Problem]) -> bool {
+    problems.iter().any(|problem| problem.severity == Severity::Error)
+}

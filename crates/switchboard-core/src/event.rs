@@ -1,0 +1,140 @@
+//! The one event stream of a turn: every call of the tree, root and tool-agents at
+//! any depth, reports through these past-tense facts, numbered by `seq` in the
+//! order they happened. The CLI prints them, the desktop app draws them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use specta::Type;
+// u64 counts and free-form JSON cross to TypeScript as `number` and `unknown`:
+// token counts and epoch milliseconds stay far below 2^53.
+use specta_typescript::{Number, Unknown};
+
+/// Token counts; `None` on the wire (null) where a provider did not report them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct Usage {
+    #[specta(type = Number)]
+    pub input_tokens: u64,
+    #[specta(type = Number)]
+    pub output_tokens: u64,
+    #[specta(type = Number)]
+    pub total_tokens: u64,
+}
+
+impl Usage {
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Usage {
+        Usage { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens }
+    }
+
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.total_tokens += other.total_tokens;
+    }
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    Ok,
+    Error,
+    Cancelled,
+    Denied,
+    Limited,
+}
+
+/// Why a call is running: the user's turn, a tool-agent call, or an escalation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum CallRole {
+    Turn,
+    Tool,
+    Escalation,
+}
+
+/// A structured error, as the app and the calling model see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct CallError {
+    /// A stable classification: `unreachable`, `timeout`, `http`, `malformed_stream`,
+    /// `unknown_agent`, `limited`, `config`, `internal`.
+    pub kind: String,
+    pub message: String,
+}
+
+/// One event of a turn's call tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct CallEvent {
+    /// Strictly increasing within a turn.
+    #[specta(type = Number)]
+    pub seq: u64,
+    /// Milliseconds since the Unix epoch.
+    #[specta(type = Number)]
+    pub ts_ms: u64,
+    pub call_id: String,
+    /// `None` for the root call of the turn.
+    pub parent_id: Option<String>,
+    pub agent: String,
+    /// 0 for the root.
+    pub depth: u32,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    CallStarted {
+        role: CallRole,
+        /// The tool the parent called (`agent_x`, `escalate`); `None` for the root.
+        tool_name: Option<String>,
+        /// What the child was asked: `{request, context}` for a tool call.
+        #[specta(type = Option<Unknown>)]
+        input: Option<Value>,
+        /// The tool names this call is offered, in the order sent to the model.
+        tools: Vec<String>,
+        model: Option<String>,
+    },
+    TextDelta {
+        text: String,
+    },
+    ReasoningDelta {
+        text: String,
+    },
+    ToolProgress {
+        message: String,
+        #[specta(type = Option<Unknown>)]
+        data: Option<Value>,
+    },
+    /// The call's own usage and its subtree total changed (live, while it runs).
+    UsageUpdated {
+        usage: Usage,
+        usage_total: Usage,
+    },
+    Escalated {
+        from: String,
+        to: String,
+        reason: Option<String>,
+    },
+    CallFinished {
+        status: CallStatus,
+        /// The final text (for a tool call: as the child produced it, before fencing).
+        result: Option<String>,
+        usage: Option<Usage>,
+        usage_total: Option<Usage>,
+        turns: u32,
+        error: Option<CallError>,
+        /// What the parent model received as the tool result (fenced), if any.
+        delivered: Option<String>,
+    },
+}
+
+/// The structured result of an agent-as-tool call (streaming-and-structured-io.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct AgentToolResult {
+    pub result: String,
+    pub usage: Option<Usage>,
+    pub turns: u32,
+    #[specta(type = Option<Unknown>)]
+    pub artifacts: Option<Value>,
+}

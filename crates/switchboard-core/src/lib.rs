@@ -1,0 +1,18 @@
+//! Switchboard's engine: the config model and its merge, the runners that talk to
+//! models, the dispatcher that runs a user turn as a tree of agent-as-tool calls,
+//! and the one ordered event stream that reports it. Shells (the `switchboard` CLI,
+//! the desktop app) call these entry points; this crate never knows about them.
+//!
+//! Entry points: [`config::store::load_or_create`], [`config::edit::apply`],
+//! [`config::watch::spawn`], [`dispatch::Dispatcher::run_turn`].
+
+pub mod config;
+pub mod dispatch;
+pub mod event;
+pub mod fence;
+pub mod runner;
+pub mod tools;
+
+pub use config::{AgentConfig, AgentToolEntry, Config, Limits, Provider};
+pub use dispatch::{Dispatcher, EventSink, TurnControl, TurnOutcome, TurnRequest};
+pub use event::{CallError, CallEvent, CallRole, CallStatus, EventKind, Usage};

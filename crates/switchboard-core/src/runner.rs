@@ -1,0 +1,157 @@
+//! What a runner is: one model step (messages and tools in, streamed deltas and a
+//! reply out). The dispatcher owns the tool loop; a runner only talks to its model,
+//! so every provider (HTTP, subprocess, demo) plugs into the same loop.
+
+pub mod cache;
+pub mod demo;
+pub mod local;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::config::{AgentConfig, Provider};
+use crate::event::Usage;
+
+/// One chat message, in the OpenAI wire shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    System { content: String },
+    User { content: String },
+    Assistant {
+        #[serde(default)]
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    Tool { tool_call_id: String, content: String },
+}
+
+impl Message {
+    pub fn user(content: impl Into<String>) -> Message {
+        Message::User { content: content.into() }
+    }
+    pub fn system(content: impl Into<String>) -> Message {
+        Message::System { content: content.into() }
+    }
+    pub fn assistant(content: impl Into<String>) -> Message {
+        Message::Assistant { content: Some(content.into()), tool_calls: Vec::new() }
+    }
+    /// The text of the message, whatever its role.
+    pub fn text(&self) -> &str {
+        match self {
+            Message::System { content } | Message::User { content } | Message::Tool { content, .. } => content,
+            Message::Assistant { content, .. } => content.as_deref().unwrap_or(""),
+        }
+    }
+}
+
+/// A function call the model asked for, in the OpenAI wire shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    #[serde(rename = "type", default = "function_type")]
+    pub kind: String,
+    pub function: FunctionCall,
+}
+
+fn function_type() -> String {
+    "function".into()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    pub name: String,
+    /// JSON text, as the model wrote it (it may be invalid).
+    pub arguments: String,
+}
+
+impl ToolCall {
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> ToolCall {
+        ToolCall { id: id.into(), kind: function_type(), function: FunctionCall { name: name.into(), arguments: arguments.into() } }
+    }
+}
+
+/// One model step's input.
+#[derive(Debug, Clone, Default)]
+pub struct ModelRequest {
+    pub messages: Vec<Message>,
+    /// OpenAI function definitions, exactly as sent on the wire.
+    pub tools: Vec<Value>,
+}
+
+/// One model step's output.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelReply {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Option<Usage>,
+}
+
+/// What a runner streams while it works.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelDelta {
+    Text(String),
+    Reasoning(String),
+    Progress { message: String, data: Option<Value> },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error("cannot reach {url}: {message}")]
+    Unreachable { url: String, message: String },
+    #[error("no answer within {secs} s")]
+    Timeout { secs: u64 },
+    #[error("HTTP {status} from {url}: {body}")]
+    Http { status: u16, url: String, body: String },
+    #[error("malformed stream from {url}: {message}")]
+    MalformedStream { url: String, message: String },
+    #[error("{0}")]
+    Config(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl RunnerError {
+    /// The stable classification used in `CallError.kind`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RunnerError::Unreachable { .. } => "unreachable",
+            RunnerError::Timeout { .. } => "timeout",
+            RunnerError::Http { .. } => "http",
+            RunnerError::MalformedStream { .. } => "malformed_stream",
+            RunnerError::Config(_) => "config",
+            RunnerError::Internal(_) => "internal",
+        }
+    }
+}
+
+/// Receives deltas as they stream.
+pub type DeltaSink<'a> = &'a mut (dyn FnMut(ModelDelta) + Send);
+
+/// One agent's connection to its model.
+#[async_trait]
+pub trait Runner: Send + Sync {
+    /// Runs one model step, streaming deltas into `on_delta` as they arrive.
+    async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError>;
+
+    /// Whether this runner's model can be offered tools (spec section 5: v1
+    /// callers are OpenAI-compatible runners; subprocess agents are targets only).
+    fn accepts_tools(&self) -> bool {
+        true
+    }
+}
+
+/// Builds the runner for an agent (the standard runner-building path of spec section 3).
+pub fn build(agent: &AgentConfig) -> Result<std::sync::Arc<dyn Runner>, RunnerError> {
+    match agent.provider {
+        Provider::Demo => Ok(std::sync::Arc::new(demo::DemoRunner::new(agent))),
+        Provider::Local => Ok(std::sync::Arc::new(local::LocalRunner::new(agent)?)),
+        other => Err(RunnerError::Config(format!(
+            "agent {:?}: provider {:?} is not supported by this build yet",
+            agent.name,
+            other.as_str()
+        ))),
+    }
+}

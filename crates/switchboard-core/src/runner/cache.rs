@@ -1,0 +1,53 @@
+//! The runner cache of spec section 4: runners built lazily on first use, keyed by
+//! agent name, evicted by config change reports. A call that already holds a runner
+//! keeps it (an `Arc`) until it ends, so eviction never disturbs running work.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::{build, Runner, RunnerError};
+use crate::config::AgentConfig;
+
+#[derive(Default)]
+pub struct RunnerCache {
+    runners: Mutex<HashMap<String, Arc<dyn Runner>>>,
+}
+
+impl std::fmt::Debug for RunnerCache {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("RunnerCache").field("agents", &self.cached_agents()).finish()
+    }
+}
+
+impl RunnerCache {
+    /// The cached runner for `agent`, built now if there is none.
+    pub fn get_or_build(&self, agent: &AgentConfig) -> Result<Arc<dyn Runner>, RunnerError> {
+        let mut runners = self.runners.lock().unwrap();
+        if let Some(runner) = runners.get(&agent.name) {
+            return Ok(runner.clone());
+        }
+        let runner = build(agent)?;
+        runners.insert(agent.name.clone(), runner.clone());
+        Ok(runner)
+    }
+
+    /// Puts a runner in place for `name` (tests and embedders supply their own).
+    pub fn insert(&self, name: impl Into<String>, runner: Arc<dyn Runner>) {
+        self.runners.lock().unwrap().insert(name.into(), runner);
+    }
+
+    /// Drops the cached runners of `names`.
+    pub fn evict<S: AsRef<str>>(&self, names: &[S]) {
+        let mut runners = self.runners.lock().unwrap();
+        for name in names {
+            runners.remove(name.as_ref());
+        }
+    }
+
+    /// The agent names that have a cached runner, sorted.
+    pub fn cached_agents(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.runners.lock().unwrap().keys().cloned().collect();
+        names.sort();
+        names
+    }
+}

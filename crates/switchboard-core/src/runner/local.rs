@@ -1,0 +1,289 @@
+//! The `local` provider: OpenAI-compatible chat completions over HTTP with SSE
+//! streaming. Tool-call deltas are assembled by index, the usage chunk is read
+//! whether its `choices` is empty or not, and every failure (HTTP status, broken
+//! chunk, early end) becomes a classified `RunnerError`.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
+use crate::config::AgentConfig;
+use crate::event::Usage;
+
+/// Used when an agent sets no `timeout_secs`.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
+
+#[derive(Debug)]
+pub struct LocalRunner {
+    client: reqwest::Client,
+    endpoint: String,
+    model: Option<String>,
+    api_key_env: Option<String>,
+    timeout_secs: u64,
+}
+
+/// The chat-completions endpoint for a configured `url`: a server root gets
+/// `/v1/chat/completions`, an OpenAI-style base ending in `/v1` gets `/chat/completions`.
+pub fn endpoint_for(url: &str) -> String {
+    let base = url.trim_end_matches('/');
+    if base.ends_with("/chat/completions") {
+        base.to_string()
+    } else if base.ends_with("/v1") {
+        format!("{base}/chat/completions")
+    } else {
+        format!("{base}/v1/chat/completions")
+    }
+}
+
+impl LocalRunner {
+    pub fn new(agent: &AgentConfig) -> Result<LocalRunner, RunnerError> {
+        let url = agent.url.as_deref().ok_or_else(|| RunnerError::Config(format!("agent {:?} has no url", agent.name)))?;
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|error| RunnerError::Internal(format!("cannot build HTTP client: {error}")))?;
+        Ok(LocalRunner {
+            client,
+            endpoint: endpoint_for(url),
+            model: agent.model.clone(),
+            api_key_env: agent.api_key_env.clone(),
+            timeout_secs: agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS),
+        })
+    }
+
+    fn body(&self, request: &ModelRequest) -> Value {
+        let mut body = json!({
+            "model": self.model.clone().unwrap_or_default(),
+            "messages": request.messages,
+            "stream": true,
+            "stream_options": { "include_usage": true },
+        });
+        if !request.tools.is_empty() {
+            body["tools"] = Value::Array(request.tools.clone());
+        }
+        body
+    }
+
+    async fn run(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        let mut http_request = self.client.post(&self.endpoint).json(&self.body(request));
+        if let Some(variable) = &self.api_key_env {
+            // The error names the variable, never its value.
+            let key = std::env::var(variable)
+                .map_err(|_| RunnerError::Config(format!("environment variable {variable} (api_key_env) is not set")))?;
+            http_request = http_request.bearer_auth(key);
+        }
+        let response = http_request
+            .send()
+            .await
+            .map_err(|error| RunnerError::Unreachable { url: self.endpoint.clone(), message: error_chain(&error) })?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.text().await.unwrap_or_default();
+            return Err(RunnerError::Http { status: status.as_u16(), url: self.endpoint.clone(), body: truncate(&body, 500) });
+        }
+        let mut events = response.bytes_stream().eventsource();
+        let mut assembly = Assembly::default();
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|error| self.malformed(format!("stream broke: {error}")))?;
+            let data = event.data.trim();
+            if data.is_empty() {
+                continue;
+            }
+            if data == "[DONE]" {
+                assembly.done = true;
+                break;
+            }
+            let chunk: Chunk = serde_json::from_str(data)
+                .map_err(|error| self.malformed(format!("chunk is not valid JSON ({error}): {}", truncate(data, 200))))?;
+            if let Some(error) = chunk.error {
+                return Err(self.malformed(format!("server sent an error in the stream: {error}")));
+            }
+            assembly.absorb(chunk, on_delta);
+        }
+        if !assembly.done && !assembly.finished {
+            return Err(self.malformed("stream ended before the response was complete".into()));
+        }
+        assembly.into_reply()
+    }
+
+    fn malformed(&self, message: String) -> RunnerError {
+        RunnerError::MalformedStream { url: self.endpoint.clone(), message }
+    }
+}
+
+#[async_trait]
+impl Runner for LocalRunner {
+    async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        let secs = self.timeout_secs;
+        tokio::time::timeout(Duration::from_secs(secs), self.run(request, on_delta))
+            .await
+            .unwrap_or(Err(RunnerError::Timeout { secs }))
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Choice {
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+struct Delta {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default, alias = "reasoning")]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<ToolCallDelta>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ToolCallDelta {
+    #[serde(default)]
+    index: Option<usize>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    total_tokens: Option<u64>,
+}
+
+/// The reply being put together from chunks.
+#[derive(Debug, Default)]
+struct Assembly {
+    text: String,
+    /// Tool calls by their `index`, in order of first appearance.
+    tool_calls: Vec<(usize, String, String, String)>,
+    usage: Option<Usage>,
+    finished: bool,
+    done: bool,
+}
+
+impl Assembly {
+    fn absorb(&mut self, chunk: Chunk, on_delta: DeltaSink<'_>) {
+        if let Some(usage) = chunk.usage {
+            let total = usage.total_tokens.unwrap_or(usage.prompt_tokens + usage.completion_tokens);
+            self.usage = Some(Usage { input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens, total_tokens: total });
+        }
+        for choice in chunk.choices {
+            if choice.finish_reason.is_some() {
+                self.finished = true;
+            }
+            let Some(delta) = choice.delta else { continue };
+            if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
+                self.text.push_str(&text);
+                on_delta(ModelDelta::Text(text));
+            }
+            if let Some(text) = delta.reasoning_content.filter(|text| !text.is_empty()) {
+                on_delta(ModelDelta::Reasoning(text));
+            }
+            for (position, call) in delta.tool_calls.into_iter().enumerate() {
+                let index = call.index.unwrap_or(position);
+                let slot = match self.tool_calls.iter().position(|(existing, ..)| *existing == index) {
+                    Some(found) => found,
+                    None => {
+                        self.tool_calls.push((index, String::new(), String::new(), String::new()));
+                        self.tool_calls.len() - 1
+                    }
+                };
+                let entry = &mut self.tool_calls[slot];
+                if let Some(id) = call.id.filter(|id| !id.is_empty()) {
+                    entry.1 = id;
+                }
+                if let Some(function) = call.function {
+                    if let Some(name) = function.name {
+                        entry.2.push_str(&name);
+                    }
+                    if let Some(arguments) = function.arguments {
+                        entry.3.push_str(&arguments);
+                    }
+                }
+            }
+        }
+    }
+
+    fn into_reply(self) -> Result<ModelReply, RunnerError> {
+        let tool_calls = self
+            .tool_calls
+            .into_iter()
+            .enumerate()
+            .map(|(position, (_, id, name, arguments))| {
+                let id = if id.is_empty() { format!("call_{position}") } else { id };
+                ToolCall::new(id, name, arguments)
+            })
+            .collect();
+        Ok(ModelReply { text: self.text, tool_calls, usage: self.usage })
+    }
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        message.push_str(": ");
+        message.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    message
+}
+
+fn truncate(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        text.to_string()
+    } else {
+        format!("{}…", text.chars().take(limit).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::endpoint_for;
+
+    #[test]
+    fn endpoints_from_root_and_base() {
+        let cases = [
+            ("http://localhost:8080", "http://localhost:8080/v1/chat/completions"),
+            ("http://localhost:8080/", "http://localhost:8080/v1/chat/completions"),
+            ("http://127.0.0.1:4010/v1", "http://127.0.0.1:4010/v1/chat/completions"),
+            ("http://127.0.0.1:4010/v1/", "http://127.0.0.1:4010/v1/chat/completions"),
+            ("http://host/api/v1/chat/completions", "http://host/api/v1/chat/completions"),
+        ];
+        for (url, expected) in cases {
+            assert_eq!(endpoint_for(url), expected, "for {url}");
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! The core's one integration-test binary (linked once); each module is a suite.
+
+mod architecture;
+mod dispatch_cases;
+mod merge_cases;
+mod store_cases;
+mod support;
+mod validate_cases;
+mod watch_cases;

@@ -1,0 +1,199 @@
+//! Round trip, atomic writes, stale-copy conflicts, the edit operations and their
+//! eviction reports, against real files.
+
+use std::fs;
+
+use serde_json::Value;
+use switchboard_core::config::edit::{apply, apply_to, eviction_set, Edit, EditError, ToolTarget};
+use switchboard_core::config::store::{self, ConfigError};
+use switchboard_core::config::{merged_tools, Config};
+
+const WITH_UNKNOWN_FIELDS: &str = r#"{
+  "theme_of_the_future": {"colour": "teal"},
+  "agent_tools": [
+    {"agent": "aider", "description": "Edits code.", "priority": 3}
+  ],
+  "agents": [
+    {"name": "qwen", "provider": "local", "url": "http://localhost:8080", "model": "qwen2.5", "quantisation": "q4"},
+    {"name": "aider", "provider": "aider-cli"}
+  ],
+  "limits": {"max_depth": 2, "future_limit": 9}
+}
+"#;
+
+#[test]
+fn round_trip_keeps_unknown_fields() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    fs::write(&path, WITH_UNKNOWN_FIELDS).unwrap();
+    let loaded = store::load(&path).unwrap();
+    let edit = Edit::DisableTool { target: ToolTarget::Global, tool_agent: "aider".into() };
+    apply(&path, &loaded.version, &edit).unwrap();
+    let written: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(written["theme_of_the_future"]["colour"], "teal");
+    assert_eq!(written["agent_tools"][0]["priority"], 3);
+    assert_eq!(written["agent_tools"][0]["enabled"], false);
+    assert_eq!(written["agents"][0]["quantisation"], "q4");
+    assert_eq!(written["limits"]["future_limit"], 9);
+    assert_eq!(written["limits"]["max_depth"], 2);
+    // Nothing the user did not write appears (no defaults filled in).
+    assert!(written["agents"][1].get("tools").is_none());
+    assert!(written.get("primary").is_none());
+}
+
+#[test]
+fn a_missing_file_is_created_with_the_demo_default() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("nested").join("config.json");
+    let loaded = store::load_or_create(&path).unwrap();
+    assert_eq!(loaded.config, Config::demo_default());
+    assert!(path.exists());
+    let again = store::load_or_create(&path).unwrap();
+    assert_eq!(again.version, loaded.version, "an existing file is not rewritten");
+}
+
+#[test]
+fn a_stale_edit_is_refused_and_the_hand_edit_survives() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    let loaded = store::load_or_create(&path).unwrap();
+    let hand_edited = fs::read_to_string(&path).unwrap().replace("Research agent.", "Research agent, edited by hand.");
+    fs::write(&path, &hand_edited).unwrap();
+    let edit = Edit::DisableTool { target: ToolTarget::Global, tool_agent: "researcher".into() };
+    match apply(&path, &loaded.version, &edit) {
+        Err(EditError::Config(ConfigError::Conflict { .. })) => {}
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert_eq!(fs::read_to_string(&path).unwrap(), hand_edited);
+}
+
+#[test]
+fn an_invalid_edit_writes_nothing() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    let loaded = store::load_or_create(&path).unwrap();
+    let before = fs::read(&path).unwrap();
+    let edit = Edit::AddTool { target: ToolTarget::Global, tool_agent: "researcher-2".into(), description: "".into() };
+    assert!(matches!(apply(&path, &loaded.version, &edit), Err(EditError::Config(ConfigError::Invalid { .. }))));
+    assert_eq!(fs::read(&path).unwrap(), before);
+    let leftovers: Vec<_> = fs::read_dir(folder.path()).unwrap().map(|entry| entry.unwrap().file_name()).collect();
+    assert_eq!(leftovers.len(), 1, "no temp file left behind: {leftovers:?}");
+}
+
+#[test]
+fn atomic_write_replaces_whole_files() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    store::write_atomic(&path, b"first").unwrap();
+    store::write_atomic(&path, b"second, longer").unwrap();
+    assert_eq!(fs::read(&path).unwrap(), b"second, longer");
+    assert_eq!(fs::read_dir(folder.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn tool_edits_follow_the_spec_rules() {
+    let base = Config::demo_default();
+    let researcher = || "researcher".to_string();
+    let for_assistant = || ToolTarget::Agent("assistant".into());
+    struct Case {
+        name: &'static str,
+        edit: Edit,
+        check: fn(&Config),
+    }
+    let cases = vec![
+        Case {
+            name: "enable for an agent with no entry inherits the global description",
+            edit: Edit::EnableTool { target: for_assistant(), tool_agent: researcher() },
+            check: |config| {
+                let own = &config.agent("assistant").unwrap().tools[0];
+                assert_eq!(own.agent, "researcher");
+                assert_eq!(own.enabled, Some(true));
+                assert_eq!(own.description, config.agent_tools[0].description);
+            },
+        },
+        Case {
+            name: "disable for an agent creates a disabled override",
+            edit: Edit::DisableTool { target: for_assistant(), tool_agent: researcher() },
+            check: |config| {
+                let merged = merged_tools(config, "assistant");
+                assert!(!merged.iter().find(|tool| tool.agent == "researcher").unwrap().enabled);
+                assert!(config.agent_tools[0].is_enabled(), "the global entry is untouched");
+            },
+        },
+        Case {
+            name: "disable globally keeps the entry",
+            edit: Edit::DisableTool { target: ToolTarget::Global, tool_agent: researcher() },
+            check: |config| {
+                assert_eq!(config.agent_tools.len(), 2);
+                assert_eq!(config.agent_tools[0].enabled, Some(false));
+            },
+        },
+        Case {
+            name: "remove deletes the entry",
+            edit: Edit::RemoveTool { target: ToolTarget::Global, tool_agent: researcher() },
+            check: |config| assert!(config.agent_tools.iter().all(|entry| entry.agent != "researcher")),
+        },
+        Case {
+            name: "add appends to an agent's list",
+            edit: Edit::AddTool { target: ToolTarget::Agent("expert".into()), tool_agent: researcher(), description: "Ask for facts.".into() },
+            check: |config| assert_eq!(config.agent("expert").unwrap().tools[0].description, "Ask for facts."),
+        },
+        Case {
+            name: "renaming an agent carries its roles",
+            edit: Edit::EditAgent {
+                name: "assistant".into(),
+                agent: {
+                    let mut renamed = Config::demo_default().agent("assistant").unwrap().clone();
+                    renamed.name = "helper".into();
+                    renamed
+                },
+            },
+            check: |config| assert_eq!(config.primary.as_deref(), Some("helper")),
+        },
+    ];
+    for case in cases {
+        let mut config = base.clone();
+        apply_to(&mut config, &case.edit).unwrap_or_else(|error| panic!("{}: {error}", case.name));
+        (case.check)(&config);
+    }
+
+    let refusals = vec![
+        Edit::EnableTool { target: ToolTarget::Global, tool_agent: "expert".into() },
+        Edit::EnableTool { target: for_assistant(), tool_agent: "expert".into() },
+        Edit::RemoveTool { target: for_assistant(), tool_agent: researcher() },
+        Edit::AddTool { target: ToolTarget::Global, tool_agent: researcher(), description: "again".into() },
+        Edit::RemoveAgent { name: "assistant".into() },
+        Edit::SetPrimary { agent: Some("nobody".into()) },
+        Edit::DisableTool { target: ToolTarget::Agent("nobody".into()), tool_agent: researcher() },
+    ];
+    for edit in refusals {
+        let mut config = base.clone();
+        assert!(apply_to(&mut config, &edit).is_err(), "{edit:?} should be refused");
+        assert_eq!(config, base, "{edit:?} changed the config although it was refused");
+    }
+}
+
+#[test]
+fn eviction_names_exactly_the_affected_agents() {
+    let base = Config::demo_default();
+    let evicted = |edit: Edit| {
+        let mut config = base.clone();
+        apply_to(&mut config, &edit).unwrap();
+        let mut names = eviction_set(&base, &config);
+        names.sort();
+        names
+    };
+    // A global entry change affects every agent whose merged list holds it: everyone but the target itself.
+    assert_eq!(
+        evicted(Edit::DisableTool { target: ToolTarget::Global, tool_agent: "researcher".into() }),
+        vec!["assistant", "expert", "summariser"]
+    );
+    // A per-agent change affects that agent only.
+    assert_eq!(evicted(Edit::DisableTool { target: ToolTarget::Agent("assistant".into()), tool_agent: "researcher".into() }), vec!["assistant"]);
+    // Editing an agent evicts it; removing one evicts it and whoever was offered it.
+    let mut slower = base.agent("summariser").unwrap().clone();
+    slower.delay_ms = Some(500);
+    assert_eq!(evicted(Edit::EditAgent { name: "summariser".into(), agent: slower }), vec!["summariser"]);
+    assert_eq!(evicted(Edit::RemoveAgent { name: "summariser".into() }), vec!["assistant", "expert", "researcher", "summariser"]);
+    assert_eq!(evicted(Edit::SetEscalation { agent: None }), Vec::<String>::new());
+}

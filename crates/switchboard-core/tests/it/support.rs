@@ -1,0 +1,109 @@
+//! Fakes and builders shared by the suites: scripted runners that record what they
+//! were sent, and small config builders.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use switchboard_core::config::{AgentConfig, AgentToolEntry, Config, Provider};
+use switchboard_core::runner::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
+use switchboard_core::{CallEvent, Usage};
+
+pub fn agent(name: &str) -> AgentConfig {
+    let mut agent = AgentConfig::new(name, Provider::Demo);
+    agent.model = Some(format!("fake-{name}"));
+    agent
+}
+
+pub fn entry(agent: &str, description: &str) -> AgentToolEntry {
+    AgentToolEntry::new(agent, description)
+}
+
+pub fn disabled(agent: &str, description: &str) -> AgentToolEntry {
+    let mut entry = AgentToolEntry::new(agent, description);
+    entry.enabled = Some(false);
+    entry
+}
+
+pub fn config(agents: Vec<AgentConfig>, agent_tools: Vec<AgentToolEntry>) -> Config {
+    Config { agents, agent_tools, ..Config::default() }
+}
+
+/// One scripted step: text to stream, tool calls to make, usage to report, or an error.
+#[derive(Clone)]
+pub enum Step {
+    Say(&'static str),
+    Call(Vec<(&'static str, Value)>),
+    Fail(&'static str),
+    /// Streams `n` deltas with `pause` between them, then says "slow done".
+    Slow { deltas: usize, pause: Duration },
+}
+
+/// A runner that plays a script, one step per model request, and records requests.
+pub struct Scripted {
+    steps: Mutex<VecDeque<Step>>,
+    pub requests: Mutex<Vec<ModelRequest>>,
+    usage: Usage,
+}
+
+impl Scripted {
+    pub fn new(steps: Vec<Step>) -> Arc<Scripted> {
+        Arc::new(Scripted { steps: Mutex::new(steps.into()), requests: Mutex::new(Vec::new()), usage: Usage::new(10, 5) })
+    }
+}
+
+#[async_trait]
+impl Runner for Scripted {
+    async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        self.requests.lock().unwrap().push(request.clone());
+        let step = self.steps.lock().unwrap().pop_front().unwrap_or(Step::Say("(script ended)"));
+        match step {
+            Step::Say(text) => {
+                for piece in text.split_inclusive(' ') {
+                    on_delta(ModelDelta::Text(piece.to_string()));
+                }
+                Ok(ModelReply { text: text.to_string(), tool_calls: vec![], usage: Some(self.usage) })
+            }
+            Step::Call(calls) => Ok(ModelReply {
+                text: String::new(),
+                tool_calls: calls
+                    .into_iter()
+                    .enumerate()
+                    .map(|(index, (name, arguments))| ToolCall::new(format!("tc{index}"), name, arguments.to_string()))
+                    .collect(),
+                usage: Some(self.usage),
+            }),
+            Step::Fail(message) => Err(RunnerError::Unreachable { url: "http://127.0.0.1:9/v1/chat/completions".into(), message: message.into() }),
+            Step::Slow { deltas, pause } => {
+                for index in 0..deltas {
+                    on_delta(ModelDelta::Text(format!("d{index} ")));
+                    tokio::time::sleep(pause).await;
+                }
+                Ok(ModelReply { text: "slow done".into(), tool_calls: vec![], usage: Some(self.usage) })
+            }
+        }
+    }
+}
+
+pub fn call(name: &'static str, request: &str) -> (&'static str, Value) {
+    (name, json!({ "request": request }))
+}
+
+/// Collects the events of a turn.
+#[derive(Clone, Default)]
+pub struct Recorder {
+    pub events: Arc<Mutex<Vec<CallEvent>>>,
+}
+
+impl Recorder {
+    pub fn sink(&self) -> switchboard_core::EventSink {
+        let events = self.events.clone();
+        Arc::new(move |event| events.lock().unwrap().push(event))
+    }
+
+    pub fn take(&self) -> Vec<CallEvent> {
+        self.events.lock().unwrap().clone()
+    }
+}

@@ -1,0 +1,101 @@
+//! Validation and parse errors: every problem at once, each with its JSON path,
+//! syntax errors with file, line and column.
+
+use std::path::Path;
+
+use switchboard_core::config::store::{parse, ConfigError};
+use switchboard_core::config::{validate, Severity};
+
+/// Parses `text` and returns "severity path" for each problem.
+fn problems_of(text: &str) -> Vec<String> {
+    let config = parse(Path::new("c.json"), text).expect("parses");
+    validate(&config)
+        .into_iter()
+        .map(|problem| format!("{} {}", if problem.severity == Severity::Error { "error" } else { "warning" }, problem.path))
+        .collect()
+}
+
+#[test]
+fn validation_table() {
+    let cases: Vec<(&str, &str, Vec<&str>)> = vec![
+        ("valid demo", r#"{"agents":[{"name":"a","provider":"demo"}]}"#, vec![]),
+        (
+            "duplicate names and colliding tool names",
+            r#"{"agents":[{"name":"a-b","provider":"demo"},{"name":"a_b","provider":"demo"},{"name":"a-b","provider":"demo"}]}"#,
+            vec!["error agents[1].name", "error agents[2].name"],
+        ),
+        (
+            "tool name over 64 characters",
+            r#"{"agents":[{"name":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","provider":"demo"}]}"#,
+            vec!["error agents[0].name"],
+        ),
+        (
+            "duplicate entries within one scope, unknown agent warning",
+            r#"{"agents":[{"name":"a","provider":"demo","tools":[{"agent":"b","description":"x"},{"agent":"b","description":"y"}]},{"name":"b","provider":"demo"}],
+                "agent_tools":[{"agent":"ghost","description":"g"}]}"#,
+            vec!["error agents[0].tools[1].agent", "warning agent_tools[0].agent"],
+        ),
+        (
+            "the same agent in both scopes is an override, not a duplicate",
+            r#"{"agents":[{"name":"a","provider":"demo","tools":[{"agent":"b","description":"x"}]},{"name":"b","provider":"demo"}],
+                "agent_tools":[{"agent":"b","description":"g"}]}"#,
+            vec![],
+        ),
+        (
+            "provider fields, roles, limits, empty description",
+            r#"{"primary":"nobody","escalation":"x","limits":{"max_parallel":0},
+                "agents":[{"name":"x","provider":"local"},{"name":"y","provider":"subprocess","timeout_secs":0},
+                          {"name":"z","provider":"openai","url":"ftp://h","api_key_env":"sk-abc123"}],
+                "agent_tools":[{"agent":"x","description":"  "}]}"#,
+            vec![
+                "error agents[0].url",
+                "error agents[1].command",
+                "error agents[1].timeout_secs",
+                "error agents[2].url",
+                "error agents[2].api_key_env",
+                "error agent_tools[0].description",
+                "error primary",
+                "error limits.max_parallel",
+            ],
+        ),
+    ];
+    for (name, text, expected) in cases {
+        assert_eq!(problems_of(text), expected, "case: {name}");
+    }
+}
+
+#[test]
+fn a_pasted_key_is_never_echoed() {
+    let text = r#"{"agents":[{"name":"z","provider":"local","url":"http://h","api_key_env":"sk-secret-123"}]}"#;
+    let config = parse(Path::new("c.json"), text).unwrap();
+    let rendered: Vec<String> = validate(&config).iter().map(ToString::to_string).collect();
+    assert!(!rendered.is_empty());
+    assert!(rendered.iter().all(|line| !line.contains("sk-secret-123")), "{rendered:?}");
+}
+
+#[test]
+fn syntax_errors_name_file_line_and_column() {
+    let text = "{\n  \"agents\": [\n    {\"name\": \"a\" \"provider\": \"demo\"}\n  ]\n}\n";
+    match parse(Path::new("/tmp/x/config.json"), text) {
+        Err(ConfigError::Syntax { path, line, column, .. }) => {
+            assert_eq!(path, Path::new("/tmp/x/config.json"));
+            assert_eq!((line, column), (3, 18));
+        }
+        other => panic!("expected a syntax error, got {other:?}"),
+    }
+    let error = parse(Path::new("c.json"), "{\"agents\": [").unwrap_err();
+    assert!(error.to_string().starts_with("c.json:1:"), "{error}");
+}
+
+#[test]
+fn type_errors_name_the_json_path() {
+    let text = r#"{"agents":[{"name":"a","provider":"demo"},{"name":"b","provider":"demo","tools":[{"agent":7,"description":"d"}]}]}"#;
+    match parse(Path::new("c.json"), text) {
+        Err(ConfigError::Type { json_path, .. }) => assert_eq!(json_path, "agents[1].tools[0].agent"),
+        other => panic!("expected a type error, got {other:?}"),
+    }
+    let unknown_provider = r#"{"agents":[{"name":"a","provider":"telepathy"}]}"#;
+    let error = parse(Path::new("c.json"), unknown_provider).unwrap_err();
+    assert!(error.to_string().contains("agents[0].provider"), "{error}");
+    assert!(error.to_string().contains("telepathy"), "{error}");
+}

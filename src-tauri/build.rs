@@ -1,0 +1,12 @@
+//! Declares the app's own commands so that each needs a permission: the window's
+//! capability then grants exactly the commands the UI uses.
+fn main() {
+    tauri_build::try_build(tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(&[
+        "get_config_state",
+        "list_tools",
+        "send_message",
+        "cancel_turn",
+        "cancel_call",
+    ])))
+    .expect("tauri build script");
+}

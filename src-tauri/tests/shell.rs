@@ -1,0 +1,85 @@
+//! The shell on Tauri's mock runtime: the committed TypeScript bindings match the
+//! Rust types, and the commands answer through real IPC on a mock window.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::WebviewWindowBuilder;
+
+#[test]
+fn committed_bindings_match_the_rust_types() {
+    let committed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings.ts");
+    let generated_dir = tempfile::tempdir().unwrap();
+    let generated_path = generated_dir.path().join("bindings.ts");
+    switchboard_app::export_bindings(&generated_path).expect("bindings export");
+    let generated = std::fs::read_to_string(&generated_path).unwrap();
+    if std::env::var_os("UPDATE_BINDINGS").is_some() {
+        std::fs::write(&committed_path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&committed_path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "ui/src/bindings.ts differs from what the Rust types generate; run `make bindings` and commit the file"
+    );
+}
+
+fn invoke(webview: &tauri::WebviewWindow<tauri::test::MockRuntime>, command: &str, body: Value) -> Result<Value, Value> {
+    get_ipc_response(
+        webview,
+        InvokeRequest {
+            cmd: command.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost".parse().unwrap(),
+            body: InvokeBody::Json(body),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        },
+    )
+    .map(|response| response.deserialize::<Value>().unwrap())
+}
+
+#[test]
+fn commands_answer_on_the_mock_runtime() {
+    let folder = tempfile::tempdir().unwrap();
+    let config_path = folder.path().join("config.json");
+    let mut app = switchboard_app::configure(mock_builder(), config_path.clone()).build(mock_context(noop_assets())).expect("app builds");
+    // One turn of the event loop runs the setup closure, which manages the state
+    // (deprecated only because calling it in a loop busy-waits; once is what we need).
+    #[allow(deprecated)]
+    app.run_iteration(|_, _| {});
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+
+    let state = invoke(&webview, "get_config_state", json!({})).expect("get_config_state answers");
+    assert_eq!(state["path"], json!(config_path.display().to_string()));
+    assert_eq!(state["config"]["primary"], "assistant", "a missing config is created with the demo default");
+    assert!(state["error"].is_null());
+    assert!(config_path.exists());
+
+    let tools = invoke(&webview, "list_tools", json!({ "agent": "assistant" })).expect("list_tools answers");
+    let names: Vec<&str> = tools.as_array().unwrap().iter().map(|tool| tool["tool_name"].as_str().unwrap()).collect();
+    assert_eq!(names, vec!["agent_researcher", "agent_summariser"]);
+
+    let cancelled = invoke(&webview, "cancel_turn", json!({ "turnId": "no-such-turn" })).expect("cancel_turn answers");
+    assert_eq!(cancelled, json!(false));
+}
+
+#[test]
+fn a_broken_config_keeps_the_app_up_and_the_file_untouched() {
+    let folder = tempfile::tempdir().unwrap();
+    let config_path = folder.path().join("config.json");
+    std::fs::write(&config_path, "{ \"agents\": [ oops ] }").unwrap();
+    let mut app = switchboard_app::configure(mock_builder(), config_path.clone()).build(mock_context(noop_assets())).expect("app builds");
+    // One turn of the event loop runs the setup closure, which manages the state
+    // (deprecated only because calling it in a loop busy-waits; once is what we need).
+    #[allow(deprecated)]
+    app.run_iteration(|_, _| {});
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let state = invoke(&webview, "get_config_state", json!({})).expect("get_config_state answers");
+    assert_eq!(state["error"]["kind"], "config_syntax");
+    assert_eq!(state["error"]["line"], 1);
+    assert_eq!(std::fs::read_to_string(&config_path).unwrap(), "{ \"agents\": [ oops ] }");
+}

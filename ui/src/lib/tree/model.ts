@@ -1,0 +1,162 @@
+/**
+ * The call tree of one turn, folded from the ordered event stream. Pure and
+ * framework-free: `applyEvent` mutates a plain structure in place (cheap at 20,000
+ * deltas), and the state module decides when the view re-reads it.
+ */
+import type { CallEvent, CallError, CallRole, CallStatus, JsonValue, Usage } from "../../bindings";
+
+/** A call's status as the tree shows it: running until `call_finished` says otherwise. */
+export type NodeStatus = "running" | CallStatus;
+
+export interface CallNode {
+  callId: string;
+  parentId: string | null;
+  agent: string;
+  depth: number;
+  role: CallRole;
+  toolName: string | null;
+  input: JsonValue | null;
+  tools: string[];
+  model: string | null;
+  status: NodeStatus;
+  startedMs: number;
+  finishedMs: number | null;
+  text: string;
+  reasoning: string;
+  lastProgress: string | null;
+  usage: Usage | null;
+  usageTotal: Usage | null;
+  result: string | null;
+  delivered: string | null;
+  error: CallError | null;
+  turns: number;
+  escalatedTo: string | null;
+  children: string[];
+}
+
+export interface CallTree {
+  nodes: Map<string, CallNode>;
+  rootId: string | null;
+  lastSeq: number;
+  /** Events that arrived out of order or for an unknown call; kept for diagnosis. */
+  anomalies: string[];
+}
+
+export function emptyTree(): CallTree {
+  return { nodes: new Map(), rootId: null, lastSeq: 0, anomalies: [] };
+}
+
+/** Folds one event into the tree. */
+export function applyEvent(tree: CallTree, event: CallEvent): void {
+  if (event.seq <= tree.lastSeq) {
+    tree.anomalies.push(`event ${event.seq} arrived after ${tree.lastSeq}`);
+    return;
+  }
+  tree.lastSeq = event.seq;
+  if (event.type === "call_started") {
+    const node: CallNode = {
+      callId: event.call_id,
+      parentId: event.parent_id,
+      agent: event.agent,
+      depth: event.depth,
+      role: event.role,
+      toolName: event.tool_name,
+      input: event.input,
+      tools: event.tools,
+      model: event.model,
+      status: "running",
+      startedMs: event.ts_ms,
+      finishedMs: null,
+      text: "",
+      reasoning: "",
+      lastProgress: null,
+      usage: null,
+      usageTotal: null,
+      result: null,
+      delivered: null,
+      error: null,
+      turns: 0,
+      escalatedTo: null,
+      children: [],
+    };
+    tree.nodes.set(node.callId, node);
+    if (event.parent_id === null) tree.rootId = node.callId;
+    else tree.nodes.get(event.parent_id)?.children.push(node.callId);
+    return;
+  }
+  const node = tree.nodes.get(event.call_id);
+  if (!node) {
+    tree.anomalies.push(`event ${event.seq} (${event.type}) for unknown call ${event.call_id}`);
+    return;
+  }
+  switch (event.type) {
+    case "text_delta":
+      node.text += event.text;
+      break;
+    case "reasoning_delta":
+      node.reasoning += event.text;
+      break;
+    case "tool_progress":
+      node.lastProgress = event.message;
+      break;
+    case "usage_updated":
+      node.usage = event.usage;
+      node.usageTotal = event.usage_total;
+      break;
+    case "escalated":
+      node.escalatedTo = event.to;
+      break;
+    case "call_finished":
+      node.status = event.status;
+      node.finishedMs = event.ts_ms;
+      node.result = event.result;
+      node.delivered = event.delivered;
+      node.error = event.error;
+      node.turns = event.turns;
+      if (event.usage) node.usage = event.usage;
+      if (event.usage_total) node.usageTotal = event.usage_total;
+      break;
+  }
+}
+
+/** Milliseconds a call has run: to its end, or to `nowMs` while it runs. */
+export function elapsedMs(node: CallNode, nowMs: number): number {
+  return Math.max(0, (node.finishedMs ?? nowMs) - node.startedMs);
+}
+
+/** The nodes in display order (depth first), skipping the subtrees of collapsed calls. */
+export function visibleNodes(tree: CallTree, collapsed: ReadonlySet<string>): CallNode[] {
+  const out: CallNode[] = [];
+  const stack: string[] = tree.rootId ? [tree.rootId] : [];
+  while (stack.length > 0) {
+    const node = tree.nodes.get(stack.pop() as string);
+    if (!node) continue;
+    out.push(node);
+    if (!collapsed.has(node.callId)) {
+      for (let index = node.children.length - 1; index >= 0; index--) stack.push(node.children[index]);
+    }
+  }
+  return out;
+}
+
+/** The text that answers the user: the root's, or the escalation agent's after a handoff. */
+export function answerOf(tree: CallTree): { text: string; agent: string | null } {
+  const root = tree.rootId ? tree.nodes.get(tree.rootId) : undefined;
+  if (!root) return { text: "", agent: null };
+  const escalation = root.children.map((id) => tree.nodes.get(id)).find((child) => child?.role === "escalation");
+  if (escalation) return { text: escalation.text, agent: escalation.agent };
+  return { text: root.text, agent: root.agent };
+}
+
+export function formatTokens(usage: Usage | null): string {
+  if (!usage) return "–";
+  const total = usage.total_tokens;
+  return total >= 10_000 ? `${(total / 1000).toFixed(1)}k` : String(total);
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+}

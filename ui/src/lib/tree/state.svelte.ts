@@ -1,0 +1,51 @@
+/**
+ * The call trees the view reads: one per turn, fed by the IPC channel. Events are
+ * queued and folded once per animation frame, so a burst of deltas costs one
+ * render; `version` tells the view that something changed.
+ */
+import type { CallEvent } from "../../bindings";
+import { applyEvent, emptyTree, type CallTree } from "./model";
+
+class TreeStore {
+  trees = new Map<string, CallTree>();
+  version = $state(0);
+  selectedTurn = $state<string | null>(null);
+  selectedCall = $state<string | null>(null);
+  private queue: Array<[string, CallEvent]> = [];
+  private scheduled = false;
+
+  tree(turnId: string): CallTree {
+    let tree = this.trees.get(turnId);
+    if (!tree) {
+      tree = emptyTree();
+      this.trees.set(turnId, tree);
+    }
+    return tree;
+  }
+
+  /** Queues an event of `turnId`; it is folded on the next frame. */
+  push(turnId: string, event: CallEvent): void {
+    this.queue.push([turnId, event]);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      const schedule = typeof requestAnimationFrame === "function" ? requestAnimationFrame : (callback: () => void) => setTimeout(callback, 16);
+      schedule(() => this.flush());
+    }
+  }
+
+  /** Folds every queued event now. */
+  flush(): void {
+    this.scheduled = false;
+    if (this.queue.length === 0) return;
+    for (const [turnId, event] of this.queue) applyEvent(this.tree(turnId), event);
+    this.queue = [];
+    this.version++;
+  }
+
+  select(turnId: string, callId: string | null): void {
+    this.selectedTurn = turnId;
+    this.selectedCall = callId;
+  }
+}
+
+export const treeStore = new TreeStore();
