@@ -1,0 +1,357 @@
+//! The dispatcher in process: the demo turn end to end, determinism, parallel calls
+//! with a failure, ordering, usage roll-up, what a child is sent, limits, cycle
+//! guard, escalation, cancellation and eviction.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use switchboard_core::runner::Message;
+use switchboard_core::{CallEvent, CallStatus, Config, Dispatcher, EventKind, TurnControl, TurnRequest, Usage};
+
+use crate::support::{agent, call, config, entry, Recorder, Scripted, Step};
+
+fn exact(dispatcher: Dispatcher) -> Dispatcher {
+    let clock = Arc::new(std::sync::atomic::AtomicU64::new(1_000));
+    dispatcher.with_sources(
+        Arc::new(move || clock.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
+        Arc::new(|| "NONCE".to_string()),
+    )
+}
+
+fn demo_config() -> Config {
+    let mut config = Config::demo_default();
+    for agent in &mut config.agents {
+        agent.delay_ms = Some(0);
+    }
+    config
+}
+
+async fn run(dispatcher: &Dispatcher, message: &str) -> (switchboard_core::TurnOutcome, Vec<CallEvent>) {
+    let recorder = Recorder::default();
+    let request = TurnRequest { message: message.into(), ..TurnRequest::default() };
+    let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::default()).await;
+    (outcome, recorder.take())
+}
+
+fn finished_of<'a>(events: &'a [CallEvent], call_id: &str) -> &'a EventKind {
+    &events.iter().rev().find(|event| event.call_id == call_id && matches!(event.kind, EventKind::CallFinished { .. })).expect("call finished").kind
+}
+
+fn total_of(kind: &EventKind) -> Usage {
+    match kind {
+        EventKind::CallFinished { usage_total, .. } => usage_total.expect("usage total"),
+        _ => unreachable!(),
+    }
+}
+
+fn own_of(kind: &EventKind) -> Usage {
+    match kind {
+        EventKind::CallFinished { usage, .. } => usage.expect("usage"),
+        _ => unreachable!(),
+    }
+}
+
+/// Every stream invariant that holds for any turn.
+fn assert_stream_invariants(events: &[CallEvent]) {
+    assert!(!events.is_empty());
+    for pair in events.windows(2) {
+        assert!(pair[1].seq == pair[0].seq + 1, "seq is gapless and increasing: {} then {}", pair[0].seq, pair[1].seq);
+    }
+    assert!(matches!(events[0].kind, EventKind::CallStarted { .. }) && events[0].parent_id.is_none() && events[0].depth == 0);
+    let last = events.last().unwrap();
+    assert!(matches!(last.kind, EventKind::CallFinished { .. }) && last.parent_id.is_none(), "the root's call_finished is last");
+    let mut started: Vec<&str> = Vec::new();
+    let mut finished: Vec<&str> = Vec::new();
+    for event in events {
+        match &event.kind {
+            EventKind::CallStarted { .. } => {
+                if let Some(parent) = &event.parent_id {
+                    assert!(started.contains(&parent.as_str()) && !finished.contains(&parent.as_str()), "a child starts inside its running parent");
+                }
+                started.push(&event.call_id);
+            }
+            EventKind::CallFinished { .. } => {
+                assert!(started.contains(&event.call_id.as_str()));
+                assert!(!finished.contains(&event.call_id.as_str()), "one call_finished per call");
+                finished.push(&event.call_id);
+            }
+            _ => assert!(
+                started.contains(&event.call_id.as_str()) && !finished.contains(&event.call_id.as_str()),
+                "events of a call come between its start and its finish: {event:?}"
+            ),
+        }
+    }
+    assert_eq!(started.len(), finished.len(), "every call finishes");
+    // Usage: every call's total is its own usage plus its children's totals.
+    for event in events {
+        if let EventKind::CallFinished { usage, usage_total: Some(total), .. } = &event.kind {
+            let mut expected = usage.unwrap_or_default();
+            for child in events.iter().filter(|child| child.parent_id.as_deref() == Some(&event.call_id)) {
+                if let EventKind::CallFinished { usage_total: Some(child_total), .. } = &child.kind {
+                    expected.add(child_total);
+                }
+            }
+            assert_eq!(*total, expected, "usage total of {} ({})", event.call_id, event.agent);
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_demo_turn_shows_a_nested_call_and_is_deterministic() {
+    let (outcome, events) = run(&exact(Dispatcher::new(demo_config())), "What makes agent-as-tool calls useful?").await;
+    assert_eq!(outcome.status, CallStatus::Ok);
+    assert_eq!(outcome.answered_by, "assistant");
+    assert!(outcome.text.contains("researcher") && outcome.text.contains("summariser"), "{}", outcome.text);
+    assert_stream_invariants(&events);
+    let children: Vec<&CallEvent> = events.iter().filter(|event| event.depth == 1 && matches!(event.kind, EventKind::CallStarted { .. })).collect();
+    assert_eq!(children.iter().map(|event| event.agent.as_str()).collect::<Vec<_>>(), vec!["researcher", "summariser"]);
+    for child in &children {
+        match &child.kind {
+            EventKind::CallStarted { tools, tool_name, input, .. } => {
+                assert!(tools.is_empty(), "depth 1 is the default limit: a child is offered no agent tools");
+                assert_eq!(tool_name.as_deref(), Some(format!("agent_{}", child.agent).as_str()));
+                assert!(input.as_ref().unwrap()["request"].as_str().unwrap().contains("agent-as-tool"));
+            }
+            _ => unreachable!(),
+        }
+    }
+    let deltas = events.iter().filter(|event| matches!(event.kind, EventKind::TextDelta { .. })).count();
+    assert!(deltas > 30, "text streams token by token ({deltas} deltas)");
+    assert!(events.iter().any(|event| matches!(&event.kind, EventKind::ToolProgress { message, .. } if message == "checking the facts")));
+    let root_total = total_of(finished_of(&events, "c1"));
+    assert!(root_total.total_tokens > own_of(finished_of(&events, "c1")).total_tokens, "children's usage rolls up");
+
+    // Same input, same events.
+    let (_, again) = run(&exact(Dispatcher::new(demo_config())), "What makes agent-as-tool calls useful?").await;
+    assert_eq!(events, again);
+}
+
+#[tokio::test]
+async fn two_calls_at_once_one_failing_come_back_in_order() {
+    let config = config(vec![agent("primary"), agent("good"), agent("bad")], vec![entry("good", "Good."), entry("bad", "Bad.")]);
+    let dispatcher = exact(Dispatcher::new(config));
+    let primary = Scripted::new(vec![
+        Step::Call(vec![call("agent_bad", "please fail"), call("agent_good", "please succeed")]),
+        Step::Say("Combined answer."),
+    ]);
+    let good = Scripted::new(vec![Step::Slow { deltas: 3, pause: Duration::from_millis(20) }]);
+    let bad = Scripted::new(vec![Step::Fail("connection refused")]);
+    dispatcher.runners().insert("primary", primary.clone());
+    dispatcher.runners().insert("good", good.clone());
+    dispatcher.runners().insert("bad", bad.clone());
+    let history = vec![Message::user("earlier secret question"), Message::assistant("earlier answer")];
+    let recorder = Recorder::default();
+    let request = TurnRequest { agent: Some("primary".into()), history, message: "Do both.".into() };
+    let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::default()).await;
+    let events = recorder.take();
+    assert_eq!(outcome.status, CallStatus::Ok, "a failing tool-agent does not fail the turn");
+    assert_eq!(outcome.text, "Combined answer.");
+    assert_stream_invariants(&events);
+
+    // The second model request carries both results, in the order asked for.
+    let requests = primary.requests.lock().unwrap();
+    let tool_messages: Vec<(String, String)> = requests[1]
+        .messages
+        .iter()
+        .filter_map(|message| match message {
+            Message::Tool { tool_call_id, content } => Some((tool_call_id.clone(), content.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tool_messages.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), vec!["tc0", "tc1"]);
+    let failure: serde_json::Value = {
+        let body = tool_messages[0].1.lines().filter(|line| line.starts_with('{')).next().expect("a JSON error body");
+        serde_json::from_str(body).unwrap()
+    };
+    assert_eq!(failure["status"], "error");
+    assert_eq!(failure["error"]["kind"], "unreachable");
+    assert!(tool_messages[0].1.starts_with("<<<AGENT_RESULT NONCE agent=\"bad\" status=\"error\">>>"));
+    assert!(tool_messages[1].1.contains("slow done"));
+
+    // The children saw only their request: no parent history, no system memory.
+    for (runner, request) in [(&good, "please succeed"), (&bad, "please fail")] {
+        let sent = runner.requests.lock().unwrap();
+        assert_eq!(sent[0].messages, vec![Message::user(request)]);
+        assert!(sent[0].tools.is_empty());
+    }
+
+    // Usage: root total = own (2 steps) + both children (the failed one reported none).
+    let root = finished_of(&events, "c1");
+    assert_eq!(own_of(root), Usage::new(20, 10));
+    assert_eq!(total_of(root), Usage::new(30, 15));
+    match finished_of(&events, events.iter().find(|event| event.agent == "bad").unwrap().call_id.as_str()) {
+        EventKind::CallFinished { status, error, usage, .. } => {
+            assert_eq!(*status, CallStatus::Error);
+            assert_eq!(error.as_ref().unwrap().kind, "unreachable");
+            assert_eq!(*usage, None, "unknown usage is null, not zero");
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[tokio::test]
+async fn structured_context_reaches_the_child_labelled() {
+    let config = config(vec![agent("primary"), agent("helper")], vec![entry("helper", "Helps.")]);
+    let dispatcher = exact(Dispatcher::new(config));
+    let primary = Scripted::new(vec![
+        Step::Call(vec![("agent_helper", json!({ "request": "sum these", "context": { "numbers": [1, 2, 3] } }))]),
+        Step::Say("6"),
+    ]);
+    let helper = Scripted::new(vec![Step::Say("six")]);
+    dispatcher.runners().insert("primary", primary);
+    dispatcher.runners().insert("helper", helper.clone());
+    let (outcome, _) = run(&dispatcher, "go").await;
+    assert_eq!(outcome.status, CallStatus::Ok);
+    let sent = helper.requests.lock().unwrap();
+    assert_eq!(sent[0].messages.len(), 2);
+    assert!(sent[0].messages[0].text().starts_with("Context from the calling agent \"primary\""));
+    assert!(sent[0].messages[0].text().contains("\"numbers\""));
+    assert_eq!(sent[0].messages[1], Message::user("sum these"));
+}
+
+#[tokio::test]
+async fn refusals_become_nodes_with_a_status_and_a_reason() {
+    let mut limited = config(vec![agent("primary"), agent("helper"), agent("secret")], vec![entry("helper", "Helps.")]);
+    limited.limits.max_calls_per_turn = Some(1);
+    let dispatcher = exact(Dispatcher::new(limited));
+    let primary = Scripted::new(vec![
+        Step::Call(vec![
+            call("agent_secret", "not offered"),
+            call("agent_helper", "first"),
+            call("agent_helper", "over the ceiling"),
+            call("agent_primary", "myself"),
+            call("rm_rf", "unknown"),
+            ("agent_helper", json!("not an object")),
+        ]),
+        Step::Say("done"),
+    ]);
+    dispatcher.runners().insert("primary", primary);
+    dispatcher.runners().insert("helper", Scripted::new(vec![Step::Say("ok")]));
+    let (outcome, events) = run(&dispatcher, "go").await;
+    assert_eq!(outcome.status, CallStatus::Ok);
+    assert_stream_invariants(&events);
+    let statuses: Vec<(String, CallStatus, Option<String>)> = events
+        .iter()
+        .filter(|event| event.depth == 1)
+        .filter_map(|event| match &event.kind {
+            EventKind::CallFinished { status, error, .. } => Some((event.agent.clone(), *status, error.as_ref().map(|error| error.kind.clone()))),
+            _ => None,
+        })
+        .collect();
+    let expected = vec![
+        ("secret", CallStatus::Limited, Some("not_offered")),
+        ("helper", CallStatus::Ok, None),
+        ("helper", CallStatus::Limited, Some("max_calls_per_turn")),
+        ("primary", CallStatus::Limited, Some("cycle")),
+        ("rm_rf", CallStatus::Error, Some("unknown_tool")),
+        ("helper", CallStatus::Error, Some("bad_arguments")),
+    ];
+    let expected: Vec<(String, CallStatus, Option<String>)> =
+        expected.into_iter().map(|(agent, status, kind)| (agent.to_string(), status, kind.map(str::to_string))).collect();
+    let mut sorted_statuses = statuses.clone();
+    let mut sorted_expected = expected.clone();
+    sorted_statuses.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    sorted_expected.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    assert_eq!(sorted_statuses, sorted_expected);
+}
+
+#[tokio::test]
+async fn a_cancelled_call_returns_cancelled_and_the_parent_continues() {
+    let config = config(vec![agent("primary"), agent("slow")], vec![entry("slow", "Slow.")]);
+    let dispatcher = Arc::new(Dispatcher::new(config));
+    let primary = Scripted::new(vec![Step::Call(vec![call("agent_slow", "take your time")]), Step::Say("went on without it")]);
+    dispatcher.runners().insert("primary", primary.clone());
+    dispatcher.runners().insert("slow", Scripted::new(vec![Step::Slow { deltas: 1000, pause: Duration::from_millis(10) }]));
+    let recorder = Recorder::default();
+    let control = TurnControl::default();
+    let turn = {
+        let dispatcher = dispatcher.clone();
+        let control = control.clone();
+        let sink = recorder.sink();
+        tokio::spawn(async move { dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, control).await })
+    };
+    // Wait until the child streams, then cancel it by id.
+    loop {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        if recorder.take().iter().any(|event| event.depth == 1 && matches!(event.kind, EventKind::TextDelta { .. })) {
+            break;
+        }
+    }
+    assert!(control.cancel_call("c2"));
+    let outcome = tokio::time::timeout(Duration::from_secs(5), turn).await.expect("the turn ends").unwrap();
+    assert_eq!(outcome.status, CallStatus::Ok);
+    assert_eq!(outcome.text, "went on without it");
+    let events = recorder.take();
+    assert_stream_invariants(&events);
+    assert!(matches!(finished_of(&events, "c2"), EventKind::CallFinished { status: CallStatus::Cancelled, .. }));
+    let requests = primary.requests.lock().unwrap();
+    assert!(requests[1].messages.iter().any(|message| matches!(message, Message::Tool { content, .. } if content.contains("status=\"cancelled\""))));
+}
+
+#[tokio::test]
+async fn cancelling_the_turn_ends_every_call() {
+    let config = config(vec![agent("primary"), agent("slow")], vec![entry("slow", "Slow.")]);
+    let dispatcher = Arc::new(Dispatcher::new(config));
+    dispatcher.runners().insert("primary", Scripted::new(vec![Step::Call(vec![call("agent_slow", "a"), call("agent_slow", "b")])]));
+    dispatcher.runners().insert(
+        "slow",
+        Scripted::new(vec![Step::Slow { deltas: 1000, pause: Duration::from_millis(10) }, Step::Slow { deltas: 1000, pause: Duration::from_millis(10) }]),
+    );
+    let recorder = Recorder::default();
+    let control = TurnControl::default();
+    let turn = {
+        let (dispatcher, control, sink) = (dispatcher.clone(), control.clone(), recorder.sink());
+        tokio::spawn(async move { dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, control).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    control.cancel_turn();
+    let outcome = tokio::time::timeout(Duration::from_secs(5), turn).await.expect("the turn ends").unwrap();
+    assert_eq!(outcome.status, CallStatus::Cancelled);
+    let events = recorder.take();
+    assert_stream_invariants(&events);
+    let cancelled = events.iter().filter(|event| matches!(event.kind, EventKind::CallFinished { status: CallStatus::Cancelled, .. })).count();
+    assert_eq!(cancelled, 3, "root and both children end cancelled");
+}
+
+#[tokio::test]
+async fn escalate_hands_the_turn_to_the_escalation_agent() {
+    let (outcome, events) = run(&exact(Dispatcher::new(demo_config())), "escalate: this needs an expert").await;
+    assert_eq!(outcome.status, CallStatus::Ok);
+    assert_eq!(outcome.answered_by, "expert");
+    assert!(outcome.text.starts_with("As the escalation expert"), "{}", outcome.text);
+    assert_stream_invariants(&events);
+    assert!(events.iter().any(|event| matches!(&event.kind, EventKind::Escalated { from, to, .. } if from == "assistant" && to == "expert")));
+    let expert_start = events.iter().find(|event| event.agent == "expert").unwrap();
+    match &expert_start.kind {
+        EventKind::CallStarted { tools, role, .. } => {
+            assert!(tools.is_empty(), "the escalation target is offered no tool-agents");
+            assert_eq!(*role, switchboard_core::CallRole::Escalation);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_root_agent_is_a_clear_error() {
+    let dispatcher = Dispatcher::new(demo_config());
+    let recorder = Recorder::default();
+    let request = TurnRequest { agent: Some("nobody".into()), message: "hi".into(), ..Default::default() };
+    let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::default()).await;
+    assert_eq!(outcome.status, CallStatus::Error);
+    assert_eq!(outcome.error.unwrap().kind, "unknown_agent");
+    assert_stream_invariants(&recorder.take());
+}
+
+#[tokio::test]
+async fn eviction_rebuilds_runners_but_running_calls_keep_theirs() {
+    let dispatcher = Arc::new(Dispatcher::new(demo_config()));
+    let (_, _) = run(&dispatcher, "hello there, colleagues").await;
+    assert_eq!(dispatcher.runners().cached_agents(), vec!["assistant", "researcher", "summariser"]);
+    let mut changed = demo_config();
+    changed.agent_mut("researcher").unwrap().model = Some("demo-summariser".into());
+    dispatcher.replace_config(changed, &["researcher".to_string()]);
+    assert_eq!(dispatcher.runners().cached_agents(), vec!["assistant", "summariser"]);
+    let (outcome, _) = run(&dispatcher, "hello there, colleagues").await;
+    assert!(outcome.text.contains("**researcher**\n\nSummary:"), "the rebuilt runner uses the new config: {}", outcome.text);
+}
