@@ -153,7 +153,7 @@ impl From<EditError> for Failure {
 }
 
 fn check(path: &Path) -> Result<ExitCode, Failure> {
-    let loaded = store::load(path)?;
+    let loaded = load(path)?;
     for warning in &loaded.warnings {
         eprintln!("{}: {warning}", path.display());
     }
@@ -173,7 +173,7 @@ fn tools(path: &Path, command: ToolsCommand) -> Result<ExitCode, Failure> {
     let edit = match command {
         ToolsCommand::List { scope, json } => return list(path, &scope, json),
         ToolsCommand::Schema { for_agent } => {
-            let loaded = store::load(path)?;
+            let loaded = load(path)?;
             if loaded.config.agent(&for_agent).is_none() {
                 return Err(Failure { code: 1, message: format!("no agent named {for_agent:?} is configured") });
             }
@@ -187,7 +187,7 @@ fn tools(path: &Path, command: ToolsCommand) -> Result<ExitCode, Failure> {
         ToolsCommand::Add { tool_agent, description, scope } => Edit::AddTool { target: target_of(&scope)?, tool_agent, description },
         ToolsCommand::Remove { tool_agent, scope } => Edit::RemoveTool { target: target_of(&scope)?, tool_agent },
     };
-    let current = store::load(path)?;
+    let current = load(path)?;
     let applied = edit::apply(path, &current.version, &edit)?;
     for warning in &applied.loaded.warnings {
         eprintln!("{}: {warning}", path.display());
@@ -197,7 +197,7 @@ fn tools(path: &Path, command: ToolsCommand) -> Result<ExitCode, Failure> {
 }
 
 fn list(path: &Path, scope: &Scope, as_json: bool) -> Result<ExitCode, Failure> {
-    let loaded = store::load(path)?;
+    let loaded = load(path)?;
     let config = &loaded.config;
     let (agent, rows): (Option<&str>, Vec<ResolvedTool>) = match target_of(scope)? {
         ToolTarget::Agent(agent) => {
@@ -236,7 +236,7 @@ fn list(path: &Path, scope: &Scope, as_json: bool) -> Result<ExitCode, Failure> 
 }
 
 fn ask(path: &Path, arguments: AskArgs) -> Result<ExitCode, Failure> {
-    let loaded = store::load(path)?;
+    let loaded = load(path)?;
     for warning in &loaded.warnings {
         eprintln!("{}: {warning}", path.display());
     }
@@ -260,7 +260,8 @@ fn ask(path: &Path, arguments: AskArgs) -> Result<ExitCode, Failure> {
         dispatcher.run_turn(request, sink, control).await
     });
     if matches!(arguments.events, EventFormat::None | EventFormat::Pretty) {
-        println!("{}", outcome.text);
+        // A closed stdout (a pager quit early) is not an error worth a panic.
+        let _ = writeln!(std::io::stdout(), "{}", outcome.text);
     }
     match outcome.status {
         CallStatus::Ok => Ok(ExitCode::SUCCESS),
@@ -271,54 +272,60 @@ fn ask(path: &Path, arguments: AskArgs) -> Result<ExitCode, Failure> {
     }
 }
 
-/// Prints events as JSON lines or as a live indented tree, flushing each one.
+/// Prints events as JSON lines, or as a live indented tree in which each call's
+/// streamed text is printed a whole line at a time (parallel calls interleave
+/// by line, never mid-word). Every write is flushed as it happens.
 struct Printer {
     format: EventFormat,
     stdout: std::io::Stdout,
-    /// For `pretty`: whether the last thing printed was streamed text of a call.
-    streaming: Option<String>,
+    /// For `pretty`: the unfinished line of each streaming call.
+    partial: std::collections::HashMap<String, String>,
 }
 
 impl Printer {
     fn new(format: EventFormat) -> Printer {
-        Printer { format, stdout: std::io::stdout(), streaming: None }
+        Printer { format, stdout: std::io::stdout(), partial: std::collections::HashMap::new() }
     }
 
     fn print(&mut self, event: &CallEvent) {
         let mut out = self.stdout.lock();
         match self.format {
-            EventFormat::None => return,
+            EventFormat::None => {}
             EventFormat::Jsonl => {
                 let _ = writeln!(out, "{}", serde_json::to_string(event).expect("events serialize"));
             }
             EventFormat::Pretty => {
                 let indent = "  ".repeat(event.depth as usize);
-                let line = match &event.kind {
+                match &event.kind {
+                    // The root's text is printed whole at the end; children's stream here.
                     EventKind::TextDelta { text } if event.depth > 0 => {
-                        if self.streaming.as_deref() != Some(&event.call_id) {
-                            let _ = write!(out, "\n{indent}  │ ");
-                            self.streaming = Some(event.call_id.clone());
+                        let partial = self.partial.entry(event.call_id.clone()).or_default();
+                        partial.push_str(text);
+                        while let Some(newline) = partial.find('\n') {
+                            let line: String = partial.drain(..=newline).collect();
+                            let _ = writeln!(out, "{indent}  │ {}: {}", event.agent, line.trim_end());
                         }
-                        let _ = write!(out, "{}", text.replace('\n', &format!("\n{indent}  │ ")));
-                        let _ = out.flush();
-                        return;
                     }
-                    EventKind::TextDelta { .. } | EventKind::ReasoningDelta { .. } | EventKind::UsageUpdated { .. } => return,
+                    EventKind::TextDelta { .. } | EventKind::ReasoningDelta { .. } | EventKind::UsageUpdated { .. } => {}
                     EventKind::CallStarted { tool_name, .. } => {
-                        format!("{indent}▶ {} {}", event.agent, tool_name.as_deref().map(|name| format!("({name})")).unwrap_or_default())
+                        let via = tool_name.as_deref().map(|name| format!(" ({name})")).unwrap_or_default();
+                        let _ = writeln!(out, "{indent}▶ {}{via}", event.agent);
                     }
-                    EventKind::ToolProgress { message, .. } => format!("{indent}  … {message}"),
-                    EventKind::Escalated { from, to, .. } => format!("{indent}⇢ {from} escalated to {to}"),
+                    EventKind::ToolProgress { message, .. } => {
+                        let _ = writeln!(out, "{indent}  … {}: {message}", event.agent);
+                    }
+                    EventKind::Escalated { from, to, .. } => {
+                        let _ = writeln!(out, "{indent}⇢ {from} escalated to {to}");
+                    }
                     EventKind::CallFinished { status, usage_total, error, .. } => {
+                        if let Some(rest) = self.partial.remove(&event.call_id).filter(|rest| !rest.trim().is_empty()) {
+                            let _ = writeln!(out, "{indent}  │ {}: {}", event.agent, rest.trim_end());
+                        }
                         let tokens = usage_total.map(|usage| format!(", {} tokens", usage.total_tokens)).unwrap_or_default();
                         let error = error.as_ref().map(|error| format!(": {} ({})", error.message, error.kind)).unwrap_or_default();
-                        format!("{indent}■ {} {}{tokens}{error}", event.agent, status_name(*status))
+                        let _ = writeln!(out, "{indent}■ {} {}{tokens}{error}", event.agent, status_name(*status));
                     }
-                };
-                if self.streaming.take().is_some() {
-                    let _ = writeln!(out);
                 }
-                let _ = writeln!(out, "{line}");
             }
         }
         let _ = out.flush();
@@ -327,4 +334,12 @@ impl Printer {
 
 fn status_name(status: CallStatus) -> String {
     serde_json::to_value(status).ok().and_then(|value| value.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// Loads the config, creating it with the demo default when there is none (and saying so).
+fn load(path: &Path) -> Result<store::Loaded, ConfigError> {
+    if !path.exists() {
+        eprintln!("switchboard: {} did not exist; created it with the demo agents", path.display());
+    }
+    store::load_or_create(path)
 }

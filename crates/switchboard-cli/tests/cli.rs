@@ -1,0 +1,110 @@
+//! The `switchboard` binary as a user runs it: exit codes, every problem at once,
+//! the JSON contracts of `tools list` and `ask --events jsonl`, and edits on disk.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn switchboard(config: &Path, arguments: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .arg("--config")
+        .arg(config)
+        .args(arguments)
+        .env_remove("SWITCHBOARD_CONFIG")
+        .output()
+        .expect("switchboard runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn check_reports_every_problem_and_exits_2() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    std::fs::write(
+        &path,
+        r#"{"primary":"ghost","agents":[{"name":"a","provider":"local"},{"name":"a","provider":"demo"}],"agent_tools":[{"agent":"nobody","description":"x"}]}"#,
+    )
+    .unwrap();
+    let output = switchboard(&path, &["check"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    for expected in ["agents[0].url", "agents[1].name", "primary", "warning: agent_tools[0].agent"] {
+        assert!(stderr.contains(expected), "missing {expected} in:\n{stderr}");
+    }
+
+    std::fs::write(&path, "{\n  \"agents\": [,]\n}").unwrap();
+    let output = switchboard(&path, &["check"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains(&format!("{}:2:", path.display())), "{}", text(&output.stderr));
+}
+
+#[test]
+fn a_missing_config_is_created_and_checks_clean() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("fresh").join("config.json");
+    let output = switchboard(&path, &["check"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(path.exists());
+}
+
+#[test]
+fn tools_list_json_follows_the_contract_and_edits_land_on_disk() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    assert!(switchboard(&path, &["tools", "disable", "researcher", "--for", "assistant"]).status.success());
+    let output = switchboard(&path, &["tools", "list", "--for", "assistant", "--json"]);
+    assert!(output.status.success());
+    let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(listed["agent"], "assistant");
+    let rows: Vec<(String, String, bool)> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| (row["tool_name"].as_str().unwrap().into(), row["scope"].as_str().unwrap().into(), row["enabled"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![("agent_researcher".into(), "override".into(), false), ("agent_summariser".into(), "global".into(), true)]
+    );
+    let global: Value = serde_json::from_slice(&switchboard(&path, &["tools", "list", "--global", "--json"]).stdout).unwrap();
+    assert_eq!(global["agent"], Value::Null);
+    assert_eq!(global["tools"][0]["enabled"], true);
+    let schema: Value = serde_json::from_slice(&switchboard(&path, &["tools", "schema", "--for", "assistant"]).stdout).unwrap();
+    let names: Vec<&str> = schema.as_array().unwrap().iter().map(|tool| tool["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, vec!["escalate", "agent_summariser"], "built-ins first, disabled tools absent");
+    let refused = switchboard(&path, &["tools", "remove", "nobody", "--global"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("no entry for \"nobody\""), "{}", text(&refused.stderr));
+}
+
+#[test]
+fn ask_streams_jsonl_events_with_the_root_finish_last() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    let output = switchboard(&path, &["ask", "--events", "jsonl", "Explain the call tree please"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let events: Vec<Value> = text(&output.stdout).lines().map(|line| serde_json::from_str(line).expect("one JSON object per line")).collect();
+    let sequence: Vec<u64> = events.iter().map(|event| event["seq"].as_u64().unwrap()).collect();
+    assert!(sequence.windows(2).all(|pair| pair[1] == pair[0] + 1));
+    let last = events.last().unwrap();
+    assert_eq!((last["type"].as_str(), last["parent_id"].is_null(), last["status"].as_str()), (Some("call_finished"), true, Some("ok")));
+    assert!(events.iter().any(|event| event["depth"] == 1 && event["type"] == "text_delta"));
+    for field in ["seq", "type", "call_id", "parent_id", "agent", "depth", "ts_ms"] {
+        assert!(events.iter().all(|event| event.get(field).is_some()), "every event carries {field}");
+    }
+}
+
+#[test]
+fn ask_fails_clearly_when_the_root_cannot_be_reached() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    std::fs::write(&path, r#"{"agents":[{"name":"far","provider":"local","url":"http://127.0.0.1:9","model":"m","timeout_secs":5}]}"#).unwrap();
+    let output = switchboard(&path, &["ask", "--events", "none", "hello"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("unreachable") && stderr.contains("127.0.0.1:9"), "{stderr}");
+}
