@@ -3,7 +3,7 @@
  * turn through the IPC channel. Tree events go to the tree store as they arrive.
  */
 import { Channel } from "@tauri-apps/api/core";
-import { commands, type CallEvent, type ChatMessage } from "../../bindings";
+import { commands, type CallEvent_Deserialize, type CallEvent_Serialize as CallEvent, type ChatMessage } from "../../bindings";
 import { treeStore } from "../tree/state.svelte";
 import { answerOf } from "../tree/model";
 
@@ -55,7 +55,10 @@ class ChatStore {
     const channel = new Channel<CallEvent>();
     channel.onmessage = (event) => treeStore.push(turnId, event);
     try {
-      const result = await commands.sendMessage({ turn_id: turnId, agent, message, history }, channel);
+      // The generated signature names the Deserialize shape for a channel argument;
+      // what arrives is what Rust serializes, so the channel is typed by that.
+      const wireChannel = channel as unknown as Channel<CallEvent_Deserialize>;
+      const result = await commands.sendMessage({ turn_id: turnId, agent, message, history }, wireChannel);
       treeStore.flush();
       if (result.status === "ok") {
         const summary = result.data;

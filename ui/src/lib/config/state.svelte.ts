@@ -2,7 +2,7 @@
  * The config the settings area shows: loaded at start and reloaded whenever the
  * backend reports that the file changed on disk (or was refused).
  */
-import { commands, events, type ConfigState, type ResolvedTool } from "../../bindings";
+import { commands, events, type ConfigState_Serialize as ConfigState, type ResolvedTool } from "../../bindings";
 
 class ConfigStore {
   state = $state<ConfigState | null>(null);

@@ -3,7 +3,7 @@
  * framework-free: `applyEvent` mutates a plain structure in place (cheap at 20,000
  * deltas), and the state module decides when the view re-reads it.
  */
-import type { CallEvent, CallError, CallRole, CallStatus, JsonValue, Usage } from "../../bindings";
+import type { CallEvent_Serialize as CallEvent, CallError, CallRole, CallStatus, Usage } from "../../bindings";
 
 /** A call's status as the tree shows it: running until `call_finished` says otherwise. */
 export type NodeStatus = "running" | CallStatus;
@@ -15,7 +15,7 @@ export interface CallNode {
   depth: number;
   role: CallRole;
   toolName: string | null;
-  input: JsonValue | null;
+  input: unknown;
   tools: string[];
   model: string | null;
   status: NodeStatus;

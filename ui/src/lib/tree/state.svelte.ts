@@ -3,7 +3,7 @@
  * queued and folded once per animation frame, so a burst of deltas costs one
  * render; `version` tells the view that something changed.
  */
-import type { CallEvent } from "../../bindings";
+import type { CallEvent_Serialize as CallEvent } from "../../bindings";
 import { applyEvent, emptyTree, type CallTree } from "./model";
 
 class TreeStore {

@@ -1,0 +1,39 @@
+/** The tree component: ARIA tree pattern, accessible names with agent and status, keyboard collapse. */
+import { describe, expect, it } from "vitest";
+import { fireEvent, render, screen } from "@testing-library/svelte";
+import { flushSync } from "svelte";
+import type { CallEvent_Serialize as CallEvent } from "../../bindings";
+import CallTree from "./CallTree.svelte";
+import { treeStore } from "./state.svelte";
+
+function push(turnId: string, events: Array<Partial<CallEvent> & Record<string, unknown>>) {
+  events.forEach((event, index) => treeStore.push(turnId, { seq: index + 1, ts_ms: 1000 + index, depth: 0, parent_id: null, ...event } as CallEvent));
+  treeStore.flush();
+}
+
+describe("CallTree", () => {
+  it("renders one treeitem per call, named by agent and status, and collapses with the keyboard", async () => {
+    const start = { type: "call_started", tool_name: null, input: null, tools: [], model: null };
+    push("t1", [
+      { ...start, call_id: "c1", agent: "assistant", role: "turn" },
+      { ...start, call_id: "c2", parent_id: "c1", depth: 1, agent: "researcher", role: "tool" },
+      { type: "call_finished", call_id: "c2", parent_id: "c1", depth: 1, agent: "researcher", status: "ok", result: "x", usage: null, usage_total: null, turns: 1, error: null, delivered: null },
+    ]);
+    render(CallTree, { turnId: "t1", now: 5000 });
+    expect(screen.getByRole("tree", { name: "Call tree" })).toBeTruthy();
+    const root = screen.getByRole("treeitem", { name: "assistant, running" });
+    expect(root.getAttribute("aria-expanded")).toBe("true");
+    const child = screen.getByRole("treeitem", { name: "researcher, ok" });
+    expect(child.getAttribute("aria-level")).toBe("2");
+    expect(child.getAttribute("aria-expanded")).toBeNull();
+
+    root.focus();
+    await fireEvent.keyDown(root, { key: "ArrowLeft" });
+    flushSync();
+    expect(screen.queryByRole("treeitem", { name: "researcher, ok" })).toBeNull();
+    expect(root.getAttribute("aria-expanded")).toBe("false");
+    await fireEvent.keyDown(root, { key: "ArrowRight" });
+    flushSync();
+    expect(screen.getByRole("treeitem", { name: "researcher, ok" })).toBeTruthy();
+  });
+});

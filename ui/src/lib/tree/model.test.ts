@@ -1,0 +1,100 @@
+/** The tree fold: nesting, statuses, usage, text, ordering guards, escalation answers. */
+import { describe, expect, it } from "vitest";
+import type { CallEvent_Serialize as CallEvent } from "../../bindings";
+import { answerOf, applyEvent, emptyTree, elapsedMs, formatDuration, formatTokens, visibleNodes } from "./model";
+
+let seq = 0;
+function event(callId: string, parentId: string | null, agent: string, depth: number, kind: Record<string, unknown>): CallEvent {
+  seq += 1;
+  return { seq, ts_ms: 1000 + seq * 10, call_id: callId, parent_id: parentId, agent, depth, ...kind } as CallEvent;
+}
+const started = (role: string, toolName: string | null = null) => ({ type: "call_started", role, tool_name: toolName, input: null, tools: [], model: null });
+const finished = (status: string, total: number | null) => ({
+  type: "call_finished",
+  status,
+  result: "r",
+  usage: total === null ? null : { input_tokens: total, output_tokens: 0, total_tokens: total },
+  usage_total: total === null ? null : { input_tokens: total, output_tokens: 0, total_tokens: total },
+  turns: 1,
+  error: status === "error" ? { kind: "timeout", message: "no answer within 5 s" } : null,
+  delivered: null,
+});
+
+describe("applyEvent", () => {
+  it("nests calls by parent_id and tracks each call's status and text", () => {
+    seq = 0;
+    const tree = emptyTree();
+    const stream = [
+      event("c1", null, "assistant", 0, started("turn")),
+      event("c2", "c1", "researcher", 1, started("tool", "agent_researcher")),
+      event("c3", "c1", "summariser", 1, started("tool", "agent_summariser")),
+      event("c2", "c1", "researcher", 1, { type: "text_delta", text: "Find" }),
+      event("c2", "c1", "researcher", 1, { type: "tool_progress", message: "checking", data: null }),
+      event("c2", "c1", "researcher", 1, { type: "text_delta", text: "ings" }),
+      event("c3", "c1", "summariser", 1, finished("error", null)),
+      event("c2", "c1", "researcher", 1, finished("ok", 40)),
+      event("c1", null, "assistant", 0, { type: "text_delta", text: "Done." }),
+      event("c1", null, "assistant", 0, finished("ok", 100)),
+    ];
+    for (const item of stream) applyEvent(tree, item);
+    expect(tree.rootId).toBe("c1");
+    expect(tree.nodes.get("c1")?.children).toEqual(["c2", "c3"]);
+    expect(tree.nodes.get("c2")?.text).toBe("Findings");
+    expect(tree.nodes.get("c2")?.lastProgress).toBe("checking");
+    expect(tree.nodes.get("c2")?.usageTotal?.total_tokens).toBe(40);
+    expect(tree.nodes.get("c3")?.status).toBe("error");
+    expect(tree.nodes.get("c3")?.error?.kind).toBe("timeout");
+    expect(tree.nodes.get("c3")?.usage).toBeNull();
+    expect(answerOf(tree)).toEqual({ text: "Done.", agent: "assistant" });
+    expect(tree.anomalies).toEqual([]);
+  });
+
+  it("refuses out-of-order and orphan events without corrupting the tree", () => {
+    seq = 0;
+    const tree = emptyTree();
+    applyEvent(tree, event("c1", null, "a", 0, started("turn")));
+    const late = event("c1", null, "a", 0, { type: "text_delta", text: "x" });
+    applyEvent(tree, event("c1", null, "a", 0, { type: "text_delta", text: "y" }));
+    applyEvent(tree, late);
+    applyEvent(tree, event("c9", "c1", "ghost", 1, { type: "text_delta", text: "z" }));
+    expect(tree.nodes.get("c1")?.text).toBe("y");
+    expect(tree.anomalies).toHaveLength(2);
+  });
+
+  it("answers with the escalation agent's text after a handoff", () => {
+    seq = 0;
+    const tree = emptyTree();
+    applyEvent(tree, event("c1", null, "assistant", 0, started("turn")));
+    applyEvent(tree, event("c1", null, "assistant", 0, { type: "escalated", from: "assistant", to: "expert", reason: null }));
+    applyEvent(tree, event("c2", "c1", "expert", 1, started("escalation", "escalate")));
+    applyEvent(tree, event("c2", "c1", "expert", 1, { type: "text_delta", text: "Expert view" }));
+    expect(answerOf(tree)).toEqual({ text: "Expert view", agent: "expert" });
+    expect(tree.nodes.get("c1")?.escalatedTo).toBe("expert");
+  });
+});
+
+describe("views of the tree", () => {
+  it("lists nodes depth first and hides collapsed subtrees", () => {
+    seq = 0;
+    const tree = emptyTree();
+    applyEvent(tree, event("c1", null, "a", 0, started("turn")));
+    applyEvent(tree, event("c2", "c1", "b", 1, started("tool")));
+    applyEvent(tree, event("c3", "c2", "c", 2, started("tool")));
+    applyEvent(tree, event("c4", "c1", "d", 1, started("tool")));
+    expect(visibleNodes(tree, new Set()).map((node) => node.callId)).toEqual(["c1", "c2", "c3", "c4"]);
+    expect(visibleNodes(tree, new Set(["c2"])).map((node) => node.callId)).toEqual(["c1", "c2", "c4"]);
+  });
+
+  it("formats durations, tokens and elapsed time", () => {
+    expect(formatDuration(250)).toBe("250 ms");
+    expect(formatDuration(1500)).toBe("1.5 s");
+    expect(formatDuration(125_000)).toBe("2 min 5 s");
+    expect(formatTokens(null)).toBe("–");
+    expect(formatTokens({ input_tokens: 1, output_tokens: 2, total_tokens: 12_345 })).toBe("12.3k");
+    seq = 0;
+    const tree = emptyTree();
+    applyEvent(tree, event("c1", null, "a", 0, started("turn")));
+    const node = tree.nodes.get("c1");
+    expect(node && elapsedMs(node, node.startedMs + 700)).toBe(700);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * Playwright (playwright-core) in Debian's Chromium against the built UI with its
+ * IPC mocked (vite build --mode e2e, served by vite preview): the window's three
+ * areas, a turn streaming into the chat, a tree node in every status, the details
+ * of a call, keyboard navigation, and both themes. Screenshots go to
+ * tests/artifacts/ for a person to look at.
+ */
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ui = path.resolve(here, "..");
+const artifacts = path.resolve(ui, "..", "tests", "artifacts");
+mkdirSync(artifacts, { recursive: true });
+const base = "http://127.0.0.1:4173/e2e.html";
+
+let server;
+let browser;
+
+async function waitForServer(url, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} did not come up within ${timeoutMs} ms`);
+}
+
+before(async () => {
+  // The vite binary itself, not npx, so that killing it leaves no server behind.
+  server = spawn(path.join(ui, "node_modules", ".bin", "vite"), ["preview", "--mode", "e2e", "--outDir", "dist-e2e"], {
+    cwd: ui,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  await waitForServer(base, 15_000);
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill("SIGTERM");
+});
+
+async function openPage(query = "") {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const problems = [];
+  page.on("pageerror", (error) => problems.push(String(error)));
+  page.on("console", (message) => message.type() === "error" && problems.push(message.text()));
+  await page.goto(base + query);
+  return { page, problems };
+}
+
+test("a turn streams into the chat and every node status shows in the tree", async () => {
+  const { page, problems } = await openPage();
+  await page.getByRole("list", { name: "Agents" }).getByText("researcher").first().waitFor();
+  const input = page.getByRole("textbox", { name: "Message" });
+  await input.fill("How do agents call agents?");
+  await input.press("Enter");
+
+  const tree = page.getByRole("tree", { name: "Call tree" });
+  for (const name of ["assistant, ok", "researcher, ok", "summariser, error", "coder, cancelled", "summariser, denied", "researcher, limited"]) {
+    await tree.getByRole("treeitem", { name }).waitFor({ timeout: 10_000 });
+  }
+  await page.getByRole("listitem", { name: "Answer from assistant" }).getByText("Here is the answer from the mocked turn.").waitFor();
+  assert.equal(await tree.getByRole("treeitem").count(), 6);
+  assert.equal(await tree.getByRole("treeitem", { name: "assistant, ok" }).getAttribute("aria-expanded"), "true");
+
+  // Chips in the answer open their node.
+  await page.getByRole("button", { name: "Open call to summariser, error" }).click();
+  const details = page.getByRole("region", { name: "Details of summariser" });
+  await details.getByText("timeout: no answer within 30 s").waitFor();
+  await page.screenshot({ path: path.join(artifacts, "tree-statuses-light.png") });
+
+  // Keyboard: from the root, Down moves to the first child; Enter opens it.
+  await tree.getByRole("treeitem", { name: "assistant, ok" }).click();
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("Enter");
+  await page.getByRole("region", { name: "Details of researcher" }).getByText("Find facts: How do agents call agents?").waitFor();
+
+  await page.getByRole("button", { name: "Toggle dark theme" }).click();
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), "dark");
+  await page.screenshot({ path: path.join(artifacts, "tree-statuses-dark.png") });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("a running call shows a spinner, its progress line and a cancel button", async () => {
+  const { page, problems } = await openPage("?hold");
+  const input = page.getByRole("textbox", { name: "Message" });
+  await input.fill("hold on");
+  await input.press("Enter");
+  // c2 is the researcher that streams; c6 (also a researcher) is still running too.
+  const running = page.getByRole("treeitem", { name: "researcher, running" }).first();
+  await running.waitFor();
+  await page.getByRole("tree").getByText("checking the facts").waitFor();
+  await page.getByRole("button", { name: "Stop" }).waitFor();
+  await running.click();
+  await page.getByRole("button", { name: "Cancel researcher" }).waitFor();
+  await page.screenshot({ path: path.join(artifacts, "tree-running.png") });
+  await page.evaluate(() => window.__releaseTurn?.());
+  await page.getByRole("treeitem", { name: "researcher, ok" }).waitFor();
+  assert.deepEqual(problems, []);
+  await page.close();
+});

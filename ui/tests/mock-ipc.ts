@@ -1,0 +1,115 @@
+/**
+ * The Rust side, mocked for browser tests: the commands answer with a demo config,
+ * and `send_message` replays a recorded-style event stream through the real
+ * Channel machinery (runCallback with message indices), covering every node status.
+ */
+import { mockIPC } from "@tauri-apps/api/mocks";
+import type { CallEvent_Serialize as CallEvent, ConfigState_Serialize, ResolvedTool } from "../src/bindings";
+
+const config: ConfigState_Serialize = {
+  path: "/home/user/.config/switchboard/config.json",
+  version: "abc123",
+  warnings: [],
+  error: null,
+  config: {
+    primary: "assistant",
+    escalation: "expert",
+    agents: [
+      { name: "assistant", provider: "demo", model: "demo-planner" },
+      { name: "researcher", provider: "demo", model: "demo-researcher" },
+      { name: "summariser", provider: "demo", model: "demo-summariser" },
+      { name: "coder", provider: "local", model: "qwen2.5-coder", url: "http://127.0.0.1:8080" },
+      { name: "expert", provider: "demo", model: "demo-expert" },
+    ],
+    agent_tools: [],
+  },
+};
+
+const tool = (agent: string): ResolvedTool => ({ agent, tool_name: `agent_${agent}`, scope: "global", description: `${agent} agent`, enabled: true });
+
+type Kind = Record<string, unknown> & { type: string };
+
+/** The scripted turn: a root that calls five agents, each ending in another status. */
+function script(message: string): Array<[string, string | null, string, number, Kind]> {
+  const started = (toolName: string | null, request: string | null): Kind => ({
+    type: "call_started",
+    role: toolName ? "tool" : "turn",
+    tool_name: toolName,
+    input: request ? { request } : null,
+    tools: toolName ? [] : ["escalate", "agent_researcher", "agent_summariser", "agent_coder"],
+    model: null,
+  });
+  const usage = (n: number) => ({ input_tokens: n, output_tokens: n / 2, total_tokens: n * 1.5 });
+  const done = (status: string, total: number | null, error: string | null = null): Kind => ({
+    type: "call_finished",
+    status,
+    result: status === "ok" ? "fine" : null,
+    usage: total ? usage(total) : null,
+    usage_total: total ? usage(total) : null,
+    turns: 1,
+    error: error ? { kind: status === "error" ? "timeout" : status, message: error } : null,
+    delivered: `<<<AGENT_RESULT n agent="x" status="${status}">>>\n…\n<<<END_AGENT_RESULT n>>>`,
+  });
+  return [
+    ["c1", null, "assistant", 0, started(null, null)],
+    ["c2", "c1", "researcher", 1, started("agent_researcher", `Find facts: ${message}`)],
+    ["c3", "c1", "summariser", 1, started("agent_summariser", "Summarise")],
+    ["c4", "c1", "coder", 1, started("agent_coder", "Write code")],
+    ["c5", "c1", "summariser", 1, started("agent_summariser", "Again")],
+    ["c6", "c1", "researcher", 1, started("agent_researcher", "Too many")],
+    ["c2", "c1", "researcher", 1, { type: "tool_progress", message: "checking the facts", data: null }],
+    ["c2", "c1", "researcher", 1, { type: "text_delta", text: "Findings: " }],
+    ["c2", "c1", "researcher", 1, { type: "text_delta", text: "three of them." }],
+    ["c3", "c1", "summariser", 1, done("error", null, "no answer within 30 s")],
+    ["c4", "c1", "coder", 1, done("cancelled", 12, "cancelled by the user")],
+    ["c5", "c1", "summariser", 1, done("denied", null, "the user denied this call")],
+    ["c6", "c1", "researcher", 1, done("limited", null, "this turn already made 8 tool-agent calls")],
+    ["c2", "c1", "researcher", 1, done("ok", 40)],
+    ["c1", null, "assistant", 0, { type: "text_delta", text: "Here is the answer " }],
+    ["c1", null, "assistant", 0, { type: "text_delta", text: "from the mocked turn." }],
+    ["c1", null, "assistant", 0, done("ok", 120)],
+  ];
+}
+
+declare global {
+  interface Window {
+    __TAURI_INTERNALS__: { runCallback: (id: number, data: unknown) => void };
+    /** Lets a test hold the turn open (the last events wait until it is called). */
+    __releaseTurn?: () => void;
+  }
+}
+
+mockIPC(
+  async (command, args) => {
+    const payload = (args ?? {}) as Record<string, unknown>;
+    switch (command) {
+      case "get_config_state":
+        return config;
+      case "list_tools":
+        return payload.agent === "assistant" ? ["researcher", "summariser", "coder"].map(tool) : [];
+      case "cancel_turn":
+      case "cancel_call":
+        return true;
+      case "send_message": {
+        const request = payload.request as { message: string };
+        const channel = payload.onEvent as { id: number };
+        const steps = script(request.message);
+        const hold = new URLSearchParams(location.search).has("hold");
+        let seq = 0;
+        for (const [callId, parentId, agent, depth, kind] of steps) {
+          if (hold && seq === steps.length - 3) await new Promise<void>((resolve) => (window.__releaseTurn = resolve));
+          seq += 1;
+          const event = { seq, ts_ms: Date.now(), call_id: callId, parent_id: parentId, agent, depth, ...kind } as CallEvent;
+          window.__TAURI_INTERNALS__.runCallback(channel.id, { message: event, index: seq - 1 });
+          await new Promise((resolve) => setTimeout(resolve, 15));
+        }
+        return { status: "ok", text: "Here is the answer from the mocked turn.", answered_by: "assistant", usage_total: null };
+      }
+      default:
+        throw new Error(`unmocked command ${command}`);
+    }
+  },
+  { shouldMockEvents: true },
+);
+
+await import("../src/main");
