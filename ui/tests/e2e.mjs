@@ -102,8 +102,9 @@ test("a running call shows a spinner, its progress line and a cancel button", as
   const input = page.getByRole("textbox", { name: "Message" });
   await input.fill("hold on");
   await input.press("Enter");
-  // c2 is the researcher that streams; c6 (also a researcher) is still running too.
-  const running = page.getByRole("treeitem", { name: "researcher, running" }).first();
+  // Once the other researcher (c6) is refused, the streaming one is the only one running.
+  await page.getByRole("treeitem", { name: "researcher, limited" }).waitFor();
+  const running = page.getByRole("treeitem", { name: "researcher, running" });
   await running.waitFor();
   await page.getByRole("tree").getByText("checking the facts").waitFor();
   await page.getByRole("button", { name: "Stop" }).waitFor();
@@ -112,6 +113,7 @@ test("a running call shows a spinner, its progress line and a cancel button", as
   await page.screenshot({ path: path.join(artifacts, "tree-running.png") });
   await page.evaluate(() => window.__releaseTurn?.());
   await page.getByRole("treeitem", { name: "researcher, ok" }).waitFor();
+  await page.getByRole("treeitem", { name: "assistant, ok" }).waitFor();
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -95,9 +95,11 @@ mockIPC(
         const channel = payload.onEvent as { id: number };
         const steps = script(request.message);
         const hold = new URLSearchParams(location.search).has("hold");
+        // With ?hold, the turn pauses just before the streaming researcher (c2) finishes.
+        const holdAt = steps.findIndex(([callId, , , , kind]) => callId === "c2" && kind.type === "call_finished");
         let seq = 0;
         for (const [callId, parentId, agent, depth, kind] of steps) {
-          if (hold && seq === steps.length - 3) await new Promise<void>((resolve) => (window.__releaseTurn = resolve));
+          if (hold && seq === holdAt) await new Promise<void>((resolve) => (window.__releaseTurn = resolve));
           seq += 1;
           const event = { seq, ts_ms: Date.now(), call_id: callId, parent_id: parentId, agent, depth, ...kind } as CallEvent;
           window.__TAURI_INTERNALS__.runCallback(channel.id, { message: event, index: seq - 1 });

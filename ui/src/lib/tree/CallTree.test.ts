@@ -6,14 +6,14 @@ import type { CallEvent_Serialize as CallEvent } from "../../bindings";
 import CallTree from "./CallTree.svelte";
 import { treeStore } from "./state.svelte";
 
-function push(turnId: string, events: Array<Partial<CallEvent> & Record<string, unknown>>) {
+function push(turnId: string, events: Array<Record<string, unknown>>) {
   events.forEach((event, index) => treeStore.push(turnId, { seq: index + 1, ts_ms: 1000 + index, depth: 0, parent_id: null, ...event } as CallEvent));
   treeStore.flush();
 }
 
 describe("CallTree", () => {
   it("renders one treeitem per call, named by agent and status, and collapses with the keyboard", async () => {
-    const start = { type: "call_started", tool_name: null, input: null, tools: [], model: null };
+    const start = { type: "call_started", tool_name: null, input: null, tools: [], model: null } as const;
     push("t1", [
       { ...start, call_id: "c1", agent: "assistant", role: "turn" },
       { ...start, call_id: "c2", parent_id: "c1", depth: 1, agent: "researcher", role: "tool" },

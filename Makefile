@@ -1,0 +1,85 @@
+# Switchboard: two commands on a fresh Debian 12 machine.
+#   make run   installs what is missing, builds the UI and the app, opens the window
+#   make test  installs what is missing and runs every test suite
+# Works as root and as a user with sudo.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+ROOT := $(CURDIR)
+VENV := $(ROOT)/.venv
+APP := $(ROOT)/target/debug/switchboard-app
+CARGO := $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
+CARGO_BIN := $(dir $(CARGO))
+
+DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev libgtk-3-dev \
+	librsvg2-dev libayatana-appindicator3-dev libxdo-dev libssl-dev build-essential pkg-config file \
+	xvfb xauth webkit2gtk-driver chromium python3-venv
+
+.PHONY: run test setup debian-packages node-packages python-packages tauri-driver ui ui-e2e app \
+	test-rust test-ui test-browser test-window bindings clean
+
+run: setup ui app
+	$(APP)
+
+test: setup ui ui-e2e test-ui test-rust test-browser app test-window
+	@echo "all suites passed"
+
+setup: debian-packages node-packages python-packages tauri-driver
+
+debian-packages:
+	@missing=""; for package in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@command -v node >/dev/null && [ "$$(node -p 'process.versions.node.split(".")[0]')" -ge 20 ] || \
+	  { echo "Node.js 20 or newer is needed (the UI builds with Vite 8)"; exit 1; }
+	@[ -x "$(CARGO)" ] || { echo "cargo is needed: install Rust with rustup"; exit 1; }
+
+node-packages: ui/node_modules/.package-lock.json
+
+ui/node_modules/.package-lock.json: ui/package.json ui/package-lock.json
+	cd ui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
+	@touch $@
+
+python-packages: $(VENV)/.installed
+
+$(VENV)/.installed: tests/requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q -r tests/requirements.txt
+	@touch $@
+
+tauri-driver:
+	@command -v tauri-driver >/dev/null || [ -x "$(CARGO_BIN)tauri-driver" ] || $(CARGO) install tauri-driver --locked
+
+ui:
+	cd ui && node_modules/.bin/vite build
+
+ui-e2e:
+	cd ui && node_modules/.bin/vite build --mode e2e
+
+app:
+	$(CARGO) build -p switchboard-app
+
+test-rust:
+	$(CARGO) test --workspace
+
+test-ui:
+	cd ui && node_modules/.bin/svelte-check --tsconfig ./tsconfig.json --fail-on-warnings
+	cd ui && node_modules/.bin/vitest run
+
+test-browser:
+	cd ui && node --test tests/e2e.mjs
+
+test-window:
+	PATH="$(CARGO_BIN):$$PATH" xvfb-run -a -s "-screen 0 1280x800x24" $(VENV)/bin/pytest -p no:cacheprovider -W ignore::DeprecationWarning tests/window
+
+# Regenerates ui/src/bindings.ts from the Rust types (the test suite checks it is current).
+bindings:
+	UPDATE_BINDINGS=1 $(CARGO) test -p switchboard-app --test shell committed_bindings_match_the_rust_types
+
+clean:
+	rm -rf target ui/dist ui/dist-e2e ui/node_modules $(VENV) tests/artifacts

@@ -1,0 +1,134 @@
+"""The real app window under Xvfb, driven through tauri-driver and WebKitWebDriver:
+a new user's first turn on the demo agents (the answer streams in, a nested call
+appears in the tree and finishes with its tokens, its details show what the child
+saw) and cancelling a running call while its parent carries on."""
+
+import os
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.common.options import ArgOptions
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "target" / "debug" / "switchboard-app"
+ARTIFACTS = ROOT / "tests" / "artifacts"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture()
+def window():
+    assert APP.exists(), f"{APP} is missing: build it with `make app`"
+    home = Path(tempfile.mkdtemp(prefix="switchboard-window-"))
+    environment = dict(os.environ)
+    environment.update(
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_DATA_HOME=str(home / "data"),
+        SWITCHBOARD_CONFIG=str(home / "config" / "switchboard" / "config.json"),
+    )
+    port, native_port = free_port(), free_port()
+    driver_process = subprocess.Popen(
+        ["tauri-driver", "--port", str(port), "--native-port", str(native_port)],
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    options = ArgOptions()
+    options.set_capability("browserName", "wry")
+    options.set_capability("tauri:options", {"application": str(APP)})
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline or driver_process.poll() is not None:
+                driver_process.kill()
+                raise RuntimeError("tauri-driver did not start listening")
+            time.sleep(0.2)
+    session = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=options)
+    try:
+        yield session, home
+    finally:
+        session.quit()
+        driver_process.terminate()
+        driver_process.wait(timeout=10)
+
+
+def treeitem(session, name: str):
+    return WebDriverWait(session, 20).until(
+        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, f'[role="tree"] [role="treeitem"][aria-label="{name}"]'))
+    )
+
+
+def message_box(session):
+    """The textbox labelled "Message", found through its label as a person would."""
+    label = WebDriverWait(session, 20).until(
+        expected_conditions.presence_of_element_located((By.XPATH, '//label[normalize-space()="Message"]'))
+    )
+    return session.find_element(By.ID, label.get_attribute("for"))
+
+
+def answer_text(session) -> str:
+    answers = session.find_elements(By.CSS_SELECTOR, 'li[aria-label^="Answer from"] .text')
+    return answers[-1].text if answers else ""
+
+
+def test_first_turn_shows_a_nested_call_with_its_details(window):
+    session, home = window
+    WebDriverWait(session, 20).until(lambda s: "researcher" in s.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text)
+    assert (home / "config" / "switchboard" / "config.json").exists(), "first start writes the demo config"
+
+    box = message_box(session)
+    box.send_keys("How do agents call other agents as tools?")
+    box.send_keys(Keys.ENTER)
+
+    # The nested calls appear while the turn runs, then finish with their tokens.
+    treeitem(session, "researcher, running")
+    partial = WebDriverWait(session, 20).until(lambda s: answer_text(s) or None, "the answer streams in")
+    researcher = treeitem(session, "researcher, ok")
+    treeitem(session, "summariser, ok")
+    WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
+    assert len(partial) < len(answer_text(session)), "the answer grew while it streamed"
+    root = treeitem(session, "assistant, ok")
+    assert root.get_attribute("aria-expanded") == "true"
+    assert "tok" in researcher.text and "– / –" not in researcher.text, researcher.text
+
+    # Selecting the node shows what the child saw and what the parent received.
+    researcher.click()
+    details = WebDriverWait(session, 10).until(
+        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, 'section[aria-label="Details of researcher"]'))
+    )
+    assert "Find the key facts about: How do agents call other agents as tools?" in details.text
+    assert "AGENT_RESULT" in details.text and "untrusted data" in details.text
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    session.save_screenshot(str(ARTIFACTS / "window.png"))
+
+
+def test_cancelling_a_running_call_lets_the_parent_finish(window):
+    session, _ = window
+    box = message_box(session)
+    box.send_keys("Please research the history of telephone switchboards in detail")
+    box.send_keys(Keys.ENTER)
+    treeitem(session, "researcher, running").click()
+    cancel = WebDriverWait(session, 10).until(
+        expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, 'button[aria-label="Cancel researcher"]'))
+    )
+    cancel.click()
+    treeitem(session, "researcher, cancelled")
+    treeitem(session, "assistant, ok")
+    WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
+    assert "cancelled" in answer_text(session)
