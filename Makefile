@@ -17,7 +17,7 @@ DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.
 	xvfb xauth webkit2gtk-driver chromium python3-venv
 
 .PHONY: run test setup debian-packages node-packages python-packages tauri-driver ui ui-e2e app \
-	test-rust test-ui test-browser test-window bindings clean
+	test-rust test-ui test-browser test-window bindings bench clean
 
 run: setup ui app
 	$(APP)
@@ -76,6 +76,10 @@ test-browser:
 
 test-window:
 	PATH="$(CARGO_BIN):$$PATH" xvfb-run -a -s "-screen 0 1280x800x24" $(VENV)/bin/pytest -p no:cacheprovider -W ignore::DeprecationWarning tests/window
+
+# Benchmarks print figures beside a baseline measured in the same run (never asserted).
+bench:
+	$(CARGO) bench -p switchboard-core
 
 # Regenerates ui/src/bindings.ts from the Rust types (the test suite checks it is current).
 bindings:

@@ -13,7 +13,9 @@ use serde_json::{Map, Value};
 use specta::Type;
 use specta_typescript::Number;
 
-pub use merge::{effective_tools, merged_tools, tool_name, ResolvedTool, ToolScope};
+pub use merge::{
+    effective_tools, merge_entries, merged_tools, merged_tools_with, tool_name, AgentNames, MergedEntry, ResolvedTool, ToolScope,
+};
 pub use validate::{validate, Problem, Severity};
 
 /// The whole configuration file.

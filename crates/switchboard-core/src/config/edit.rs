@@ -3,13 +3,14 @@
 //! validation, the stale-copy check and an atomic write, and reports which agents'
 //! runners must be evicted.
 
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
 
 use super::store::{self, ConfigError, Loaded, Version};
-use super::{merged_tools, AgentConfig, AgentToolEntry, Config};
+use super::{merge_entries, AgentConfig, AgentNames, AgentToolEntry, Config};
 
 /// Which list a tool operation addresses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
@@ -150,17 +151,27 @@ pub fn apply_to(config: &mut Config, edit: &Edit) -> Result<(), EditError> {
 /// The agents whose runners must go when `old` becomes `new`: every agent added,
 /// removed or changed, and every agent whose merged tool-agent list changed.
 pub fn eviction_set(old: &Config, new: &Config) -> Vec<String> {
+    let (old_names, new_names) = (AgentNames::of(old), AgentNames::of(new));
+    let old_agents: HashMap<&str, &AgentConfig> = old.agents.iter().map(|agent| (agent.name.as_str(), agent)).collect();
+    let new_agents: HashMap<&str, &AgentConfig> = new.agents.iter().map(|agent| (agent.name.as_str(), agent)).collect();
+    let lists_may_differ = old.agent_tools != new.agent_tools || old_names != new_names;
+    let mut seen: HashSet<&str> = HashSet::new();
     let mut names: Vec<String> = Vec::new();
-    let mut consider = |name: &String| {
-        if names.contains(name) {
-            return;
+    for agent in old.agents.iter().chain(new.agents.iter()) {
+        let name = agent.name.as_str();
+        if !seen.insert(name) {
+            continue;
         }
-        let changed = old.agent(name) != new.agent(name) || merged_tools(old, name) != merged_tools(new, name);
+        let (before, after) = (old_agents.get(name), new_agents.get(name));
+        // The merged list depends on the globals, the agent's own entries and which
+        // agents exist; compare it only when one of those could have changed it.
+        let changed = before != after
+            || (lists_may_differ
+                && merge_entries(old, &old_names, name) != merge_entries(new, &new_names, name));
         if changed {
-            names.push(name.clone());
+            names.push(name.to_string());
         }
-    };
-    old.agents.iter().chain(new.agents.iter()).for_each(|agent| consider(&agent.name));
+    }
     names
 }
 

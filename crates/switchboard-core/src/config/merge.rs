@@ -1,6 +1,8 @@
 //! The tool-agent merge of spec section 1 and the tool-name synthesis of section 2:
 //! pure functions of a config value, so they are exact and cheap to test.
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 use specta::Type;
 
@@ -50,37 +52,92 @@ pub fn tool_name(agent: &str) -> String {
     name
 }
 
-/// Steps 1 to 4 of the merge for `caller`: disabled entries are kept, marked
-/// `enabled: false`, so a list view can show them.
-pub fn merged_tools(config: &Config, caller: &str) -> Vec<ResolvedTool> {
-    let mut merged: Vec<(&AgentToolEntry, ToolScope)> =
-        config.agent_tools.iter().map(|entry| (entry, ToolScope::Global)).collect();
+/// The configured agent names, built once when many merges run on one config.
+#[derive(Debug)]
+pub struct AgentNames<'a>(HashSet<&'a str>);
+
+impl<'a> AgentNames<'a> {
+    pub fn of(config: &'a Config) -> AgentNames<'a> {
+        AgentNames(config.agents.iter().map(|agent| agent.name.as_str()).collect())
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.contains(name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl PartialEq for AgentNames<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+/// One entry of a caller's merged list, borrowed from the config: the merge itself
+/// allocates nothing but the list.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MergedEntry<'a> {
+    pub entry: &'a AgentToolEntry,
+    pub scope: ToolScope,
+}
+
+impl MergedEntry<'_> {
+    /// The owned, serializable form (with the synthesized tool name).
+    pub fn resolve(&self) -> ResolvedTool {
+        ResolvedTool {
+            agent: self.entry.agent.clone(),
+            tool_name: tool_name(&self.entry.agent),
+            scope: self.scope,
+            description: self.entry.description.clone(),
+            enabled: self.entry.is_enabled(),
+        }
+    }
+}
+
+/// Steps 1 to 4 of the merge for `caller`, borrowed: disabled entries are kept so
+/// that a list view can show them.
+pub fn merge_entries<'a>(config: &'a Config, names: &AgentNames<'_>, caller: &str) -> Vec<MergedEntry<'a>> {
+    let mut merged: Vec<MergedEntry<'a>> =
+        config.agent_tools.iter().map(|entry| MergedEntry { entry, scope: ToolScope::Global }).collect();
     if let Some(caller_config) = config.agent(caller) {
         for own in &caller_config.tools {
-            match merged.iter_mut().find(|(entry, _)| entry.agent == own.agent) {
-                Some(slot) => *slot = (own, ToolScope::Override),
-                None => merged.push((own, ToolScope::Local)),
+            // Per-agent lists are short; a linear search beats hashing the globals per caller.
+            match merged.iter_mut().find(|merged_entry| merged_entry.entry.agent == own.agent) {
+                Some(slot) => *slot = MergedEntry { entry: own, scope: ToolScope::Override },
+                None => merged.push(MergedEntry { entry: own, scope: ToolScope::Local }),
             }
         }
     }
+    merged.retain(|merged_entry| {
+        let agent = merged_entry.entry.agent.as_str();
+        if agent == caller {
+            return false;
+        }
+        let known = names.contains(agent);
+        if !known {
+            tracing::debug!(caller, agent, "tool entry names an unknown agent; skipped");
+        }
+        known
+    });
     merged
-        .into_iter()
-        .filter(|(entry, _)| entry.agent != caller)
-        .filter(|(entry, _)| {
-            let known = config.agent(&entry.agent).is_some();
-            if !known {
-                tracing::debug!(caller, agent = %entry.agent, "tool entry names an unknown agent; skipped");
-            }
-            known
-        })
-        .map(|(entry, scope)| ResolvedTool {
-            agent: entry.agent.clone(),
-            tool_name: tool_name(&entry.agent),
-            scope,
-            description: entry.description.clone(),
-            enabled: entry.is_enabled(),
-        })
-        .collect()
+}
+
+/// Steps 1 to 4 of the merge for `caller`, owned (for the wire and the CLI):
+/// disabled entries are kept, marked `enabled: false`.
+pub fn merged_tools(config: &Config, caller: &str) -> Vec<ResolvedTool> {
+    merged_tools_with(config, &AgentNames::of(config), caller)
+}
+
+/// As `merged_tools`, with the agent names already indexed.
+pub fn merged_tools_with(config: &Config, names: &AgentNames<'_>, caller: &str) -> Vec<ResolvedTool> {
+    merge_entries(config, names, caller).iter().map(MergedEntry::resolve).collect()
 }
 
 /// The effective tool-agent list for `caller` (all five steps).

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 use specta::Type;
 
-use super::{tool_name, AgentToolEntry, Config, Provider};
+use super::{tool_name, AgentNames, AgentToolEntry, Config, Provider};
 
 /// Tool names longer than this are refused by OpenAI-compatible servers.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
@@ -49,6 +49,7 @@ impl std::fmt::Display for Problem {
 /// All problems of `config`, errors and warnings, in file order.
 pub fn validate(config: &Config) -> Vec<Problem> {
     let mut problems = Vec::new();
+    let known = AgentNames::of(config);
     let mut agent_by_name: HashMap<&str, usize> = HashMap::new();
     let mut agent_by_tool_name: HashMap<String, usize> = HashMap::new();
 
@@ -88,9 +89,9 @@ pub fn validate(config: &Config) -> Vec<Problem> {
             }
         }
         check_provider_fields(agent, &path, &mut problems);
-        check_entries(&agent.tools, &format!("{path}.tools"), config, &mut problems);
+        check_entries(&agent.tools, &format!("{path}.tools"), &known, &mut problems);
     }
-    check_entries(&config.agent_tools, "agent_tools", config, &mut problems);
+    check_entries(&config.agent_tools, "agent_tools", &known, &mut problems);
 
     for (role, value) in [("primary", &config.primary), ("escalation", &config.escalation)] {
         if let Some(name) = value {
@@ -153,7 +154,7 @@ fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut 
     }
 }
 
-fn check_entries(entries: &[AgentToolEntry], path: &str, config: &Config, problems: &mut Vec<Problem>) {
+fn check_entries(entries: &[AgentToolEntry], path: &str, known: &AgentNames<'_>, problems: &mut Vec<Problem>) {
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for (index, entry) in entries.iter().enumerate() {
         let entry_path = format!("{path}[{index}]");
@@ -169,7 +170,7 @@ fn check_entries(entries: &[AgentToolEntry], path: &str, config: &Config, proble
                 "a tool entry needs a description: the calling model reads it to decide when to call",
             ));
         }
-        if config.agent(&entry.agent).is_none() {
+        if !known.contains(&entry.agent) {
             problems.push(Problem::warning(
                 format!("{entry_path}.agent"),
                 format!("agent {:?} is not configured; this entry is ignored", entry.agent),
