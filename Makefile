@@ -39,10 +39,15 @@ debian-packages:
 	  { echo "Node.js 20 or newer is needed (the UI builds with Vite 8)"; exit 1; }
 	@[ -x "$(CARGO)" ] || { echo "cargo is needed: install Rust with rustup"; exit 1; }
 
-node-packages: ui/node_modules/.package-lock.json
+node-packages: ui/node_modules/.package-lock.json tests/peers/node_modules/.package-lock.json
 
 ui/node_modules/.package-lock.json: ui/package.json ui/package-lock.json
 	cd ui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
+	@touch $@
+
+# aimock: an independent OpenAI-compatible server the Rust peer tests start on loopback.
+tests/peers/node_modules/.package-lock.json: tests/peers/package.json tests/peers/package-lock.json
+	cd tests/peers && npm ci --no-audit --no-fund
 	@touch $@
 
 python-packages: $(VENV)/.installed

@@ -53,7 +53,7 @@ fn own_of(kind: &EventKind) -> Usage {
 }
 
 /// Every stream invariant that holds for any turn.
-fn assert_stream_invariants(events: &[CallEvent]) {
+pub(crate) fn assert_stream_invariants(events: &[CallEvent]) {
     assert!(!events.is_empty());
     for pair in events.windows(2) {
         assert!(pair[1].seq == pair[0].seq + 1, "seq is gapless and increasing: {} then {}", pair[0].seq, pair[1].seq);

@@ -2,7 +2,9 @@
 
 mod architecture;
 mod dispatch_cases;
+mod local_runner_cases;
 mod merge_cases;
+mod peers;
 mod store_cases;
 mod support;
 mod validate_cases;

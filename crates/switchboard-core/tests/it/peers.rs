@@ -1,0 +1,321 @@
+//! The `local` runner and the dispatcher against independent OpenAI-compatible
+//! servers on loopback: `@copilotkit/aimock` (npm, JSON fixtures, request journal)
+//! and `llmock` (PyPI, a scenario queue of faults). `make setup` installs both
+//! (tests/peers/node_modules, .venv); each test starts its own server and the
+//! server is killed when the test ends.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use switchboard_core::runner::local::LocalRunner;
+use switchboard_core::runner::{Message, ModelDelta, ModelRequest, Runner, RunnerError};
+use switchboard_core::{AgentConfig, AgentToolEntry, CallStatus, Config, Dispatcher, EventKind, Provider, TurnControl, TurnRequest};
+
+use crate::dispatch_cases::assert_stream_invariants;
+use crate::support::Recorder;
+
+fn repository_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A peer server process, killed on drop.
+struct Peer {
+    child: Child,
+    base: String,
+    _folder: tempfile::TempDir,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Peer {
+    fn start(mut command: Command, port: u16, folder: tempfile::TempDir) -> Peer {
+        let program = command.get_program().to_string_lossy().into_owned();
+        let child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot start {program} ({error}); run `make setup` to install the test peers"));
+        let peer = Peer { child, base: format!("http://127.0.0.1:{port}"), _folder: folder };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if answers_health(&peer.base) {
+                return peer;
+            }
+            assert!(Instant::now() < deadline, "{program} did not answer /health within 20 s");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        reqwest::get(format!("{}{path}", self.base)).await.unwrap().json().await.unwrap()
+    }
+
+    async fn post(&self, path: &str, body: Value) {
+        let response = reqwest::Client::new().post(format!("{}{path}", self.base)).json(&body).send().await.unwrap();
+        assert!(response.status().is_success(), "{path}: {}", response.status());
+    }
+}
+
+/// Whether `GET /health` answers 200; a raw socket, so startup needs no runtime.
+fn answers_health(base: &str) -> bool {
+    use std::io::{Read, Write};
+    let host = base.trim_start_matches("http://");
+    let Ok(mut stream) = std::net::TcpStream::connect(host) else { return false };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if write!(stream, "GET /health HTTP/1.0\r\nHost: {host}\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200")
+}
+
+fn aimock(fixtures: Value) -> Peer {
+    let folder = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let fixtures_path = folder.path().join("fixtures.json");
+    std::fs::write(&fixtures_path, fixtures.to_string()).unwrap();
+    let config_path = folder.path().join("aimock.json");
+    let config = json!({ "port": port, "host": "127.0.0.1", "llm": { "fixtures": fixtures_path, "chunkSize": 4, "latency": 0 } });
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let mut command = Command::new(repository_root().join("tests/peers/node_modules/.bin/aimock"));
+    command.arg("--config").arg(&config_path);
+    Peer::start(command, port, folder)
+}
+
+fn llmock() -> Peer {
+    let folder = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut command = Command::new(repository_root().join(".venv/bin/llmock"));
+    command.args(["serve", "--host", "127.0.0.1", "--port", &port.to_string(), "--response-style", "static", "--log-level", "warning"]);
+    Peer::start(command, port, folder)
+}
+
+fn http_agent(name: &str, url: String, model: &str) -> AgentConfig {
+    let mut agent = AgentConfig::new(name, Provider::Local);
+    agent.url = Some(url);
+    agent.model = Some(model.into());
+    agent.timeout_secs = Some(10);
+    agent
+}
+
+async fn step(runner: &LocalRunner, request: &ModelRequest) -> (Result<switchboard_core::runner::ModelReply, RunnerError>, String) {
+    let mut streamed = String::new();
+    let mut on_delta = |delta: ModelDelta| {
+        if let ModelDelta::Text(text) = delta {
+            streamed.push_str(&text);
+        }
+    };
+    let reply = runner.stream(request, &mut on_delta).await;
+    (reply, streamed)
+}
+
+fn hello() -> ModelRequest {
+    ModelRequest { messages: vec![Message::user("hello")], tools: vec![] }
+}
+
+/// The "done when", over real HTTP: the primary calls two tool-agents at
+/// once, one fails; both results come back in order, the error is structured, the
+/// events form one ordered stream, usage adds up, and the children were sent only
+/// their request.
+#[tokio::test]
+async fn two_parallel_tool_agents_one_failing_against_aimock() {
+    let peer = aimock(json!({ "fixtures": [
+        { "match": { "model": "primary-m", "hasToolResult": false },
+          "response": { "toolCalls": [
+            { "id": "call_1", "name": "agent_good", "arguments": { "request": "summarise the plan" } },
+            { "id": "call_2", "name": "agent_bad", "arguments": { "request": "break", "context": { "attempt": 1 } } } ] } },
+        { "match": { "model": "primary-m", "hasToolResult": true }, "response": { "content": "Both came back." } },
+        { "match": { "model": "good-m" }, "response": { "content": "The plan, summarised." } },
+        { "match": { "model": "bad-m" }, "response": { "error": { "message": "boom", "type": "server_error" }, "status": 500 } }
+    ]}));
+    let key_variable = "SWITCHBOARD_TEST_AIMOCK_KEY";
+    // Set before any thread reads the environment in this test; the name is unique to it.
+    std::env::set_var(key_variable, "secret-value");
+    let mut primary = http_agent("primary", peer.base.clone(), "primary-m");
+    primary.api_key_env = Some(key_variable.into());
+    primary.system_prompt = Some("You are the primary.".into());
+    let mut config = Config {
+        agents: vec![
+            primary,
+            http_agent("good", format!("{}/v1", peer.base), "good-m"),
+            http_agent("bad", peer.base.clone(), "bad-m"),
+        ],
+        agent_tools: vec![AgentToolEntry::new("good", "Good at plans."), AgentToolEntry::new("bad", "Always fails.")],
+        ..Config::default()
+    };
+    config.primary = Some("primary".into());
+    let dispatcher = Dispatcher::new(config);
+    let recorder = Recorder::default();
+    let history = vec![Message::user("an earlier question"), Message::assistant("an earlier answer")];
+    let outcome = dispatcher
+        .run_turn(TurnRequest { agent: None, history, message: "Plan it and break it.".into() }, recorder.sink(), TurnControl::default())
+        .await;
+    let events = recorder.take();
+    assert_eq!(outcome.status, CallStatus::Ok, "{outcome:?}");
+    assert_eq!(outcome.text, "Both came back.");
+    assert_stream_invariants(&events);
+
+    let bad = events.iter().find(|event| event.agent == "bad" && matches!(event.kind, EventKind::CallFinished { .. })).unwrap();
+    match &bad.kind {
+        EventKind::CallFinished { status, error, .. } => {
+            assert_eq!(*status, CallStatus::Error);
+            let error = error.as_ref().unwrap();
+            assert_eq!(error.kind, "http");
+            assert!(error.message.contains("500") && error.message.contains("boom"), "{}", error.message);
+        }
+        _ => unreachable!(),
+    }
+    match &events.last().unwrap().kind {
+        EventKind::CallFinished { usage, usage_total, .. } => {
+            let own = usage.expect("aimock reports usage with include_usage");
+            assert!(own.total_tokens > 0);
+            assert!(usage_total.unwrap().total_tokens > own.total_tokens, "the good child's usage rolled up");
+        }
+        _ => unreachable!(),
+    }
+
+    let journal = peer.get("/__aimock/journal").await;
+    let requests: Vec<&Value> = journal.as_array().unwrap().iter().collect();
+    let of_model = |model: &str| requests.iter().filter(|entry| entry["body"]["model"] == model).copied().collect::<Vec<_>>();
+    let primary_requests = of_model("primary-m");
+    assert_eq!(primary_requests.len(), 2);
+    let first = &primary_requests[0];
+    // aimock redacts the header's value in its journal; the exact value is checked on
+    // a raw loopback server in `local_runner_cases`.
+    assert_eq!(first["headers"]["authorization"], "[REDACTED]", "the primary's key is sent");
+    assert_eq!(first["body"]["stream"], true);
+    assert_eq!(first["body"]["stream_options"]["include_usage"], true);
+    let offered: Vec<&str> = first["body"]["tools"].as_array().unwrap().iter().map(|tool| tool["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(offered, vec!["agent_good", "agent_bad"]);
+    let tool_results: Vec<(&str, &str)> = primary_requests[1]["body"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| (message["tool_call_id"].as_str().unwrap(), message["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(tool_results.iter().map(|(id, _)| *id).collect::<Vec<_>>(), vec!["call_1", "call_2"], "results in the order asked for");
+    assert!(tool_results[0].1.contains("The plan, summarised.") && tool_results[0].1.contains("status=\"ok\""));
+    assert!(tool_results[1].1.contains("status=\"error\"") && tool_results[1].1.contains("\"kind\":\"http\""));
+
+    // The children saw their request (and labelled context) only: no history, no system prompt, no tools.
+    let good = of_model("good-m");
+    assert_eq!(good.len(), 1);
+    assert_eq!(good[0]["body"]["messages"], json!([{ "role": "user", "content": "summarise the plan" }]));
+    assert!(good[0]["body"].get("tools").is_none());
+    assert!(good[0]["headers"].get("authorization").is_none(), "the primary's key is not sent to another agent");
+    let bad_messages = of_model("bad-m")[0]["body"]["messages"].as_array().unwrap().clone();
+    assert_eq!(bad_messages.len(), 2);
+    assert!(bad_messages[0]["content"].as_str().unwrap().starts_with("Context from the calling agent \"primary\""));
+    assert_eq!(bad_messages[1], json!({ "role": "user", "content": "break" }));
+}
+
+#[tokio::test]
+async fn aimock_streams_tool_calls_usage_and_http_errors() {
+    let peer = aimock(json!({ "fixtures": [
+        { "match": { "userMessage": "weather" },
+          "response": { "toolCalls": [
+            { "id": "call_a", "name": "get_weather", "arguments": { "city": "Paris" } },
+            { "id": "call_b", "name": "get_time", "arguments": { "tz": "Europe/Paris" } } ] } },
+        { "match": { "userMessage": "limit" }, "response": { "error": { "message": "Rate limited", "type": "rate_limit_error" }, "status": 429 } },
+        { "match": { "userMessage": "cut" }, "response": { "content": "This answer will be cut off part way." }, "latency": 40, "disconnectAfterMs": 120 },
+        { "match": { "userMessage": "hello" }, "response": { "content": "Hi there, how can I help you today?" } }
+    ]}));
+    let runner = LocalRunner::new(&http_agent("a", peer.base.clone(), "m")).unwrap();
+
+    let (reply, streamed) = step(&runner, &hello()).await;
+    let reply = reply.unwrap();
+    assert_eq!(reply.text, "Hi there, how can I help you today?");
+    assert_eq!(streamed, reply.text, "streamed deltas add up to the text");
+    assert!(reply.usage.unwrap().total_tokens > 0, "usage read from the chunk whose choices is empty");
+
+    let weather = ModelRequest { messages: vec![Message::user("weather in Paris?")], tools: vec![] };
+    let reply = step(&runner, &weather).await.0.unwrap();
+    let calls: Vec<(&str, &str, Value)> = reply
+        .tool_calls
+        .iter()
+        .map(|call| (call.id.as_str(), call.function.name.as_str(), serde_json::from_str(&call.function.arguments).unwrap()))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![("call_a", "get_weather", json!({ "city": "Paris" })), ("call_b", "get_time", json!({ "tz": "Europe/Paris" }))],
+        "tool call deltas assembled by index"
+    );
+
+    let limited = ModelRequest { messages: vec![Message::user("limit")], tools: vec![] };
+    match step(&runner, &limited).await.0 {
+        Err(RunnerError::Http { status: 429, body, .. }) => assert!(body.contains("Rate limited")),
+        other => panic!("expected HTTP 429, got {other:?}"),
+    }
+    let cut = ModelRequest { messages: vec![Message::user("cut")], tools: vec![] };
+    match step(&runner, &cut).await.0 {
+        Err(error @ RunnerError::MalformedStream { .. }) => assert_eq!(error.kind(), "malformed_stream"),
+        other => panic!("expected a broken stream, got {other:?}"),
+    }
+
+    peer.post("/__aimock/chaos", json!({ "malformedRate": 1 })).await;
+    match step(&runner, &hello()).await.0 {
+        Err(RunnerError::MalformedStream { .. }) => {}
+        other => panic!("expected a malformed stream, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn llmock_streams_and_every_fault_is_a_clear_error() {
+    let peer = llmock();
+    let mut agent = http_agent("a", format!("{}/v1", peer.base), "m");
+    agent.timeout_secs = Some(1);
+    let runner = LocalRunner::new(&agent).unwrap();
+
+    let (reply, streamed) = step(&runner, &hello()).await;
+    let reply = reply.unwrap();
+    assert_eq!(reply.text, "Mock response from m.");
+    assert_eq!(streamed, reply.text);
+    assert!(reply.usage.unwrap().total_tokens > 0, "usage read although every other chunk says usage: null");
+
+    let faults: Vec<(Value, &str, &str)> = vec![
+        (json!({ "type": "stream_fault", "kind": "disconnect", "after_chunks": 2 }), "malformed_stream", "stream broke"),
+        (json!({ "type": "stream_fault", "kind": "truncate", "after_chunks": 2 }), "malformed_stream", "ended before"),
+        (json!({ "type": "stream_fault", "kind": "malformed", "after_chunks": 2 }), "malformed_stream", "not valid JSON"),
+        (json!({ "type": "fail", "status": 429, "retry_after": 2 }), "http", "429"),
+        (json!({ "type": "stream_fault", "kind": "stall", "after_chunks": 2, "stall_seconds": 3 }), "timeout", "within 1 s"),
+    ];
+    for (behaviour, kind, needle) in faults {
+        peer.post("/_llmock/reset", json!({})).await;
+        peer.post("/_llmock/scenario", json!({ "behaviors": [behaviour.clone()] })).await;
+        match step(&runner, &hello()).await.0 {
+            Err(error) => {
+                assert_eq!(error.kind(), kind, "{behaviour}: {error}");
+                assert!(error.to_string().contains(needle), "{behaviour}: {error}");
+            }
+            Ok(reply) => panic!("{behaviour}: accepted a faulty stream as {reply:?}"),
+        }
+    }
+
+    peer.post("/_llmock/reset", json!({})).await;
+    peer.post(
+        "/_llmock/scenario",
+        json!({ "behaviors": [{ "type": "reply", "tool_calls": [
+            { "name": "get_weather", "arguments": { "city": "Paris" } },
+            { "name": "get_time", "arguments": { "tz": "CET" } } ] }] }),
+    )
+    .await;
+    let reply = step(&runner, &hello()).await.0.unwrap();
+    let names: Vec<&str> = reply.tool_calls.iter().map(|call| call.function.name.as_str()).collect();
+    assert_eq!(names, vec!["get_weather", "get_time"]);
+    let arguments: Value = serde_json::from_str(&reply.tool_calls[1].function.arguments).unwrap();
+    assert_eq!(arguments, json!({ "tz": "CET" }));
+}
