@@ -8,10 +8,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
+use super::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use crate::config::AgentConfig;
 use crate::event::Usage;
 
@@ -56,17 +56,14 @@ impl LocalRunner {
         })
     }
 
-    fn body(&self, request: &ModelRequest) -> Value {
-        let mut body = json!({
-            "model": self.model.clone().unwrap_or_default(),
-            "messages": request.messages,
-            "stream": true,
-            "stream_options": { "include_usage": true },
-        });
-        if !request.tools.is_empty() {
-            body["tools"] = Value::Array(request.tools.clone());
+    fn body<'a>(&'a self, request: &'a ModelRequest) -> RequestBody<'a> {
+        RequestBody {
+            model: self.model.as_deref().unwrap_or_default(),
+            messages: &request.messages,
+            stream: true,
+            stream_options: StreamOptions { include_usage: true },
+            tools: &request.tools,
         }
-        body
     }
 
     async fn run(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
@@ -124,6 +121,22 @@ impl Runner for LocalRunner {
             .await
             .unwrap_or(Err(RunnerError::Timeout { secs }))
     }
+}
+
+/// The request body, serialized straight from borrowed parts (no JSON tree built).
+#[derive(Debug, Serialize)]
+struct RequestBody<'a> {
+    model: &'a str,
+    messages: &'a [Message],
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "<[Value]>::is_empty")]
+    tools: &'a [Value],
+}
+
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    include_usage: bool,
 }
 
 #[derive(Debug, Deserialize)]

@@ -7,54 +7,15 @@ use std::sync::{Arc, Mutex};
 use switchboard_core::runner::local::LocalRunner;
 use switchboard_core::runner::{Message, ModelRequest, Runner, RunnerError};
 use switchboard_core::{AgentConfig, Provider};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use crate::loopback;
 
-/// Serves `body` as an SSE response to every request; returns the base URL and the
-/// raw requests received (head and body).
-pub async fn sse_server(body: &'static str) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let received = Arc::new(Mutex::new(Vec::new()));
-    let log = received.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut socket, _)) = listener.accept().await else { return };
-            let log = log.clone();
-            tokio::spawn(async move {
-                let mut buffer = Vec::new();
-                let mut chunk = [0u8; 4096];
-                loop {
-                    let read = socket.read(&mut chunk).await.unwrap_or(0);
-                    if read == 0 {
-                        return;
-                    }
-                    buffer.extend_from_slice(&chunk[..read]);
-                    let text = String::from_utf8_lossy(&buffer).to_string();
-                    if let Some(head_end) = text.find("\r\n\r\n") {
-                        let length = text[..head_end]
-                            .lines()
-                            .find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length:").map(|value| value.trim().parse::<usize>().unwrap()))
-                            .unwrap_or(0);
-                        if buffer.len() >= head_end + 4 + length {
-                            log.lock().unwrap().push(text);
-                            break;
-                        }
-                    }
-                }
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = socket.write_all(response.as_bytes()).await;
-                let _ = socket.shutdown().await;
-            });
-        }
-    });
-    (base, received)
+/// Serves `body` to every request; returns the base URL and the raw requests.
+async fn sse_server(body: &'static str) -> (String, Arc<Mutex<Vec<String>>>) {
+    loopback::serve(Arc::new(move |_: &str| body.to_string())).await
 }
 
-pub const HELLO_STREAM: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n\
+/// Usage in a chunk whose `choices` is not empty (as some gateways send it).
+const HELLO_STREAM: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n\
 data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1,\"total_tokens\":4}}\n\n\
 data: [DONE]\n\n";
 

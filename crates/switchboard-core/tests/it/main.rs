@@ -3,6 +3,8 @@
 mod architecture;
 mod dispatch_cases;
 mod local_runner_cases;
+#[path = "../../benches/support/loopback.rs"]
+mod loopback;
 mod merge_cases;
 mod peers;
 mod store_cases;

@@ -1,0 +1,269 @@
+//! Dispatcher benchmark (issue 4), every figure beside a baseline from the same run:
+//! (a) the dispatcher's overhead for one nested call (parent asks, child answers,
+//!     parent finishes) against a bare HTTP client making the same three requests to
+//!     the same loopback server;
+//! (b) relay throughput of child text deltas to the root's event stream, against a
+//!     bare loop handing the same deltas to a closure;
+//! (c) memory per concurrent call with 100 calls in flight, from the process RSS.
+//! Run: `make bench`.
+
+#[path = "support/loopback.rs"]
+mod loopback;
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde_json::json;
+use switchboard_core::runner::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
+use switchboard_core::{AgentConfig, AgentToolEntry, Config, Dispatcher, Provider, TurnControl, TurnRequest, Usage};
+use tokio::sync::Semaphore;
+
+const NESTED_ROUNDS: usize = 400;
+const DELTAS: usize = 200_000;
+const CONCURRENT: usize = 100;
+
+fn http_agent(name: &str, base: &str) -> AgentConfig {
+    let mut agent = AgentConfig::new(name, Provider::Local);
+    agent.url = Some(base.to_string());
+    agent.model = Some(name.to_string());
+    agent
+}
+
+fn nested_config(base: &str) -> Config {
+    let mut config = Config {
+        agents: vec![http_agent("parent", base), http_agent("child", base)],
+        agent_tools: vec![AgentToolEntry::new("child", "Answers at once.")],
+        ..Config::default()
+    };
+    config.primary = Some("parent".into());
+    config
+}
+
+/// Parent's first request → a call to agent_child; the child's → text; the parent's
+/// second (carrying the tool result) → text.
+fn responder() -> loopback::Responder {
+    let tool_call = loopback::tool_call_stream("agent_child", "{\"request\":\"answer\"}");
+    let child = loopback::text_stream("child answer");
+    let last = loopback::text_stream("parent answer");
+    Arc::new(move |body: &str| {
+        if body.contains("\"model\":\"child\"") {
+            child.clone()
+        } else if body.contains("\"role\":\"tool\"") {
+            last.clone()
+        } else {
+            tool_call.clone()
+        }
+    })
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+async fn bare_three_requests(client: &reqwest::Client, endpoint: &str) {
+    let bodies = [
+        json!({ "model": "parent", "stream": true, "messages": [{ "role": "user", "content": "go" }] }),
+        json!({ "model": "child", "stream": true, "messages": [{ "role": "user", "content": "answer" }] }),
+        json!({ "model": "parent", "stream": true, "messages": [{ "role": "user", "content": "go" }, { "role": "tool", "tool_call_id": "call_1", "content": "child answer" }] }),
+    ];
+    for body in bodies {
+        let response = client.post(endpoint).json(&body).send().await.unwrap();
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            black_box(chunk.unwrap());
+        }
+    }
+}
+
+async fn nested_overhead() {
+    let (base, received) = loopback::serve(responder()).await;
+    let endpoint = format!("{base}/v1/chat/completions");
+    let client = reqwest::Client::new();
+    let dispatcher = Dispatcher::new(nested_config(&base));
+    let sink: switchboard_core::EventSink = Arc::new(|event| {
+        black_box(event);
+    });
+    // Warm both paths (connections, runner cache).
+    for _ in 0..20 {
+        bare_three_requests(&client, &endpoint).await;
+        dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink.clone(), TurnControl::default()).await;
+    }
+    let before = received.lock().unwrap().len();
+    let (mut bare, mut turns) = (Vec::new(), Vec::new());
+    for _ in 0..NESTED_ROUNDS {
+        let start = Instant::now();
+        bare_three_requests(&client, &endpoint).await;
+        bare.push(start.elapsed());
+        let start = Instant::now();
+        let outcome = dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink.clone(), TurnControl::default()).await;
+        turns.push(start.elapsed());
+        assert_eq!(outcome.text, "parent answer");
+    }
+    assert_eq!(received.lock().unwrap().len() - before, NESTED_ROUNDS * 6, "three requests each way per round");
+    let (bare, turn) = (median(bare), median(turns));
+    println!("(a) one nested call over loopback HTTP, median of {NESTED_ROUNDS}:");
+    println!("    bare client, same 3 requests   {:>8.3} ms", bare.as_secs_f64() * 1e3);
+    println!(
+        "    dispatcher turn                {:>8.3} ms  ({:.2}x the bare client; {:+.3} ms added per nested call)",
+        turn.as_secs_f64() * 1e3,
+        turn.as_secs_f64() / bare.as_secs_f64(),
+        (turn.as_secs_f64() - bare.as_secs_f64()) * 1e3
+    );
+}
+
+/// A model that streams `deltas` one-word deltas, or calls `agent_child` once.
+struct Streamer {
+    deltas: usize,
+    delegate: bool,
+    gate: Option<Arc<Semaphore>>,
+}
+
+#[async_trait]
+impl Runner for Streamer {
+    async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        let called = request.messages.iter().any(|message| matches!(message, switchboard_core::runner::Message::Tool { .. }));
+        if self.delegate && !called {
+            let calls = (0..request.tools.len().max(1))
+                .map(|index| ToolCall::new(format!("call_{index}"), "agent_child", "{\"request\":\"go\"}"))
+                .collect();
+            return Ok(ModelReply { text: String::new(), tool_calls: calls, usage: Some(Usage::new(1, 1)) });
+        }
+        if let Some(gate) = &self.gate {
+            let _permit = gate.acquire().await.unwrap();
+        }
+        for _ in 0..self.deltas {
+            on_delta(ModelDelta::Text("word ".into()));
+        }
+        Ok(ModelReply { text: "done".into(), tool_calls: vec![], usage: Some(Usage::new(1, self.deltas as u64)) })
+    }
+}
+
+fn in_process_config(parallel: u32) -> Config {
+    let mut config = Config {
+        agents: vec![AgentConfig::new("parent", Provider::Demo), AgentConfig::new("child", Provider::Demo)],
+        agent_tools: vec![AgentToolEntry::new("child", "Streams.")],
+        ..Config::default()
+    };
+    config.limits.max_parallel = Some(parallel);
+    config.limits.max_calls_per_turn = Some(1000);
+    config
+}
+
+async fn relay_throughput() {
+    // Baseline: the same deltas handed straight to a counting closure.
+    let counter = AtomicU64::new(0);
+    let start = Instant::now();
+    let count = |delta: ModelDelta| {
+        black_box(&delta);
+        counter.fetch_add(1, Ordering::Relaxed);
+    };
+    for _ in 0..DELTAS {
+        count(ModelDelta::Text("word ".into()));
+    }
+    let bare = start.elapsed();
+
+    let dispatcher = Dispatcher::new(in_process_config(1));
+    dispatcher.runners().insert("parent", Arc::new(Streamer { deltas: 0, delegate: true, gate: None }));
+    dispatcher.runners().insert("child", Arc::new(Streamer { deltas: DELTAS, delegate: false, gate: None }));
+    let relayed = Arc::new(AtomicU64::new(0));
+    let seen = relayed.clone();
+    let sink: switchboard_core::EventSink = Arc::new(move |event| {
+        if event.depth == 0 {
+            black_box(&event);
+        }
+        seen.fetch_add(1, Ordering::Relaxed);
+    });
+    let start = Instant::now();
+    dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, TurnControl::default()).await;
+    let elapsed = start.elapsed();
+    let events = relayed.load(Ordering::Relaxed);
+    assert!(events as usize > DELTAS);
+    println!("(b) relay of {DELTAS} child text deltas to the root stream:");
+    println!("    bare closure loop              {:>12.0} deltas/s", DELTAS as f64 / bare.as_secs_f64());
+    println!(
+        "    dispatcher (numbered events)   {:>12.0} events/s  ({:.1}x slower than the bare loop)",
+        events as f64 / elapsed.as_secs_f64(),
+        (elapsed.as_secs_f64() / events as f64) / (bare.as_secs_f64() / DELTAS as f64)
+    );
+}
+
+fn resident_kib() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|value| value.parse().ok()).unwrap_or(0);
+    pages * 4
+}
+
+async fn memory_per_call() {
+    // Baseline: 100 idle tokio tasks holding a small buffer each.
+    let idle_gate = Arc::new(Semaphore::new(0));
+    let before_tasks = resident_kib();
+    let tasks: Vec<_> = (0..CONCURRENT)
+        .map(|_| {
+            let gate = idle_gate.clone();
+            tokio::spawn(async move {
+                let buffer = vec![0u8; 1024];
+                let _permit = gate.acquire().await.unwrap();
+                black_box(buffer);
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let task_kib = resident_kib().saturating_sub(before_tasks);
+    idle_gate.add_permits(CONCURRENT);
+    for task in tasks {
+        task.await.unwrap();
+    }
+
+    let gate = Arc::new(Semaphore::new(0));
+    let dispatcher = Arc::new(Dispatcher::new(in_process_config(CONCURRENT as u32)));
+    // The parent asks for one call per offered tool; offer it enough by asking CONCURRENT times.
+    dispatcher.runners().insert("parent", Arc::new(ManyCalls { calls: CONCURRENT }));
+    dispatcher.runners().insert("child", Arc::new(Streamer { deltas: 10, delegate: false, gate: Some(gate.clone()) }));
+    let before = resident_kib();
+    let turn = {
+        let dispatcher = dispatcher.clone();
+        tokio::spawn(async move {
+            let sink: switchboard_core::EventSink = Arc::new(|event| {
+                black_box(event);
+            });
+            dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, TurnControl::default()).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let during = resident_kib();
+    gate.add_permits(CONCURRENT);
+    let outcome = turn.await.unwrap();
+    assert_eq!(outcome.status, switchboard_core::CallStatus::Ok);
+    let per_call = during.saturating_sub(before) as f64 / CONCURRENT as f64;
+    println!("(c) memory with {CONCURRENT} calls in flight (process RSS):");
+    println!("    idle tokio task + 1 KiB        {:>8.1} KiB each", task_kib as f64 / CONCURRENT as f64);
+    println!("    concurrent tool-agent call     {per_call:>8.1} KiB each");
+}
+
+/// A parent that asks for `calls` tool-agent calls in one response.
+struct ManyCalls {
+    calls: usize,
+}
+
+#[async_trait]
+impl Runner for ManyCalls {
+    async fn stream(&self, request: &ModelRequest, _on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        if request.messages.iter().any(|message| matches!(message, switchboard_core::runner::Message::Tool { .. })) {
+            return Ok(ModelReply { text: "all back".into(), tool_calls: vec![], usage: None });
+        }
+        let calls = (0..self.calls).map(|index| ToolCall::new(format!("call_{index}"), "agent_child", "{\"request\":\"go\"}")).collect();
+        Ok(ModelReply { text: String::new(), tool_calls: calls, usage: None })
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    nested_overhead().await;
+    relay_throughput().await;
+    memory_per_call().await;
+}
