@@ -2,7 +2,7 @@
 //! an agent is offered, and runs a turn with its events on stdout. It parses
 //! arguments, calls switchboard-core and prints; nothing more.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -11,9 +11,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::json;
 use switchboard_core::config::edit::{self, Edit, EditError, ToolTarget};
 use switchboard_core::config::store::{self, ConfigError};
-use switchboard_core::config::{merged_tools, tool_name, ResolvedTool, ToolScope};
+use switchboard_core::config::{global_tools, merged_tools, ResolvedTool};
 use switchboard_core::tools::{offered_tools, Standing};
-use switchboard_core::{CallEvent, CallStatus, Dispatcher, EventKind, TurnControl, TurnRequest};
+use switchboard_core::{
+    ApprovalDecision, ApprovalPolicy, ApprovedAgents, CallEvent, CallStatus, Dispatcher, EventKind, TurnControl, TurnRequest,
+};
 
 /// Exit code for an invalid config.
 const EXIT_INVALID: u8 = 2;
@@ -96,11 +98,21 @@ enum EventFormat {
     None,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum ApproveMode {
+    All,
+    None,
+}
+
 #[derive(Args)]
 struct AskArgs {
     /// The agent to answer (default: the primary).
     #[arg(long)]
     agent: Option<String>,
+    /// Answer every approval request (`all` or `none`); without it a terminal is
+    /// asked each time, and a non-interactive run denies.
+    #[arg(long, value_enum)]
+    approve: Option<ApproveMode>,
     /// How to print the call-tree events.
     #[arg(long, value_enum, default_value = "pretty")]
     events: EventFormat,
@@ -206,20 +218,7 @@ fn list(path: &Path, scope: &Scope, as_json: bool) -> Result<ExitCode, Failure> 
             }
             (scope.for_agent.as_deref(), merged_tools(config, &agent))
         }
-        ToolTarget::Global => (
-            None,
-            config
-                .agent_tools
-                .iter()
-                .map(|entry| ResolvedTool {
-                    agent: entry.agent.clone(),
-                    tool_name: tool_name(&entry.agent),
-                    scope: ToolScope::Global,
-                    description: entry.description.clone(),
-                    enabled: entry.is_enabled(),
-                })
-                .collect(),
-        ),
+        ToolTarget::Global => (None, global_tools(config)),
     };
     if as_json {
         println!("{}", json!({ "agent": agent, "tools": rows }));
@@ -245,10 +244,31 @@ fn ask(path: &Path, arguments: AskArgs) -> Result<ExitCode, Failure> {
         .build()
         .map_err(|error| Failure { code: 1, message: format!("cannot start the runtime: {error}") })?;
     let dispatcher = Dispatcher::new(loaded.config);
+    let interactive = arguments.approve.is_none() && std::io::stdin().is_terminal();
+    let policy = match arguments.approve {
+        Some(ApproveMode::All) => ApprovalPolicy::ApproveAll,
+        Some(ApproveMode::None) => ApprovalPolicy::DenyAll,
+        None if interactive => ApprovalPolicy::Ask,
+        None => ApprovalPolicy::DenyAll,
+    };
+    let control = TurnControl::new(policy, ApprovedAgents::default());
     let printer = Arc::new(Mutex::new(Printer::new(arguments.events)));
     let sink_printer = printer.clone();
-    let sink = Arc::new(move |event: CallEvent| sink_printer.lock().unwrap().print(&event));
-    let control = TurnControl::default();
+    let (prompt_sender, prompt_receiver) = std::sync::mpsc::channel::<CallEvent>();
+    let sink = Arc::new(move |event: CallEvent| {
+        if let EventKind::ApprovalRequested { .. } = &event.kind {
+            if interactive {
+                let _ = prompt_sender.send(event.clone());
+            } else if policy == ApprovalPolicy::DenyAll && arguments.approve.is_none() {
+                eprintln!("switchboard: {} needs approval and nobody is at a terminal to give it: denied (pass --approve all to allow)", event.agent);
+            }
+        }
+        sink_printer.lock().unwrap().print(&event)
+    });
+    if interactive {
+        let answering = control.clone();
+        std::thread::spawn(move || prompt_for_approvals(prompt_receiver, answering));
+    }
     let interrupt = control.clone();
     let request = TurnRequest { agent: arguments.agent, history: Vec::new(), message: arguments.message };
     let outcome = runtime.block_on(async move {
@@ -317,6 +337,13 @@ impl Printer {
                     EventKind::Escalated { from, to, .. } => {
                         let _ = writeln!(out, "{indent}⇢ {from} escalated to {to}");
                     }
+                    EventKind::ApprovalRequested { .. } => {
+                        let _ = writeln!(out, "{indent}  ? {} waits for approval", event.agent);
+                    }
+                    EventKind::ApprovalResolved { decision, by } => {
+                        let decision = serde_json::to_value(decision).ok().and_then(|value| value.as_str().map(str::to_owned)).unwrap_or_default();
+                        let _ = writeln!(out, "{indent}  ✓ {}: {decision} (by the {by})", event.agent);
+                    }
                     EventKind::CallFinished { status, usage_total, error, .. } => {
                         if let Some(rest) = self.partial.remove(&event.call_id).filter(|rest| !rest.trim().is_empty()) {
                             let _ = writeln!(out, "{indent}  │ {}: {}", event.agent, rest.trim_end());
@@ -329,6 +356,32 @@ impl Printer {
             }
         }
         let _ = out.flush();
+    }
+}
+
+/// Asks on the terminal for each approval request, one at a time.
+fn prompt_for_approvals(requests: std::sync::mpsc::Receiver<CallEvent>, control: TurnControl) {
+    let stdin = std::io::stdin();
+    for event in requests {
+        let EventKind::ApprovalRequested { input, limits, .. } = &event.kind else { continue };
+        let request = input.as_ref().and_then(|input| input.get("request")).and_then(|request| request.as_str()).unwrap_or("");
+        let decision = loop {
+            eprint!(
+                "\nApprove the call to {} (depth {}, {} calls left in this turn)?\n  request: {request}\n  [o]nce, [a]lways for this agent, [d]eny: ",
+                event.agent, limits.depth, limits.calls_left
+            );
+            let mut line = String::new();
+            if stdin.read_line(&mut line).unwrap_or(0) == 0 {
+                break ApprovalDecision::Deny;
+            }
+            match line.trim().to_lowercase().as_str() {
+                "o" | "once" | "y" | "yes" => break ApprovalDecision::ApproveOnce,
+                "a" | "always" => break ApprovalDecision::ApproveAlways,
+                "d" | "deny" | "n" | "no" => break ApprovalDecision::Deny,
+                _ => eprintln!("answer o, a or d"),
+            }
+        };
+        control.resolve_approval(&event.call_id, decision);
     }
 }
 

@@ -85,7 +85,7 @@ fn tools_list_json_follows_the_contract_and_edits_land_on_disk() {
 fn ask_streams_jsonl_events_with_the_root_finish_last() {
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("config.json");
-    let output = switchboard(&path, &["ask", "--events", "jsonl", "Explain the call tree please"]);
+    let output = switchboard(&path, &["ask", "--approve", "all", "--events", "jsonl", "Explain the call tree please"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let events: Vec<Value> = text(&output.stdout).lines().map(|line| serde_json::from_str(line).expect("one JSON object per line")).collect();
     let sequence: Vec<u64> = events.iter().map(|event| event["seq"].as_u64().unwrap()).collect();
@@ -107,4 +107,21 @@ fn ask_fails_clearly_when_the_root_cannot_be_reached() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output.stderr);
     assert!(stderr.contains("unreachable") && stderr.contains("127.0.0.1:9"), "{stderr}");
+}
+
+#[test]
+fn without_a_terminal_approval_requests_are_denied_and_said_so() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    let output = switchboard(&path, &["ask", "--events", "jsonl", "Who approves this?"]);
+    assert!(output.status.success(), "a denied delegate does not fail the turn: {}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("pass --approve all"), "{}", text(&output.stderr));
+    let events: Vec<Value> = text(&output.stdout).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let denied: Vec<&str> = events
+        .iter()
+        .filter(|event| event["type"] == "call_finished" && event["status"] == "denied")
+        .map(|event| event["agent"].as_str().unwrap())
+        .collect();
+    assert_eq!(denied, vec!["researcher", "summariser"]);
+    assert!(events.iter().any(|event| event["type"] == "approval_resolved" && event["by"] == "policy" && event["decision"] == "deny"));
 }

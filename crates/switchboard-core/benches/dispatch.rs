@@ -91,7 +91,7 @@ async fn nested_overhead() {
     // Warm both paths (connections, runner cache).
     for _ in 0..20 {
         bare_three_requests(&client, &endpoint).await;
-        dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink.clone(), TurnControl::default()).await;
+        dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink.clone(), TurnControl::approving_all()).await;
     }
     let before = received.lock().unwrap().len();
     let (mut bare, mut turns) = (Vec::new(), Vec::new());
@@ -100,7 +100,7 @@ async fn nested_overhead() {
         bare_three_requests(&client, &endpoint).await;
         bare.push(start.elapsed());
         let start = Instant::now();
-        let outcome = dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink.clone(), TurnControl::default()).await;
+        let outcome = dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink.clone(), TurnControl::approving_all()).await;
         turns.push(start.elapsed());
         assert_eq!(outcome.text, "parent answer");
     }
@@ -179,7 +179,7 @@ async fn relay_throughput() {
         seen.fetch_add(1, Ordering::Relaxed);
     });
     let start = Instant::now();
-    dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, TurnControl::default()).await;
+    dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, TurnControl::approving_all()).await;
     let elapsed = start.elapsed();
     let events = relayed.load(Ordering::Relaxed);
     assert!(events as usize > DELTAS);
@@ -231,7 +231,7 @@ async fn memory_per_call() {
             let sink: switchboard_core::EventSink = Arc::new(|event| {
                 black_box(event);
             });
-            dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, TurnControl::default()).await
+            dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, TurnControl::approving_all()).await
         })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -14,7 +14,7 @@ use specta::Type;
 use specta_typescript::Number;
 
 pub use merge::{
-    effective_tools, merge_entries, merged_tools, merged_tools_with, tool_name, AgentNames, MergedEntry, ResolvedTool, ToolScope,
+    effective_tools, global_tools, merge_entries, merged_tools, merged_tools_with, tool_name, AgentNames, MergedEntry, ResolvedTool, ToolScope,
 };
 pub use validate::{validate, Problem, Severity};
 
@@ -126,14 +126,35 @@ pub struct AgentToolEntry {
     pub description: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
+    /// Whether a call needs the user's yes: `ask` when absent (confirm by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
     #[serde(flatten)]
     #[specta(skip)]
     pub extra: Map<String, Value>,
 }
 
+/// How a delegate's calls are approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Approval {
+    /// Pause each call until the user approves or denies it.
+    #[default]
+    Ask,
+    /// Run without asking.
+    Auto,
+    /// Never run; the caller gets a `denied` result.
+    Deny,
+}
+
 impl AgentToolEntry {
     pub fn new(agent: impl Into<String>, description: impl Into<String>) -> Self {
-        AgentToolEntry { agent: agent.into(), description: description.into(), enabled: None, extra: Map::new() }
+        AgentToolEntry { agent: agent.into(), description: description.into(), enabled: None, approval: None, extra: Map::new() }
+    }
+
+    /// `ask` when absent.
+    pub fn approval(&self) -> Approval {
+        self.approval.unwrap_or_default()
     }
 
     /// True when absent, as the spec says.

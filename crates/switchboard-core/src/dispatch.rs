@@ -5,7 +5,7 @@
 //! ordered event stream, usage rolls up live, limits are enforced here, and any call
 //! can be cancelled with its subtree.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -13,10 +13,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{AgentConfig, Config};
-use crate::event::{CallError, CallEvent, CallRole, CallStatus, EventKind, Usage};
+use crate::config::{AgentConfig, Approval, Config};
+use crate::event::{ApprovalDecision, ApprovalLimits, CallError, CallEvent, CallRole, CallStatus, EventKind, Usage};
 use crate::fence::fence;
 use crate::runner::cache::RunnerCache;
 use crate::runner::{Message, ModelDelta, ModelRequest, ToolCall};
@@ -67,14 +68,54 @@ pub struct TurnOutcome {
     pub error: Option<CallError>,
 }
 
-/// Cancels a running turn or any call in it, from another task.
+/// How a turn answers approval requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalPolicy {
+    /// Wait for `TurnControl::resolve_approval` (the app, an interactive terminal).
+    #[default]
+    Ask,
+    /// Approve every request (`switchboard ask --approve all`); still reported.
+    ApproveAll,
+    /// Deny every request (`--approve none`); still reported.
+    DenyAll,
+}
+
+/// Delegates approved "always" in a session; the turns of one session share it.
+#[derive(Debug, Clone, Default)]
+pub struct ApprovedAgents(Arc<Mutex<HashSet<String>>>);
+
+impl ApprovedAgents {
+    pub fn contains(&self, agent: &str) -> bool {
+        self.0.lock().unwrap().contains(agent)
+    }
+
+    fn insert(&self, agent: &str) {
+        self.0.lock().unwrap().insert(agent.to_string());
+    }
+}
+
+/// Steers a running turn from another task: cancel the turn or any call in it,
+/// answer approval requests.
 #[derive(Debug, Clone, Default)]
 pub struct TurnControl {
     root: CancellationToken,
     calls: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    approvals: Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>>,
+    policy: ApprovalPolicy,
+    approved: ApprovedAgents,
 }
 
 impl TurnControl {
+    /// A control for a turn of the session whose "approve always" answers are `approved`.
+    pub fn new(policy: ApprovalPolicy, approved: ApprovedAgents) -> TurnControl {
+        TurnControl { policy, approved, ..TurnControl::default() }
+    }
+
+    /// A control that approves every request (and reports that it did).
+    pub fn approving_all() -> TurnControl {
+        TurnControl::new(ApprovalPolicy::ApproveAll, ApprovedAgents::default())
+    }
+
     /// Cancels every call of the turn.
     pub fn cancel_turn(&self) {
         self.root.cancel();
@@ -92,12 +133,21 @@ impl TurnControl {
         }
     }
 
+    /// Answers the approval request of `call_id`; false when none is waiting.
+    pub fn resolve_approval(&self, call_id: &str, decision: ApprovalDecision) -> bool {
+        match self.approvals.lock().unwrap().remove(call_id) {
+            Some(sender) => sender.send(decision).is_ok(),
+            None => false,
+        }
+    }
+
     fn register(&self, call_id: &str, token: CancellationToken) {
         self.calls.lock().unwrap().insert(call_id.to_string(), token);
     }
 
     fn unregister(&self, call_id: &str) {
         self.calls.lock().unwrap().remove(call_id);
+        self.approvals.lock().unwrap().remove(call_id);
     }
 }
 
@@ -172,6 +222,7 @@ impl Dispatcher {
             messages,
             path: Vec::new(),
             cancel: control.root.clone(),
+            approval: None,
         };
         let outcome = run_call(self, turn.clone(), spec).await;
         TurnOutcome {
@@ -297,6 +348,8 @@ struct CallSpec {
     /// Agents above this call on the path from the root.
     path: Vec<String>,
     cancel: CancellationToken,
+    /// Set when the call must be approved before it runs.
+    approval: Option<ApprovalLimits>,
 }
 
 struct CallOutcome {
@@ -347,9 +400,14 @@ fn run_call(dispatcher: &Dispatcher, turn: Arc<Turn>, spec: CallSpec) -> BoxFutu
                 model: spec.agent.model.clone(),
             },
         );
-        let outcome = match runner {
-            Ok(runner) => tool_loop(dispatcher, &turn, &spec, runner, &offered, &path).await,
-            Err(error) => LoopEnd {
+        let refusal = match &spec.approval {
+            Some(limits) => await_approval(&turn, &spec, limits.clone()).await,
+            None => None,
+        };
+        let outcome = match (refusal, runner) {
+            (Some(refusal), _) => refusal,
+            (None, Ok(runner)) => tool_loop(dispatcher, &turn, &spec, runner, &offered, &path).await,
+            (None, Err(error)) => LoopEnd {
                 status: CallStatus::Error,
                 text: String::new(),
                 turns: 0,
@@ -375,6 +433,60 @@ fn run_call(dispatcher: &Dispatcher, turn: Arc<Turn>, spec: CallSpec) -> BoxFutu
         }
     }
     .boxed()
+}
+
+/// Pauses a call until it is approved. Returns how it ended when it may not run
+/// (denied, or cancelled while it waited); `None` when it may.
+async fn await_approval(turn: &Turn, spec: &CallSpec, limits: ApprovalLimits) -> Option<LoopEnd> {
+    let agent = spec.agent.name.as_str();
+    let control = &turn.control;
+    if control.approved.contains(agent) {
+        return None;
+    }
+    let requested = EventKind::ApprovalRequested {
+        tool_name: spec.tool_name.clone().unwrap_or_default(),
+        input: spec.input.clone(),
+        limits,
+    };
+    let (decision, by) = match control.policy {
+        ApprovalPolicy::ApproveAll | ApprovalPolicy::DenyAll => {
+            turn.emit(&spec.header, requested);
+            let decision = if control.policy == ApprovalPolicy::ApproveAll { ApprovalDecision::ApproveOnce } else { ApprovalDecision::Deny };
+            (decision, "policy")
+        }
+        ApprovalPolicy::Ask => {
+            let (sender, receiver) = oneshot::channel();
+            // Registered before the request is announced, so an answer sent from the
+            // event sink itself finds it.
+            control.approvals.lock().unwrap().insert(spec.header.call_id.clone(), sender);
+            turn.emit(&spec.header, requested);
+            let answer = tokio::select! {
+                _ = spec.cancel.cancelled() => None,
+                answer = receiver => answer.ok(),
+            };
+            match answer {
+                Some(decision) => (decision, "user"),
+                None => {
+                    return Some(LoopEnd { status: CallStatus::Cancelled, text: String::new(), turns: 0, error: Some(cancelled_error()), answered_by: None });
+                }
+            }
+        }
+    };
+    turn.emit(&spec.header, EventKind::ApprovalResolved { decision, by: by.to_string() });
+    match decision {
+        ApprovalDecision::ApproveOnce => None,
+        ApprovalDecision::ApproveAlways => {
+            control.approved.insert(agent);
+            None
+        }
+        ApprovalDecision::Deny => Some(LoopEnd {
+            status: CallStatus::Denied,
+            text: String::new(),
+            turns: 0,
+            error: Some(CallError { kind: "denied".into(), message: format!("the {by} denied this call to {agent:?}") }),
+            answered_by: None,
+        }),
+    }
 }
 
 /// The tool result string the parent model receives: the child's text or a
@@ -527,6 +639,7 @@ async fn escalate(dispatcher: &Dispatcher, turn: &Arc<Turn>, spec: &CallSpec, ca
         messages,
         path: vec![spec.agent.name.clone()],
         cancel: spec.cancel.child_token(),
+        approval: None,
     };
     let outcome = run_call(dispatcher, turn.clone(), child).await;
     LoopEnd { status: outcome.status, text: outcome.text, turns: step, error: outcome.error, answered_by: Some(outcome.answered_by) }
@@ -622,6 +735,26 @@ async fn dispatch_tool_call(
     let Some(target) = turn.config.agent(&target_name).cloned() else {
         return refuse(CallStatus::Error, "unknown_agent", format!("agent {target_name:?} is not configured"), Some(arguments));
     };
+    let entry_approval = offered.iter().find(|tool| tool.name == name).and_then(|tool| tool.target.as_ref()).map(|tool| tool.approval);
+    if entry_approval == Some(Approval::Deny) {
+        return refuse(
+            CallStatus::Denied,
+            "denied",
+            format!("calls to {target_name:?} are denied by the config (approval: deny)"),
+            Some(arguments),
+        );
+    }
+    let approval = (entry_approval == Some(Approval::Ask)).then(|| {
+        let depth = parent.header.depth + 1;
+        let max_depth = turn.config.limits.effective_max_depth();
+        ApprovalLimits {
+            may_delegate: depth < max_depth,
+            depth,
+            max_depth,
+            calls_left: ceiling.saturating_sub(turn.delegations.load(Ordering::SeqCst)),
+            timeout_secs: target.timeout_secs.map(|secs| secs.min(u64::from(u32::MAX)) as u32),
+        }
+    });
     let mut messages = Vec::new();
     if let Some(prompt) = &target.system_prompt {
         messages.push(Message::system(prompt.clone()));
@@ -643,6 +776,7 @@ async fn dispatch_tool_call(
         messages,
         path: path.to_vec(),
         cancel: parent.cancel.child_token(),
+        approval,
     };
     let outcome = run_call(dispatcher, turn.clone(), child).await;
     outcome.delivered.unwrap_or_default()

@@ -111,6 +111,20 @@ pub enum EventKind {
         usage: Usage,
         usage_total: Usage,
     },
+    /// The call waits for the user's yes before it runs.
+    ApprovalRequested {
+        tool_name: String,
+        /// What the delegate would be sent: `{request, context}`.
+        #[specta(type = Option<Unknown>)]
+        input: Option<Value>,
+        /// The limits the call would run under.
+        limits: ApprovalLimits,
+    },
+    ApprovalResolved {
+        decision: ApprovalDecision,
+        /// `user`, or `policy` when the turn answers every request itself (`--approve`).
+        by: String,
+    },
     Escalated {
         from: String,
         to: String,
@@ -127,6 +141,28 @@ pub enum EventKind {
         /// What the parent model received as the tool result (fenced), if any.
         delivered: Option<String>,
     },
+}
+
+/// The answer to an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    ApproveOnce,
+    /// Approve this call and every later call to the same delegate in this session.
+    ApproveAlways,
+    Deny,
+}
+
+/// The limits shown with an approval request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ApprovalLimits {
+    /// Whether the delegate may delegate further (its depth is below `max_depth`).
+    pub may_delegate: bool,
+    pub depth: u32,
+    pub max_depth: u32,
+    /// Tool-agent calls left in this turn after this one.
+    pub calls_left: u32,
+    pub timeout_secs: Option<u32>,
 }
 
 /// The structured result of an agent-as-tool call (streaming-and-structured-io.md).

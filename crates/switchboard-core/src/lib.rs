@@ -13,6 +13,6 @@ pub mod fence;
 pub mod runner;
 pub mod tools;
 
-pub use config::{AgentConfig, AgentToolEntry, Config, Limits, Provider};
-pub use dispatch::{Dispatcher, EventSink, TurnControl, TurnOutcome, TurnRequest};
-pub use event::{CallError, CallEvent, CallRole, CallStatus, EventKind, Usage};
+pub use config::{AgentConfig, AgentToolEntry, Approval, Config, Limits, Provider};
+pub use dispatch::{ApprovalPolicy, ApprovedAgents, Dispatcher, EventSink, TurnControl, TurnOutcome, TurnRequest};
+pub use event::{ApprovalDecision, ApprovalLimits, CallError, CallEvent, CallRole, CallStatus, EventKind, Usage};

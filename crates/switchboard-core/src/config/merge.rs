@@ -38,6 +38,7 @@ pub struct ResolvedTool {
     pub scope: ToolScope,
     pub description: String,
     pub enabled: bool,
+    pub approval: super::Approval,
 }
 
 /// The tool name an agent is offered under: `agent_` and the agent name lowercased,
@@ -97,6 +98,7 @@ impl MergedEntry<'_> {
             scope: self.scope,
             description: self.entry.description.clone(),
             enabled: self.entry.is_enabled(),
+            approval: self.entry.approval(),
         }
     }
 }
@@ -138,6 +140,11 @@ pub fn merged_tools(config: &Config, caller: &str) -> Vec<ResolvedTool> {
 /// As `merged_tools`, with the agent names already indexed.
 pub fn merged_tools_with(config: &Config, names: &AgentNames<'_>, caller: &str) -> Vec<ResolvedTool> {
     merge_entries(config, names, caller).iter().map(MergedEntry::resolve).collect()
+}
+
+/// The global entries as written (scope `global`), for list views.
+pub fn global_tools(config: &Config) -> Vec<ResolvedTool> {
+    config.agent_tools.iter().map(|entry| MergedEntry { entry, scope: ToolScope::Global }.resolve()).collect()
 }
 
 /// The effective tool-agent list for `caller` (all five steps).

@@ -30,7 +30,7 @@ fn demo_config() -> Config {
 async fn run(dispatcher: &Dispatcher, message: &str) -> (switchboard_core::TurnOutcome, Vec<CallEvent>) {
     let recorder = Recorder::default();
     let request = TurnRequest { message: message.into(), ..TurnRequest::default() };
-    let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::default()).await;
+    let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
     (outcome, recorder.take())
 }
 
@@ -143,7 +143,7 @@ async fn two_calls_at_once_one_failing_come_back_in_order() {
     let history = vec![Message::user("earlier secret question"), Message::assistant("earlier answer")];
     let recorder = Recorder::default();
     let request = TurnRequest { agent: Some("primary".into()), history, message: "Do both.".into() };
-    let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::default()).await;
+    let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
     let events = recorder.take();
     assert_eq!(outcome.status, CallStatus::Ok, "a failing tool-agent does not fail the turn");
     assert_eq!(outcome.text, "Combined answer.");
@@ -264,7 +264,7 @@ async fn a_cancelled_call_returns_cancelled_and_the_parent_continues() {
     dispatcher.runners().insert("primary", primary.clone());
     dispatcher.runners().insert("slow", Scripted::new(vec![Step::Slow { deltas: 1000, pause: Duration::from_millis(10) }]));
     let recorder = Recorder::default();
-    let control = TurnControl::default();
+    let control = TurnControl::approving_all();
     let turn = {
         let dispatcher = dispatcher.clone();
         let control = control.clone();
@@ -299,7 +299,7 @@ async fn cancelling_the_turn_ends_every_call() {
         Scripted::new(vec![Step::Slow { deltas: 1000, pause: Duration::from_millis(10) }, Step::Slow { deltas: 1000, pause: Duration::from_millis(10) }]),
     );
     let recorder = Recorder::default();
-    let control = TurnControl::default();
+    let control = TurnControl::approving_all();
     let turn = {
         let (dispatcher, control, sink) = (dispatcher.clone(), control.clone(), recorder.sink());
         tokio::spawn(async move { dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, control).await })
@@ -337,7 +337,7 @@ async fn an_unknown_root_agent_is_a_clear_error() {
     let dispatcher = Dispatcher::new(demo_config());
     let recorder = Recorder::default();
     let request = TurnRequest { agent: Some("nobody".into()), message: "hi".into(), ..Default::default() };
-    let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::default()).await;
+    let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
     assert_eq!(outcome.status, CallStatus::Error);
     assert_eq!(outcome.error.unwrap().kind, "unknown_agent");
     assert_stream_invariants(&recorder.take());
@@ -354,4 +354,141 @@ async fn eviction_rebuilds_runners_but_running_calls_keep_theirs() {
     assert_eq!(dispatcher.runners().cached_agents(), vec!["assistant", "summariser"]);
     let (outcome, _) = run(&dispatcher, "hello there, colleagues").await;
     assert!(outcome.text.contains("**researcher**\n\nSummary:"), "the rebuilt runner uses the new config: {}", outcome.text);
+}
+
+/// Runs `message` on a config whose entries ask for approval, answering each
+/// request with the next of `answers` from inside the event sink, as the app's
+/// channel handler does from the UI.
+async fn run_answering(config: Config, message: &str, answers: Vec<switchboard_core::ApprovalDecision>, approved: switchboard_core::ApprovedAgents) -> (switchboard_core::TurnOutcome, Vec<CallEvent>) {
+    let dispatcher = Dispatcher::new(config);
+    let control = TurnControl::new(switchboard_core::ApprovalPolicy::Ask, approved);
+    let answers = std::sync::Mutex::new(answers.into_iter());
+    let recorder = Recorder::default();
+    let record = recorder.sink();
+    let answering = control.clone();
+    let sink: switchboard_core::EventSink = Arc::new(move |event: CallEvent| {
+        if matches!(event.kind, EventKind::ApprovalRequested { .. }) {
+            let decision = answers.lock().unwrap().next().expect("an answer for every request");
+            assert!(answering.resolve_approval(&event.call_id, decision));
+        }
+        record(event);
+    });
+    let outcome = dispatcher.run_turn(TurnRequest { message: message.into(), ..Default::default() }, sink, control).await;
+    (outcome, recorder.take())
+}
+
+fn statuses_by_agent(events: &[CallEvent]) -> Vec<(String, CallStatus)> {
+    events
+        .iter()
+        .filter(|event| event.depth > 0)
+        .filter_map(|event| match &event.kind {
+            EventKind::CallFinished { status, .. } => Some((event.agent.clone(), *status)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn approval_once_always_and_deny_from_the_user() {
+    use switchboard_core::ApprovalDecision::{ApproveAlways, ApproveOnce, Deny};
+    let approved = switchboard_core::ApprovedAgents::default();
+    let (outcome, events) =
+        run_answering(demo_config(), "Tell me about approvals please", vec![ApproveAlways, Deny], approved.clone()).await;
+    assert_eq!(outcome.status, CallStatus::Ok, "a denial does not end the turn");
+    assert_stream_invariants(&events);
+    let mut statuses = statuses_by_agent(&events);
+    statuses.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(statuses, vec![("researcher".into(), CallStatus::Ok), ("summariser".into(), CallStatus::Denied)]);
+    let requested: Vec<&CallEvent> = events.iter().filter(|event| matches!(event.kind, EventKind::ApprovalRequested { .. })).collect();
+    assert_eq!(requested.len(), 2);
+    match &requested[0].kind {
+        EventKind::ApprovalRequested { tool_name, input, limits } => {
+            assert_eq!(tool_name, "agent_researcher");
+            assert!(input.as_ref().unwrap()["request"].as_str().unwrap().contains("approvals"));
+            assert_eq!((limits.depth, limits.max_depth, limits.may_delegate), (1, 1, false));
+        }
+        _ => unreachable!(),
+    }
+    // Nothing of a call runs before its approval: no delta precedes the resolution.
+    let resolved_at = events.iter().position(|event| event.agent == "researcher" && matches!(event.kind, EventKind::ApprovalResolved { .. })).unwrap();
+    assert!(events[..resolved_at].iter().all(|event| !(event.agent == "researcher" && matches!(event.kind, EventKind::TextDelta { .. } | EventKind::ToolProgress { .. }))));
+    assert!(outcome.text.contains("denied"), "the parent read the denial: {}", outcome.text);
+
+    // "Always" holds for the rest of the session: the next turn asks only for the summariser.
+    let (_, events) = run_answering(demo_config(), "And again please", vec![ApproveOnce], approved).await;
+    let asked: Vec<&str> = events
+        .iter()
+        .filter(|event| matches!(event.kind, EventKind::ApprovalRequested { .. }))
+        .map(|event| event.agent.as_str())
+        .collect();
+    assert_eq!(asked, vec!["summariser"]);
+}
+
+#[tokio::test]
+async fn config_approval_deny_and_auto_need_no_answer() {
+    let mut config = demo_config();
+    config.agent_tools[0].approval = Some(switchboard_core::Approval::Deny);
+    config.agent_tools[1].approval = Some(switchboard_core::Approval::Auto);
+    let (outcome, events) = run_answering(config, "Policies in the config", vec![], Default::default()).await;
+    assert_eq!(outcome.status, CallStatus::Ok);
+    assert!(events.iter().all(|event| !matches!(event.kind, EventKind::ApprovalRequested { .. })));
+    let mut statuses = statuses_by_agent(&events);
+    statuses.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(statuses, vec![("researcher".into(), CallStatus::Denied), ("summariser".into(), CallStatus::Ok)]);
+}
+
+#[tokio::test]
+async fn approval_works_at_depth_two() {
+    let mut config = config(vec![agent("a"), agent("b"), agent("c")], vec![]);
+    config.limits.max_depth = Some(2);
+    config.agents[0].tools = vec![entry("b", "B.")];
+    config.agents[1].tools = vec![entry("c", "C.")];
+    let dispatcher_config = config.clone();
+    let dispatcher = Dispatcher::new(dispatcher_config);
+    dispatcher.runners().insert("a", Scripted::new(vec![Step::Call(vec![call("agent_b", "ask c")]), Step::Say("a done")]));
+    dispatcher.runners().insert("b", Scripted::new(vec![Step::Call(vec![call("agent_c", "deep")]), Step::Say("b done")]));
+    dispatcher.runners().insert("c", Scripted::new(vec![Step::Say("c done")]));
+    let control = TurnControl::default();
+    let recorder = Recorder::default();
+    let record = recorder.sink();
+    let answering = control.clone();
+    let sink: switchboard_core::EventSink = Arc::new(move |event: CallEvent| {
+        if let EventKind::ApprovalRequested { limits, .. } = &event.kind {
+            assert_eq!(limits.may_delegate, event.depth < 2);
+            answering.resolve_approval(&event.call_id, switchboard_core::ApprovalDecision::ApproveOnce);
+        }
+        record(event);
+    });
+    let outcome = dispatcher.run_turn(TurnRequest { agent: Some("a".into()), message: "go".into(), ..Default::default() }, sink, control).await;
+    assert_eq!(outcome.text, "a done");
+    let events = recorder.take();
+    assert_stream_invariants(&events);
+    let asked: Vec<(String, u32)> = events
+        .iter()
+        .filter(|event| matches!(event.kind, EventKind::ApprovalRequested { .. }))
+        .map(|event| (event.agent.clone(), event.depth))
+        .collect();
+    assert_eq!(asked, vec![("b".to_string(), 1), ("c".to_string(), 2)]);
+}
+
+#[tokio::test]
+async fn cancelling_a_waiting_call_ends_it_cancelled() {
+    let dispatcher = Arc::new(Dispatcher::new(demo_config()));
+    let control = TurnControl::default();
+    let recorder = Recorder::default();
+    let turn = {
+        let (dispatcher, control, sink) = (dispatcher.clone(), control.clone(), recorder.sink());
+        tokio::spawn(async move { dispatcher.run_turn(TurnRequest { message: "wait for me please".into(), ..Default::default() }, sink, control).await })
+    };
+    while !recorder.take().iter().any(|event| matches!(event.kind, EventKind::ApprovalRequested { .. }) && event.call_id == "c3") {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(control.cancel_call("c2"));
+    assert!(control.cancel_call("c3"));
+    let outcome = tokio::time::timeout(Duration::from_secs(5), turn).await.expect("the turn ends").unwrap();
+    assert_eq!(outcome.status, CallStatus::Ok);
+    let events = recorder.take();
+    assert_stream_invariants(&events);
+    assert_eq!(statuses_by_agent(&events), vec![("researcher".into(), CallStatus::Cancelled), ("summariser".into(), CallStatus::Cancelled)]);
+    assert!(!control.resolve_approval("c2", switchboard_core::ApprovalDecision::ApproveOnce), "no request is left waiting");
 }

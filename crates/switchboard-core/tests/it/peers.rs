@@ -161,7 +161,7 @@ async fn two_parallel_tool_agents_one_failing_against_aimock() {
     let recorder = Recorder::default();
     let history = vec![Message::user("an earlier question"), Message::assistant("an earlier answer")];
     let outcome = dispatcher
-        .run_turn(TurnRequest { agent: None, history, message: "Plan it and break it.".into() }, recorder.sink(), TurnControl::default())
+        .run_turn(TurnRequest { agent: None, history, message: "Plan it and break it.".into() }, recorder.sink(), TurnControl::approving_all())
         .await;
     let events = recorder.take();
     assert_eq!(outcome.status, CallStatus::Ok, "{outcome:?}");
