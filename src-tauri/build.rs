@@ -7,6 +7,7 @@ fn main() {
         "send_message",
         "cancel_turn",
         "cancel_call",
+        "resolve_approval",
     ])))
     .expect("tauri build script");
 }

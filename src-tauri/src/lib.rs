@@ -10,9 +10,11 @@ use serde::{Deserialize, Serialize};
 use specta::Type;
 use switchboard_core::config::store::{self, ConfigError, Loaded, Version};
 use switchboard_core::config::watch::{self, ConfigWatch, Reload};
-use switchboard_core::config::{merged_tools, Problem, ResolvedTool, ToolScope};
+use switchboard_core::config::{global_tools, merged_tools, Problem, ResolvedTool};
 use switchboard_core::runner::Message;
-use switchboard_core::{CallEvent, CallStatus, Config, Dispatcher, TurnControl, TurnRequest, Usage};
+use switchboard_core::{
+    ApprovalDecision, ApprovalPolicy, ApprovedAgents, CallEvent, CallStatus, Config, Dispatcher, TurnControl, TurnRequest, Usage,
+};
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, State};
 use tauri_specta::Event;
@@ -109,6 +111,8 @@ pub struct AppState {
     current: Arc<Mutex<CurrentConfig>>,
     _watch: Option<ConfigWatch>,
     turns: Mutex<HashMap<String, TurnControl>>,
+    /// Delegates approved "always" while the app runs (one chat session for now).
+    approved: ApprovedAgents,
 }
 
 struct CurrentConfig {
@@ -164,7 +168,7 @@ impl AppState {
                 None
             }
         };
-        AppState { config_path, dispatcher, current, _watch: watch, turns: Mutex::new(HashMap::new()) }
+        AppState { config_path, dispatcher, current, _watch: watch, turns: Mutex::new(HashMap::new()), approved: ApprovedAgents::default() }
     }
 }
 
@@ -189,17 +193,7 @@ fn list_tools(state: State<'_, AppState>, agent: Option<String>) -> Vec<Resolved
     let config = state.dispatcher.config();
     match agent {
         Some(agent) => merged_tools(&config, &agent),
-        None => config
-            .agent_tools
-            .iter()
-            .map(|entry| ResolvedTool {
-                agent: entry.agent.clone(),
-                tool_name: switchboard_core::config::tool_name(&entry.agent),
-                scope: ToolScope::Global,
-                description: entry.description.clone(),
-                enabled: entry.is_enabled(),
-            })
-            .collect(),
+        None => global_tools(&config),
     }
 }
 
@@ -211,7 +205,7 @@ async fn send_message(
     request: SendRequest,
     on_event: Channel<CallEvent>,
 ) -> Result<TurnSummary, AppError> {
-    let control = TurnControl::default();
+    let control = TurnControl::new(ApprovalPolicy::Ask, state.approved.clone());
     state.turns.lock().unwrap().insert(request.turn_id.clone(), control.clone());
     let history = request
         .history
@@ -243,6 +237,13 @@ fn cancel_turn(state: State<'_, AppState>, turn_id: String) -> bool {
     }
 }
 
+/// Answers the approval request of a waiting call; false when none is waiting.
+#[tauri::command]
+#[specta::specta]
+fn resolve_approval(state: State<'_, AppState>, turn_id: String, call_id: String, decision: ApprovalDecision) -> bool {
+    state.turns.lock().unwrap().get(&turn_id).is_some_and(|control| control.resolve_approval(&call_id, decision))
+}
+
 /// Cancels one call of a running turn with its subtree; its parent continues.
 #[tauri::command]
 #[specta::specta]
@@ -253,7 +254,7 @@ fn cancel_call(state: State<'_, AppState>, turn_id: String, call_id: String) -> 
 /// The commands and events the UI may use, with their TypeScript bindings.
 pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
     tauri_specta::Builder::<R>::new()
-        .commands(tauri_specta::collect_commands![get_config_state, list_tools, send_message, cancel_turn, cancel_call])
+        .commands(tauri_specta::collect_commands![get_config_state, list_tools, send_message, cancel_turn, cancel_call, resolve_approval])
         .events(tauri_specta::collect_events![ConfigChanged])
 }
 

@@ -1,7 +1,8 @@
 """The real app window under Xvfb, driven through tauri-driver and WebKitWebDriver:
-a new user's first turn on the demo agents (the answer streams in, a nested call
-appears in the tree and finishes with its tokens, its details show what the child
-saw) and cancelling a running call while its parent carries on."""
+a new user's first turn on the demo agents (the delegates ask for approval, the
+user approves, the answer streams in, the nested calls finish in the tree with
+their tokens, a node's details show what the child saw) and, in a second turn,
+denying one delegate and cancelling the other while the parent carries on."""
 
 import os
 import socket
@@ -82,6 +83,12 @@ def message_box(session):
     return session.find_element(By.ID, label.get_attribute("for"))
 
 
+def click_button(session, label: str):
+    WebDriverWait(session, 20).until(
+        expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, f'button[aria-label="{label}"]'))
+    ).click()
+
+
 def answer_text(session) -> str:
     answers = session.find_elements(By.CSS_SELECTOR, 'li[aria-label^="Answer from"] .text')
     return answers[-1].text if answers else ""
@@ -96,8 +103,15 @@ def test_first_turn_shows_a_nested_call_with_its_details(window):
     box.send_keys("How do agents call other agents as tools?")
     box.send_keys(Keys.ENTER)
 
-    # The nested calls appear while the turn runs, then finish with their tokens.
+    # The delegates wait for approval (confirm by default): approve them from the chat prompt.
+    treeitem(session, "researcher, waiting for approval")
+    prompt = WebDriverWait(session, 10).until(
+        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, '[role="alertdialog"][aria-label="researcher waits for approval"]'))
+    )
+    assert "Find the key facts about: How do agents call other agents as tools?" in prompt.text
+    click_button(session, "Approve researcher once")
     treeitem(session, "researcher, running")
+    click_button(session, "Always approve summariser")
     partial = WebDriverWait(session, 20).until(lambda s: answer_text(s) or None, "the answer streams in")
     researcher = treeitem(session, "researcher, ok")
     treeitem(session, "summariser, ok")
@@ -123,6 +137,9 @@ def test_cancelling_a_running_call_lets_the_parent_finish(window):
     box = message_box(session)
     box.send_keys("Please research the history of telephone switchboards in detail")
     box.send_keys(Keys.ENTER)
+    click_button(session, "Approve researcher once")
+    click_button(session, "Deny summariser")
+    treeitem(session, "summariser, denied")
     treeitem(session, "researcher, running").click()
     cancel = WebDriverWait(session, 10).until(
         expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, 'button[aria-label="Cancel researcher"]'))
@@ -131,4 +148,4 @@ def test_cancelling_a_running_call_lets_the_parent_finish(window):
     treeitem(session, "researcher, cancelled")
     treeitem(session, "assistant, ok")
     WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
-    assert "cancelled" in answer_text(session)
+    assert "cancelled" in answer_text(session) and "denied" in answer_text(session)

@@ -19,6 +19,8 @@ export const commands = {
 	cancelTurn: (turnId: string) => __TAURI_INVOKE<boolean>("cancel_turn", { turnId }),
 	/**  Cancels one call of a running turn with its subtree; its parent continues. */
 	cancelCall: (turnId: string, callId: string) => __TAURI_INVOKE<boolean>("cancel_call", { turnId, callId }),
+	/**  Answers the approval request of a waiting call; false when none is waiting. */
+	resolveApproval: (turnId: string, callId: string, decision: ApprovalDecision) => __TAURI_INVOKE<boolean>("resolve_approval", { turnId, callId, decision }),
 };
 
 /** Events */
@@ -74,6 +76,8 @@ export type AgentToolEntry_Deserialize = {
 	agent: string,
 	description: string,
 	enabled?: boolean | null,
+	/**  Whether a call needs the user's yes: `ask` when absent (confirm by default). */
+	approval?: Approval | null,
 };
 
 /**  One tool-agent entry (spec section 1, "AgentToolEntry"). */
@@ -81,6 +85,8 @@ export type AgentToolEntry_Serialize = {
 	agent: string,
 	description: string,
 	enabled?: boolean,
+	/**  Whether a call needs the user's yes: `ask` when absent (confirm by default). */
+	approval?: Approval,
 };
 
 /**  The one error shape the UI shows as it is. */
@@ -104,6 +110,45 @@ export type AppError_Serialize = {
 	path: string | null,
 	line: number | null,
 	column: number | null,
+};
+
+/**  How a delegate's calls are approved. */
+export type Approval = 
+/**  Pause each call until the user approves or denies it. */
+"ask" | 
+/**  Run without asking. */
+"auto" | 
+/**  Never run; the caller gets a `denied` result. */
+"deny";
+
+/**  The answer to an approval request. */
+export type ApprovalDecision = "approve_once" | 
+/**  Approve this call and every later call to the same delegate in this session. */
+"approve_always" | "deny";
+
+/**  The limits shown with an approval request. */
+export type ApprovalLimits = ApprovalLimits_Serialize | ApprovalLimits_Deserialize;
+
+/**  The limits shown with an approval request. */
+export type ApprovalLimits_Deserialize = {
+	/**  Whether the delegate may delegate further (its depth is below `max_depth`). */
+	may_delegate: boolean,
+	depth: number,
+	max_depth: number,
+	/**  Tool-agent calls left in this turn after this one. */
+	calls_left: number,
+	timeout_secs?: number | null,
+};
+
+/**  The limits shown with an approval request. */
+export type ApprovalLimits_Serialize = {
+	/**  Whether the delegate may delegate further (its depth is below `max_depth`). */
+	may_delegate: boolean,
+	depth: number,
+	max_depth: number,
+	/**  Tool-agent calls left in this turn after this one. */
+	calls_left: number,
+	timeout_secs: number | null,
 };
 
 /**  A structured error, as the app and the calling model see it. */
@@ -242,7 +287,15 @@ input?: unknown | null;
 /**  The tool names this call is offered, in the order sent to the model. */
 tools: string[]; model?: string | null } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data?: unknown | null } | 
 /**  The call's own usage and its subtree total changed (live, while it runs). */
-{ type: "usage_updated"; usage: Usage; usage_total: Usage } | { type: "escalated"; from: string; to: string; reason?: string | null } | { type: "call_finished"; status: CallStatus; 
+{ type: "usage_updated"; usage: Usage; usage_total: Usage } | 
+/**  The call waits for the user's yes before it runs. */
+{ type: "approval_requested"; tool_name: string; 
+/**  What the delegate would be sent: `{request, context}`. */
+input?: unknown | null; 
+/**  The limits the call would run under. */
+limits: ApprovalLimits_Deserialize } | { type: "approval_resolved"; decision: ApprovalDecision; 
+/**  `user`, or `policy` when the turn answers every request itself (`--approve`). */
+by: string } | { type: "escalated"; from: string; to: string; reason?: string | null } | { type: "call_finished"; status: CallStatus; 
 /**  The final text (for a tool call: as the child produced it, before fencing). */
 result?: string | null; usage?: Usage | null; usage_total?: Usage | null; turns: number; error?: CallError | null; 
 /**  What the parent model received as the tool result (fenced), if any. */
@@ -257,7 +310,15 @@ input: unknown | null;
 /**  The tool names this call is offered, in the order sent to the model. */
 tools: string[]; model: string | null } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data: unknown | null } | 
 /**  The call's own usage and its subtree total changed (live, while it runs). */
-{ type: "usage_updated"; usage: Usage; usage_total: Usage } | { type: "escalated"; from: string; to: string; reason: string | null } | { type: "call_finished"; status: CallStatus; 
+{ type: "usage_updated"; usage: Usage; usage_total: Usage } | 
+/**  The call waits for the user's yes before it runs. */
+{ type: "approval_requested"; tool_name: string; 
+/**  What the delegate would be sent: `{request, context}`. */
+input: unknown | null; 
+/**  The limits the call would run under. */
+limits: ApprovalLimits_Serialize } | { type: "approval_resolved"; decision: ApprovalDecision; 
+/**  `user`, or `policy` when the turn answers every request itself (`--approve`). */
+by: string } | { type: "escalated"; from: string; to: string; reason: string | null } | { type: "call_finished"; status: CallStatus; 
 /**  The final text (for a tool call: as the child produced it, before fencing). */
 result: string | null; usage: Usage | null; usage_total: Usage | null; turns: number; error: CallError | null; 
 /**  What the parent model received as the tool result (fenced), if any. */
@@ -329,6 +390,7 @@ export type ResolvedTool = {
 	scope: ToolScope,
 	description: string,
 	enabled: boolean,
+	approval: Approval,
 };
 
 /**  A user turn as the chat sends it. */

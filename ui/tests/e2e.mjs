@@ -71,6 +71,13 @@ test("a turn streams into the chat and every node status shows in the tree", asy
   await input.press("Enter");
 
   const tree = page.getByRole("tree", { name: "Call tree" });
+  // The summariser asks for approval: the tree shows it waiting, the chat prompts.
+  await tree.getByRole("treeitem", { name: "summariser, waiting for approval" }).waitFor();
+  const prompt = page.getByRole("alertdialog", { name: "summariser waits for approval" });
+  await prompt.getByText("Again").waitFor();
+  await page.screenshot({ path: path.join(artifacts, "approval-waiting.png") });
+  await prompt.getByRole("button", { name: "Deny summariser" }).click();
+  assert.deepEqual(await page.evaluate(() => window.__approvalAnswers), [{ callId: "c5", decision: "deny" }]);
   for (const name of ["assistant, ok", "researcher, ok", "summariser, error", "coder, cancelled", "summariser, denied", "researcher, limited"]) {
     await tree.getByRole("treeitem", { name }).waitFor({ timeout: 10_000 });
   }
@@ -102,6 +109,9 @@ test("a running call shows a spinner, its progress line and a cancel button", as
   const input = page.getByRole("textbox", { name: "Message" });
   await input.fill("hold on");
   await input.press("Enter");
+  // Approve from the tree row this time.
+  await page.getByRole("tree").getByRole("button", { name: "Always approve summariser" }).click();
+  await page.getByRole("treeitem", { name: "summariser, ok" }).waitFor();
   // Once the other researcher (c6) is refused, the streaming one is the only one running.
   await page.getByRole("treeitem", { name: "researcher, limited" }).waitFor();
   const running = page.getByRole("treeitem", { name: "researcher, running" });

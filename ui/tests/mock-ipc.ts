@@ -25,7 +25,14 @@ const config: ConfigState_Serialize = {
   },
 };
 
-const tool = (agent: string): ResolvedTool => ({ agent, tool_name: `agent_${agent}`, scope: "global", description: `${agent} agent`, enabled: true });
+const tool = (agent: string): ResolvedTool => ({
+  agent,
+  tool_name: `agent_${agent}`,
+  scope: "global",
+  description: `${agent} agent`,
+  enabled: true,
+  approval: "ask",
+});
 
 type Kind = Record<string, unknown> & { type: string };
 
@@ -39,30 +46,21 @@ function script(message: string): Array<[string, string | null, string, number, 
     tools: toolName ? [] : ["escalate", "agent_researcher", "agent_summariser", "agent_coder"],
     model: null,
   });
-  const usage = (n: number) => ({ input_tokens: n, output_tokens: n / 2, total_tokens: n * 1.5 });
-  const done = (status: string, total: number | null, error: string | null = null): Kind => ({
-    type: "call_finished",
-    status,
-    result: status === "ok" ? "fine" : null,
-    usage: total ? usage(total) : null,
-    usage_total: total ? usage(total) : null,
-    turns: 1,
-    error: error ? { kind: status === "error" ? "timeout" : status, message: error } : null,
-    delivered: `<<<AGENT_RESULT n agent="x" status="${status}">>>\n…\n<<<END_AGENT_RESULT n>>>`,
-  });
   return [
     ["c1", null, "assistant", 0, started(null, null)],
     ["c2", "c1", "researcher", 1, started("agent_researcher", `Find facts: ${message}`)],
     ["c3", "c1", "summariser", 1, started("agent_summariser", "Summarise")],
     ["c4", "c1", "coder", 1, started("agent_coder", "Write code")],
     ["c5", "c1", "summariser", 1, started("agent_summariser", "Again")],
+    // c5 waits here until the test answers its approval request in the UI.
+    ["c5", "c1", "summariser", 1, { type: "approval_requested", tool_name: "agent_summariser", input: { request: "Again" },
+      limits: { may_delegate: false, depth: 1, max_depth: 1, calls_left: 5, timeout_secs: 30 } }],
     ["c6", "c1", "researcher", 1, started("agent_researcher", "Too many")],
     ["c2", "c1", "researcher", 1, { type: "tool_progress", message: "checking the facts", data: null }],
     ["c2", "c1", "researcher", 1, { type: "text_delta", text: "Findings: " }],
     ["c2", "c1", "researcher", 1, { type: "text_delta", text: "three of them." }],
     ["c3", "c1", "summariser", 1, done("error", null, "no answer within 30 s")],
     ["c4", "c1", "coder", 1, done("cancelled", 12, "cancelled by the user")],
-    ["c5", "c1", "summariser", 1, done("denied", null, "the user denied this call")],
     ["c6", "c1", "researcher", 1, done("limited", null, "this turn already made 8 tool-agent calls")],
     ["c2", "c1", "researcher", 1, done("ok", 40)],
     ["c1", null, "assistant", 0, { type: "text_delta", text: "Here is the answer " }],
@@ -71,13 +69,32 @@ function script(message: string): Array<[string, string | null, string, number, 
   ];
 }
 
+const done = (status: string, total: number | null, error: string | null = null): Kind => ({
+  type: "call_finished",
+  status,
+  result: status === "ok" ? "fine" : null,
+  usage: total ? usage(total) : null,
+  usage_total: total ? usage(total) : null,
+  turns: 1,
+  error: error ? { kind: status === "error" ? "timeout" : status, message: error } : null,
+  delivered: `<<<AGENT_RESULT n agent="x" status="${status}">>>\n…\n<<<END_AGENT_RESULT n>>>`,
+});
+
+const usage = (n: number) => ({ input_tokens: n, output_tokens: n / 2, total_tokens: n * 1.5 });
+
 declare global {
   interface Window {
     __TAURI_INTERNALS__: { runCallback: (id: number, data: unknown) => void };
     /** Lets a test hold the turn open (the last events wait until it is called). */
     __releaseTurn?: () => void;
+    /** Answers the pending approval request, as the backend would. */
+    __answerApproval?: (decision: string) => void;
+    /** The approval answers the UI sent, for the tests to check. */
+    __approvalAnswers: Array<{ callId: string; decision: string }>;
   }
 }
+
+window.__approvalAnswers = [];
 
 mockIPC(
   async (command, args) => {
@@ -90,6 +107,10 @@ mockIPC(
       case "cancel_turn":
       case "cancel_call":
         return true;
+      case "resolve_approval":
+        window.__approvalAnswers.push({ callId: payload.callId as string, decision: payload.decision as string });
+        window.__answerApproval?.(payload.decision as string);
+        return true;
       case "send_message": {
         const request = payload.request as { message: string };
         const channel = payload.onEvent as { id: number };
@@ -98,11 +119,20 @@ mockIPC(
         // With ?hold, the turn pauses just before the streaming researcher (c2) finishes.
         const holdAt = steps.findIndex(([callId, , , , kind]) => callId === "c2" && kind.type === "call_finished");
         let seq = 0;
-        for (const [callId, parentId, agent, depth, kind] of steps) {
-          if (hold && seq === holdAt) await new Promise<void>((resolve) => (window.__releaseTurn = resolve));
+        const send = (callId: string, parentId: string | null, agent: string, depth: number, kind: Kind) => {
           seq += 1;
           const event = { seq, ts_ms: Date.now(), call_id: callId, parent_id: parentId, agent, depth, ...kind } as CallEvent;
           window.__TAURI_INTERNALS__.runCallback(channel.id, { message: event, index: seq - 1 });
+        };
+        for (const [index, [callId, parentId, agent, depth, kind]] of steps.entries()) {
+          if (hold && index === holdAt) await new Promise<void>((resolve) => (window.__releaseTurn = resolve));
+          send(callId, parentId, agent, depth, kind);
+          if (kind.type === "approval_requested") {
+            const decision = await new Promise<string>((resolve) => (window.__answerApproval = resolve));
+            send(callId, parentId, agent, depth, { type: "approval_resolved", decision, by: "user" });
+            if (decision === "deny") send(callId, parentId, agent, depth, done("denied", null, "the user denied this call"));
+            else send(callId, parentId, agent, depth, done("ok", 9));
+          }
           await new Promise((resolve) => setTimeout(resolve, 15));
         }
         return { status: "ok", text: "Here is the answer from the mocked turn.", answered_by: "assistant", usage_total: null };

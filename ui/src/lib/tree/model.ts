@@ -3,10 +3,10 @@
  * framework-free: `applyEvent` mutates a plain structure in place (cheap at 20,000
  * deltas), and the state module decides when the view re-reads it.
  */
-import type { CallEvent_Serialize as CallEvent, CallError, CallRole, CallStatus, Usage } from "../../bindings";
+import type { ApprovalDecision, ApprovalLimits, CallEvent_Serialize as CallEvent, CallError, CallRole, CallStatus, Usage } from "../../bindings";
 
-/** A call's status as the tree shows it: running until `call_finished` says otherwise. */
-export type NodeStatus = "running" | CallStatus;
+/** A call's status as the tree shows it: running (or waiting for approval) until `call_finished` says otherwise. */
+export type NodeStatus = "running" | "waiting" | CallStatus;
 
 export interface CallNode {
   callId: string;
@@ -31,6 +31,9 @@ export interface CallNode {
   error: CallError | null;
   turns: number;
   escalatedTo: string | null;
+  /** The limits shown with a pending approval request. */
+  approvalLimits: ApprovalLimits | null;
+  approval: { decision: ApprovalDecision; by: string } | null;
   children: string[];
 }
 
@@ -77,6 +80,8 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       error: null,
       turns: 0,
       escalatedTo: null,
+      approvalLimits: null,
+      approval: null,
       children: [],
     };
     tree.nodes.set(node.callId, node);
@@ -105,6 +110,14 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       break;
     case "escalated":
       node.escalatedTo = event.to;
+      break;
+    case "approval_requested":
+      node.status = "waiting";
+      node.approvalLimits = event.limits;
+      break;
+    case "approval_resolved":
+      node.approval = { decision: event.decision, by: event.by };
+      if (node.status === "waiting") node.status = "running";
       break;
     case "call_finished":
       node.status = event.status;
@@ -146,6 +159,16 @@ export function answerOf(tree: CallTree): { text: string; agent: string | null }
   const escalation = root.children.map((id) => tree.nodes.get(id)).find((child) => child?.role === "escalation");
   if (escalation) return { text: escalation.text, agent: escalation.agent };
   return { text: root.text, agent: root.agent };
+}
+
+/** The status as people read it (and as the tree's accessible names say it). */
+export function statusLabel(status: NodeStatus): string {
+  return status === "waiting" ? "waiting for approval" : status;
+}
+
+/** Calls of a tree that wait for an approval, in the order they asked. */
+export function waitingNodes(tree: CallTree): CallNode[] {
+  return [...tree.nodes.values()].filter((node) => node.status === "waiting");
 }
 
 export function formatTokens(usage: Usage | null): string {

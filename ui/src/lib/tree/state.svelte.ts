@@ -3,7 +3,7 @@
  * queued and folded once per animation frame, so a burst of deltas costs one
  * render; `version` tells the view that something changed.
  */
-import type { CallEvent_Serialize as CallEvent } from "../../bindings";
+import { commands, type ApprovalDecision, type CallEvent_Serialize as CallEvent } from "../../bindings";
 import { applyEvent, emptyTree, type CallTree } from "./model";
 
 class TreeStore {
@@ -40,6 +40,15 @@ class TreeStore {
     for (const [turnId, event] of this.queue) applyEvent(this.tree(turnId), event);
     this.queue = [];
     this.version++;
+  }
+
+  /** Answers a waiting call's approval request; the tree updates from the events that follow. */
+  async answerApproval(turnId: string, callId: string, decision: ApprovalDecision): Promise<boolean> {
+    return commands.resolveApproval(turnId, callId, decision);
+  }
+
+  async cancelCall(turnId: string, callId: string): Promise<boolean> {
+    return commands.cancelCall(turnId, callId);
   }
 
   select(turnId: string, callId: string | null): void {
