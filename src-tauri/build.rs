@@ -8,6 +8,7 @@ fn main() {
         "cancel_turn",
         "cancel_call",
         "resolve_approval",
+        "get_usage",
     ])))
     .expect("tauri build script");
 }

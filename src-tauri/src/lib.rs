@@ -13,7 +13,7 @@ use switchboard_core::config::watch::{self, ConfigWatch, Reload};
 use switchboard_core::config::{global_tools, merged_tools, Problem, ResolvedTool};
 use switchboard_core::runner::Message;
 use switchboard_core::{
-    ApprovalDecision, ApprovalPolicy, ApprovedAgents, CallEvent, CallStatus, Config, Dispatcher, TurnControl, TurnRequest, Usage,
+    AgentUsage, ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Config, Dispatcher, Session, TurnControl, TurnRequest, Usage,
 };
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, State};
@@ -102,6 +102,7 @@ pub struct TurnSummary {
     pub text: String,
     pub answered_by: String,
     pub usage_total: Option<Usage>,
+    pub cost_total: Option<f64>,
 }
 
 /// What the app keeps between commands.
@@ -111,8 +112,9 @@ pub struct AppState {
     current: Arc<Mutex<CurrentConfig>>,
     _watch: Option<ConfigWatch>,
     turns: Mutex<HashMap<String, TurnControl>>,
-    /// Delegates approved "always" while the app runs (one chat session for now).
-    approved: ApprovedAgents,
+    /// The chat session: "approve always" answers, persistent delegates'
+    /// conversations and the usage counters (one session per app run for now).
+    session: Session,
 }
 
 struct CurrentConfig {
@@ -168,7 +170,7 @@ impl AppState {
                 None
             }
         };
-        AppState { config_path, dispatcher, current, _watch: watch, turns: Mutex::new(HashMap::new()), approved: ApprovedAgents::default() }
+        AppState { config_path, dispatcher, current, _watch: watch, turns: Mutex::new(HashMap::new()), session: Session::default() }
     }
 }
 
@@ -205,7 +207,7 @@ async fn send_message(
     request: SendRequest,
     on_event: Channel<CallEvent>,
 ) -> Result<TurnSummary, AppError> {
-    let control = TurnControl::new(ApprovalPolicy::Ask, state.approved.clone());
+    let control = TurnControl::new(ApprovalPolicy::Ask, state.session.clone());
     state.turns.lock().unwrap().insert(request.turn_id.clone(), control.clone());
     let history = request
         .history
@@ -221,7 +223,13 @@ async fn send_message(
     });
     let outcome = state.dispatcher.run_turn(turn, sink, control).await;
     state.turns.lock().unwrap().remove(&request.turn_id);
-    Ok(TurnSummary { status: outcome.status, text: outcome.text, answered_by: outcome.answered_by, usage_total: outcome.usage_total })
+    Ok(TurnSummary {
+        status: outcome.status,
+        text: outcome.text,
+        answered_by: outcome.answered_by,
+        usage_total: outcome.usage_total,
+        cost_total: outcome.cost_total,
+    })
 }
 
 /// Cancels a running turn; false when it is not running.
@@ -235,6 +243,13 @@ fn cancel_turn(state: State<'_, AppState>, turn_id: String) -> bool {
         }
         None => false,
     }
+}
+
+/// Calls, tokens and cost per agent in this session: the counter on delegations.
+#[tauri::command]
+#[specta::specta]
+fn get_usage(state: State<'_, AppState>) -> Vec<AgentUsage> {
+    state.session.usage_by_agent()
 }
 
 /// Answers the approval request of a waiting call; false when none is waiting.
@@ -254,7 +269,7 @@ fn cancel_call(state: State<'_, AppState>, turn_id: String, call_id: String) -> 
 /// The commands and events the UI may use, with their TypeScript bindings.
 pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
     tauri_specta::Builder::<R>::new()
-        .commands(tauri_specta::collect_commands![get_config_state, list_tools, send_message, cancel_turn, cancel_call, resolve_approval])
+        .commands(tauri_specta::collect_commands![get_config_state, list_tools, send_message, cancel_turn, cancel_call, resolve_approval, get_usage])
         .events(tauri_specta::collect_events![ConfigChanged])
 }
 

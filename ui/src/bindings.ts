@@ -21,6 +21,8 @@ export const commands = {
 	cancelCall: (turnId: string, callId: string) => __TAURI_INVOKE<boolean>("cancel_call", { turnId, callId }),
 	/**  Answers the approval request of a waiting call; false when none is waiting. */
 	resolveApproval: (turnId: string, callId: string, decision: ApprovalDecision) => __TAURI_INVOKE<boolean>("resolve_approval", { turnId, callId, decision }),
+	/**  Calls, tokens and cost per agent in this session: the counter on delegations. */
+	getUsage: () => __TAURI_INVOKE<AgentUsage_Serialize[]>("get_usage"),
 };
 
 /** Events */
@@ -48,6 +50,12 @@ export type AgentConfig_Deserialize = {
 	delay_ms?: number | null,
 	/**  Per-agent tool-agent entries: overrides and additions to `agent_tools`. */
 	tools?: AgentToolEntry_Deserialize[],
+	/**  Limits for this agent's own calls, over the global `limits`. */
+	limits?: Limits_Deserialize | null,
+	prices?: Prices | null,
+	skill?: SkillSetting | null,
+	/**  Models a caller may pick for this agent with `ask_agent`'s `model` hint. */
+	allowed_models?: string[],
 };
 
 /**  One configured agent. */
@@ -66,6 +74,12 @@ export type AgentConfig_Serialize = {
 	delay_ms?: number,
 	/**  Per-agent tool-agent entries: overrides and additions to `agent_tools`. */
 	tools?: AgentToolEntry_Serialize[],
+	/**  Limits for this agent's own calls, over the global `limits`. */
+	limits?: Limits_Serialize,
+	prices?: Prices,
+	skill?: SkillSetting,
+	/**  Models a caller may pick for this agent with `ask_agent`'s `model` hint. */
+	allowed_models?: string[],
 };
 
 /**  One tool-agent entry (spec section 1, "AgentToolEntry"). */
@@ -78,6 +92,11 @@ export type AgentToolEntry_Deserialize = {
 	enabled?: boolean | null,
 	/**  Whether a call needs the user's yes: `ask` when absent (confirm by default). */
 	approval?: Approval | null,
+	/**  Limits for calls through this entry, over the caller's and the global ones. */
+	limits?: Limits_Deserialize | null,
+	/**  How many of the caller's last messages go along as labelled context (0 when absent). */
+	share_context?: number | null,
+	session?: SessionMode | null,
 };
 
 /**  One tool-agent entry (spec section 1, "AgentToolEntry"). */
@@ -87,6 +106,40 @@ export type AgentToolEntry_Serialize = {
 	enabled?: boolean,
 	/**  Whether a call needs the user's yes: `ask` when absent (confirm by default). */
 	approval?: Approval,
+	/**  Limits for calls through this entry, over the caller's and the global ones. */
+	limits?: Limits_Serialize,
+	/**  How many of the caller's last messages go along as labelled context (0 when absent). */
+	share_context?: number,
+	session?: SessionMode,
+};
+
+/**  What one agent's calls cost in a session: the counter on delegations. */
+export type AgentUsage = AgentUsage_Serialize | AgentUsage_Deserialize;
+
+/**  What one agent's calls cost in a session: the counter on delegations. */
+export type AgentUsage_Deserialize = {
+	agent: string,
+	/**  Calls that ran (any status but refused before they started). */
+	calls: number,
+	errors: number,
+	/**  Calls refused by a limit, a denial or the config. */
+	refused: number,
+	usage: Usage,
+	/**  `None` when the agent has no prices. */
+	cost?: number | null,
+};
+
+/**  What one agent's calls cost in a session: the counter on delegations. */
+export type AgentUsage_Serialize = {
+	agent: string,
+	/**  Calls that ran (any status but refused before they started). */
+	calls: number,
+	errors: number,
+	/**  Calls refused by a limit, a denial or the config. */
+	refused: number,
+	usage: Usage,
+	/**  `None` when the agent has no prices. */
+	cost: number | null,
 };
 
 /**  The one error shape the UI shows as it is. */
@@ -193,7 +246,9 @@ export type CallEvent_Serialize = {
 } & EventKind_Serialize;
 
 /**  Why a call is running: the user's turn, a tool-agent call, or an escalation. */
-export type CallRole = "turn" | "tool" | "escalation";
+export type CallRole = "turn" | "tool" | "escalation" | 
+/**  An `ask_model` call: one answer, no tools. */
+"advisor";
 
 /**  How a call ended. */
 export type CallStatus = "ok" | "error" | "cancelled" | "denied" | "limited";
@@ -261,6 +316,10 @@ export type Config_Deserialize = {
 	/**  Tool-agent entries offered to every agent (spec section 1, "global"). */
 	agent_tools?: AgentToolEntry_Deserialize[],
 	limits?: Limits_Deserialize,
+	/**  `per_agent` (one function per delegate, the default) or `ask_agent`. */
+	delegation_tool?: DelegationTool | null,
+	/**  The agent behind the `ask_model` advisor tool (one answer, no tools); off when absent. */
+	advisor?: AgentToolEntry_Deserialize | null,
 };
 
 /**  The whole configuration file. */
@@ -273,7 +332,14 @@ export type Config_Serialize = {
 	/**  Tool-agent entries offered to every agent (spec section 1, "global"). */
 	agent_tools: AgentToolEntry_Serialize[],
 	limits?: Limits_Serialize,
+	/**  `per_agent` (one function per delegate, the default) or `ask_agent`. */
+	delegation_tool?: DelegationTool,
+	/**  The agent behind the `ask_model` advisor tool (one answer, no tools); off when absent. */
+	advisor?: AgentToolEntry_Serialize,
 };
+
+/**  How tool-agents are offered: one function per delegate, or a single `ask_agent`. */
+export type DelegationTool = "per_agent" | "ask_agent";
 
 /**  What happened. */
 export type EventKind = EventKind_Serialize | EventKind_Deserialize;
@@ -287,7 +353,11 @@ input?: unknown | null;
 /**  The tool names this call is offered, in the order sent to the model. */
 tools: string[]; model?: string | null } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data?: unknown | null } | 
 /**  The call's own usage and its subtree total changed (live, while it runs). */
-{ type: "usage_updated"; usage: Usage; usage_total: Usage } | 
+{ type: "usage_updated"; usage: Usage; usage_total: Usage; 
+/**  Cost of `usage` at the agent's prices; null when it has none. */
+cost?: number | null; 
+/**  Cost of the subtree, over the calls whose agents have prices. */
+cost_total?: number | null } | 
 /**  The call waits for the user's yes before it runs. */
 { type: "approval_requested"; tool_name: string; 
 /**  What the delegate would be sent: `{request, context}`. */
@@ -297,7 +367,7 @@ limits: ApprovalLimits_Deserialize } | { type: "approval_resolved"; decision: Ap
 /**  `user`, or `policy` when the turn answers every request itself (`--approve`). */
 by: string } | { type: "escalated"; from: string; to: string; reason?: string | null } | { type: "call_finished"; status: CallStatus; 
 /**  The final text (for a tool call: as the child produced it, before fencing). */
-result?: string | null; usage?: Usage | null; usage_total?: Usage | null; turns: number; error?: CallError | null; 
+result?: string | null; usage?: Usage | null; usage_total?: Usage | null; cost?: number | null; cost_total?: number | null; turns: number; error?: CallError | null; 
 /**  What the parent model received as the tool result (fenced), if any. */
 delivered?: string | null };
 
@@ -310,7 +380,11 @@ input: unknown | null;
 /**  The tool names this call is offered, in the order sent to the model. */
 tools: string[]; model: string | null } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data: unknown | null } | 
 /**  The call's own usage and its subtree total changed (live, while it runs). */
-{ type: "usage_updated"; usage: Usage; usage_total: Usage } | 
+{ type: "usage_updated"; usage: Usage; usage_total: Usage; 
+/**  Cost of `usage` at the agent's prices; null when it has none. */
+cost: number | null; 
+/**  Cost of the subtree, over the calls whose agents have prices. */
+cost_total: number | null } | 
 /**  The call waits for the user's yes before it runs. */
 { type: "approval_requested"; tool_name: string; 
 /**  What the delegate would be sent: `{request, context}`. */
@@ -320,7 +394,7 @@ limits: ApprovalLimits_Serialize } | { type: "approval_resolved"; decision: Appr
 /**  `user`, or `policy` when the turn answers every request itself (`--approve`). */
 by: string } | { type: "escalated"; from: string; to: string; reason: string | null } | { type: "call_finished"; status: CallStatus; 
 /**  The final text (for a tool call: as the child produced it, before fencing). */
-result: string | null; usage: Usage | null; usage_total: Usage | null; turns: number; error: CallError | null; 
+result: string | null; usage: Usage | null; usage_total: Usage | null; cost: number | null; cost_total: number | null; turns: number; error: CallError | null; 
 /**  What the parent model received as the tool result (fenced), if any. */
 delivered: string | null };
 
@@ -341,6 +415,10 @@ export type Limits_Deserialize = {
 	max_tokens_per_turn?: number | null,
 	/**  How many model round trips one call may take before it is stopped. */
 	max_steps?: number | null,
+	/**  A cost ceiling for the whole tree of a turn, in the currency of the prices. */
+	max_cost_per_turn?: number | null,
+	/**  A wall-clock limit for one call (its whole tool loop), in seconds. */
+	timeout_secs?: number | null,
 };
 
 /**
@@ -354,6 +432,16 @@ export type Limits_Serialize = {
 	max_tokens_per_turn?: number,
 	/**  How many model round trips one call may take before it is stopped. */
 	max_steps?: number,
+	/**  A cost ceiling for the whole tree of a turn, in the currency of the prices. */
+	max_cost_per_turn?: number | null,
+	/**  A wall-clock limit for one call (its whole tool loop), in seconds. */
+	timeout_secs?: number,
+};
+
+/**  What an agent's model costs, per million tokens. */
+export type Prices = {
+	input_per_million: number | null,
+	output_per_million: number | null,
 };
 
 /**  One thing wrong with a config, and where. */
@@ -416,7 +504,20 @@ export type SendRequest_Serialize = {
 	history: ChatMessage[],
 };
 
+/**  Whether a caller sees the previous messages of its own conversation. */
+export type SessionMode = 
+/**  Every call starts from nothing but its request (the default). */
+"fresh" | 
+/**  The delegate keeps its conversation across calls within the parent's session. */
+"persistent";
+
 export type Severity = "error" | "warning";
+
+/**
+ *  The delegation guidance added to the system prompt of an agent with tool-agents:
+ *  `true` (the bundled skill, the default), `false` (none), or a path to a SKILL.md.
+ */
+export type SkillSetting = boolean | string;
 
 /**  Where an entry of a caller's merged list came from. */
 export type ToolScope = 
@@ -436,6 +537,7 @@ export type TurnSummary_Deserialize = {
 	text: string,
 	answered_by: string,
 	usage_total?: Usage | null,
+	cost_total?: number | null,
 };
 
 /**  How a turn ended; the details came through the channel. */
@@ -444,6 +546,7 @@ export type TurnSummary_Serialize = {
 	text: string,
 	answered_by: string,
 	usage_total: Usage | null,
+	cost_total: number | null,
 };
 
 /**  Token counts; `None` on the wire (null) where a provider did not report them. */

@@ -12,9 +12,10 @@ use serde_json::json;
 use switchboard_core::config::edit::{self, Edit, EditError, ToolTarget};
 use switchboard_core::config::store::{self, ConfigError};
 use switchboard_core::config::{global_tools, merged_tools, ResolvedTool};
+use switchboard_core::dispatch::limits_for;
 use switchboard_core::tools::{offered_tools, Standing};
 use switchboard_core::{
-    ApprovalDecision, ApprovalPolicy, ApprovedAgents, CallEvent, CallStatus, Dispatcher, EventKind, TurnControl, TurnRequest,
+    ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Dispatcher, EventKind, Session, TurnControl, TurnRequest,
 };
 
 /// Exit code for an invalid config.
@@ -189,8 +190,10 @@ fn tools(path: &Path, command: ToolsCommand) -> Result<ExitCode, Failure> {
             if loaded.config.agent(&for_agent).is_none() {
                 return Err(Failure { code: 1, message: format!("no agent named {for_agent:?} is configured") });
             }
+            let agent = loaded.config.agent(&for_agent).expect("checked above");
+            let max_depth = limits_for(&loaded.config, agent, None).effective_max_depth();
             let definitions: Vec<_> =
-                offered_tools(&loaded.config, &for_agent, Standing::Root, &[]).into_iter().map(|tool| tool.definition).collect();
+                offered_tools(&loaded.config, &for_agent, Standing::Root, &[], max_depth).into_iter().map(|tool| tool.definition).collect();
             println!("{}", serde_json::to_string_pretty(&definitions).expect("definitions serialize"));
             return Ok(ExitCode::SUCCESS);
         }
@@ -251,7 +254,7 @@ fn ask(path: &Path, arguments: AskArgs) -> Result<ExitCode, Failure> {
         None if interactive => ApprovalPolicy::Ask,
         None => ApprovalPolicy::DenyAll,
     };
-    let control = TurnControl::new(policy, ApprovedAgents::default());
+    let control = TurnControl::new(policy, Session::default());
     let printer = Arc::new(Mutex::new(Printer::new(arguments.events)));
     let sink_printer = printer.clone();
     let (prompt_sender, prompt_receiver) = std::sync::mpsc::channel::<CallEvent>();

@@ -34,6 +34,12 @@ pub struct Config {
     pub agent_tools: Vec<AgentToolEntry>,
     #[serde(default, skip_serializing_if = "Limits::is_unset")]
     pub limits: Limits,
+    /// `per_agent` (one function per delegate, the default) or `ask_agent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delegation_tool: Option<DelegationTool>,
+    /// The agent behind the `ask_model` advisor tool (one answer, no tools); off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advisor: Option<AgentToolEntry>,
     /// Fields this version does not know; written back unchanged.
     #[serde(flatten)]
     #[specta(skip)]
@@ -94,6 +100,16 @@ pub struct AgentConfig {
     /// Per-agent tool-agent entries: overrides and additions to `agent_tools`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<AgentToolEntry>,
+    /// Limits for this agent's own calls, over the global `limits`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices: Option<Prices>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill: Option<SkillSetting>,
+    /// Models a caller may pick for this agent with `ask_agent`'s `model` hint.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_models: Vec<String>,
     #[serde(flatten)]
     #[specta(skip)]
     pub extra: Map<String, Value>,
@@ -114,6 +130,10 @@ impl AgentConfig {
             system_prompt: None,
             delay_ms: None,
             tools: Vec::new(),
+            limits: None,
+            prices: None,
+            skill: None,
+            allowed_models: Vec::new(),
             extra: Map::new(),
         }
     }
@@ -129,6 +149,14 @@ pub struct AgentToolEntry {
     /// Whether a call needs the user's yes: `ask` when absent (confirm by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Approval>,
+    /// Limits for calls through this entry, over the caller's and the global ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+    /// How many of the caller's last messages go along as labelled context (0 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_context: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionMode>,
     #[serde(flatten)]
     #[specta(skip)]
     pub extra: Map<String, Value>,
@@ -149,7 +177,16 @@ pub enum Approval {
 
 impl AgentToolEntry {
     pub fn new(agent: impl Into<String>, description: impl Into<String>) -> Self {
-        AgentToolEntry { agent: agent.into(), description: description.into(), enabled: None, approval: None, extra: Map::new() }
+        AgentToolEntry {
+            agent: agent.into(),
+            description: description.into(),
+            enabled: None,
+            approval: None,
+            limits: None,
+            share_context: None,
+            session: None,
+            extra: Map::new(),
+        }
     }
 
     /// `ask` when absent.
@@ -179,9 +216,58 @@ pub struct Limits {
     /// How many model round trips one call may take before it is stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_steps: Option<u32>,
+    /// A cost ceiling for the whole tree of a turn, in the currency of the prices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_per_turn: Option<f64>,
+    /// A wall-clock limit for one call (its whole tool loop), in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[specta(type = Option<Number>)]
+    pub timeout_secs: Option<u64>,
     #[serde(flatten)]
     #[specta(skip)]
     pub extra: Map<String, Value>,
+}
+
+/// What an agent's model costs, per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Type)]
+pub struct Prices {
+    pub input_per_million: f64,
+    pub output_per_million: f64,
+}
+
+impl Prices {
+    pub fn cost(&self, usage: &crate::event::Usage) -> f64 {
+        (usage.input_tokens as f64 * self.input_per_million + usage.output_tokens as f64 * self.output_per_million) / 1e6
+    }
+}
+
+/// Whether a caller sees the previous messages of its own conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionMode {
+    /// Every call starts from nothing but its request (the default).
+    #[default]
+    Fresh,
+    /// The delegate keeps its conversation across calls within the parent's session.
+    Persistent,
+}
+
+/// How tool-agents are offered: one function per delegate, or a single `ask_agent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DelegationTool {
+    #[default]
+    PerAgent,
+    AskAgent,
+}
+
+/// The delegation guidance added to the system prompt of an agent with tool-agents:
+/// `true` (the bundled skill, the default), `false` (none), or a path to a SKILL.md.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(untagged)]
+pub enum SkillSetting {
+    Enabled(bool),
+    Path(String),
 }
 
 impl Limits {
@@ -192,6 +278,20 @@ impl Limits {
 
     fn is_unset(&self) -> bool {
         *self == Limits::default()
+    }
+
+    /// These limits with every field that `over` sets taken from `over`.
+    pub fn overlay(&self, over: &Limits) -> Limits {
+        Limits {
+            max_depth: over.max_depth.or(self.max_depth),
+            max_calls_per_turn: over.max_calls_per_turn.or(self.max_calls_per_turn),
+            max_parallel: over.max_parallel.or(self.max_parallel),
+            max_tokens_per_turn: over.max_tokens_per_turn.or(self.max_tokens_per_turn),
+            max_steps: over.max_steps.or(self.max_steps),
+            max_cost_per_turn: over.max_cost_per_turn.or(self.max_cost_per_turn),
+            timeout_secs: over.timeout_secs.or(self.timeout_secs),
+            extra: self.extra.clone(),
+        }
     }
     pub fn effective_max_depth(&self) -> u32 {
         self.max_depth.unwrap_or(Self::DEFAULT_MAX_DEPTH)
@@ -254,6 +354,8 @@ impl Config {
                 ),
             ],
             limits: Limits::default(),
+            delegation_tool: None,
+            advisor: None,
             extra: Map::new(),
         }
     }

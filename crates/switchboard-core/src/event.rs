@@ -50,6 +50,8 @@ pub enum CallRole {
     Turn,
     Tool,
     Escalation,
+    /// An `ask_model` call: one answer, no tools.
+    Advisor,
 }
 
 /// A structured error, as the app and the calling model see it.
@@ -110,6 +112,10 @@ pub enum EventKind {
     UsageUpdated {
         usage: Usage,
         usage_total: Usage,
+        /// Cost of `usage` at the agent's prices; null when it has none.
+        cost: Option<f64>,
+        /// Cost of the subtree, over the calls whose agents have prices.
+        cost_total: Option<f64>,
     },
     /// The call waits for the user's yes before it runs.
     ApprovalRequested {
@@ -136,11 +142,27 @@ pub enum EventKind {
         result: Option<String>,
         usage: Option<Usage>,
         usage_total: Option<Usage>,
+        cost: Option<f64>,
+        cost_total: Option<f64>,
         turns: u32,
         error: Option<CallError>,
         /// What the parent model received as the tool result (fenced), if any.
         delivered: Option<String>,
     },
+}
+
+/// What one agent's calls cost in a session: the counter on delegations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
+pub struct AgentUsage {
+    pub agent: String,
+    /// Calls that ran (any status but refused before they started).
+    pub calls: u32,
+    pub errors: u32,
+    /// Calls refused by a limit, a denial or the config.
+    pub refused: u32,
+    pub usage: Usage,
+    /// `None` when the agent has no prices.
+    pub cost: Option<f64>,
 }
 
 /// The answer to an approval request.

@@ -11,8 +11,9 @@ pub mod dispatch;
 pub mod event;
 pub mod fence;
 pub mod runner;
+pub mod skill;
 pub mod tools;
 
 pub use config::{AgentConfig, AgentToolEntry, Approval, Config, Limits, Provider};
-pub use dispatch::{ApprovalPolicy, ApprovedAgents, Dispatcher, EventSink, TurnControl, TurnOutcome, TurnRequest};
-pub use event::{ApprovalDecision, ApprovalLimits, CallError, CallEvent, CallRole, CallStatus, EventKind, Usage};
+pub use dispatch::{ApprovalPolicy, Dispatcher, EventSink, Session, TurnControl, TurnOutcome, TurnRequest};
+pub use event::{AgentUsage, ApprovalDecision, ApprovalLimits, CallError, CallEvent, CallRole, CallStatus, EventKind, Usage};

@@ -79,6 +79,8 @@ pub struct ModelRequest {
     pub messages: Vec<Message>,
     /// OpenAI function definitions, exactly as sent on the wire.
     pub tools: Vec<Value>,
+    /// A model for this request instead of the agent's own (an `ask_agent` hint).
+    pub model: Option<String>,
 }
 
 /// One model step's output.

@@ -1,12 +1,18 @@
 //! Tool synthesis (spec section 2): the OpenAI function definitions an agent is
-//! offered, built-in tools first, then one per effective tool-agent. Pure.
+//! offered, built-in tools first (`escalate`), then the delegation tools: one
+//! function per effective tool-agent, or the single `ask_agent` form, and the
+//! `ask_model` advisor when one is configured. Pure.
 
 use serde_json::{json, Value};
 
-use crate::config::{effective_tools, Config, ResolvedTool};
+use crate::config::{effective_tools, Config, DelegationTool, MergedEntry, ResolvedTool, ToolScope};
 
 /// The built-in tool that hands the turn to the escalation agent.
 pub const ESCALATE: &str = "escalate";
+/// The single delegation tool of `delegation_tool: "ask_agent"`.
+pub const ASK_AGENT: &str = "ask_agent";
+/// The advisor tool: one answer, no tools, from the configured advisor.
+pub const ASK_MODEL: &str = "ask_model";
 
 /// Where an agent stands when its tool list is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,8 +21,20 @@ pub enum Standing {
     Root,
     /// Running as a tool-agent at `depth` (1 for a direct child).
     Tool { depth: u32 },
-    /// Acting as the escalation target: no tool-agents (role-level cycle guard).
+    /// Acting as the escalation target or the advisor: no delegation tools.
     Escalation,
+}
+
+/// What calling an offered tool does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolKind {
+    Escalate,
+    /// `agent_<name>`: call that delegate.
+    Agent(ResolvedTool),
+    /// `ask_agent`: call the delegate named in the arguments, one of these.
+    AskAgent(Vec<ResolvedTool>),
+    /// `ask_model`: one answer from the advisor.
+    AskModel(ResolvedTool),
 }
 
 /// One tool as offered to a model.
@@ -25,18 +43,34 @@ pub struct OfferedTool {
     pub name: String,
     /// The function definition sent on the wire.
     pub definition: Value,
-    /// The tool-agent behind it; `None` for a built-in tool.
-    pub target: Option<ResolvedTool>,
+    pub kind: ToolKind,
+}
+
+impl OfferedTool {
+    /// Whether this tool delegates (and so warrants the delegation guidance).
+    pub fn delegates(&self) -> bool {
+        !matches!(self.kind, ToolKind::Escalate)
+    }
+
+    /// The delegate this tool reaches for the agent `name`, if it reaches it.
+    pub fn reaches(&self, agent: &str) -> Option<&ResolvedTool> {
+        match &self.kind {
+            ToolKind::Agent(tool) | ToolKind::AskModel(tool) => (tool.agent == agent).then_some(tool),
+            ToolKind::AskAgent(tools) => tools.iter().find(|tool| tool.agent == agent),
+            ToolKind::Escalate => None,
+        }
+    }
 }
 
 /// The tools offered to `agent` standing at `standing`, with `path` the agents
-/// already on the call path (never offered again: the dispatch-level cycle guard).
-pub fn offered_tools(config: &Config, agent: &str, standing: Standing, path: &[String]) -> Vec<OfferedTool> {
+/// already on the call path (never offered again: the dispatch-level cycle guard)
+/// and `max_depth` the depth limit in force for this call.
+pub fn offered_tools(config: &Config, agent: &str, standing: Standing, path: &[String], max_depth: u32) -> Vec<OfferedTool> {
     let mut tools = Vec::new();
     let is_primary = config.primary_agent().is_some_and(|primary| primary.name == agent);
     if standing == Standing::Root && is_primary {
         if let Some(escalation) = config.escalation.as_deref().filter(|name| *name != agent && config.agent(name).is_some()) {
-            tools.push(OfferedTool { name: ESCALATE.into(), definition: escalate_definition(escalation), target: None });
+            tools.push(OfferedTool { name: ESCALATE.into(), definition: escalate_definition(escalation), kind: ToolKind::Escalate });
         }
     }
     let depth = match standing {
@@ -44,14 +78,37 @@ pub fn offered_tools(config: &Config, agent: &str, standing: Standing, path: &[S
         Standing::Tool { depth } => depth,
         Standing::Escalation => return tools,
     };
-    if depth >= config.limits.effective_max_depth() {
+    if depth >= max_depth {
         return tools;
     }
-    for resolved in effective_tools(config, agent) {
-        if path.iter().any(|on_path| *on_path == resolved.agent) {
-            continue;
+    let delegates: Vec<ResolvedTool> = effective_tools(config, agent)
+        .into_iter()
+        .filter(|resolved| !path.iter().any(|on_path| *on_path == resolved.agent))
+        .collect();
+    match config.delegation_tool.unwrap_or_default() {
+        DelegationTool::PerAgent => {
+            for resolved in delegates {
+                tools.push(OfferedTool {
+                    name: resolved.tool_name.clone(),
+                    definition: agent_tool_definition(&resolved),
+                    kind: ToolKind::Agent(resolved),
+                });
+            }
         }
-        tools.push(OfferedTool { name: resolved.tool_name.clone(), definition: agent_tool_definition(&resolved), target: Some(resolved) });
+        DelegationTool::AskAgent if !delegates.is_empty() => {
+            tools.push(OfferedTool { name: ASK_AGENT.into(), definition: ask_agent_definition(config, &delegates), kind: ToolKind::AskAgent(delegates) });
+        }
+        DelegationTool::AskAgent => {}
+    }
+    if let Some(advisor) = &config.advisor {
+        let eligible = advisor.is_enabled()
+            && advisor.agent != agent
+            && config.agent(&advisor.agent).is_some()
+            && !path.iter().any(|on_path| *on_path == advisor.agent);
+        if eligible {
+            let resolved = MergedEntry { entry: advisor, scope: ToolScope::Global }.resolve();
+            tools.push(OfferedTool { name: ASK_MODEL.into(), definition: ask_model_definition(&resolved), kind: ToolKind::AskModel(resolved) });
+        }
     }
     tools
 }
@@ -71,6 +128,47 @@ pub fn agent_tool_definition(tool: &ResolvedTool) -> Value {
                     "context": { "type": "object", "description": "Optional structured data the agent needs (JSON); passed to it as labelled context." }
                 },
                 "required": ["request"]
+            }
+        }
+    })
+}
+
+fn ask_agent_definition(config: &Config, delegates: &[ResolvedTool]) -> Value {
+    let names: Vec<&str> = delegates.iter().map(|tool| tool.agent.as_str()).collect();
+    let catalogue: Vec<String> = delegates.iter().map(|tool| format!("- {}: {}", tool.agent, tool.description)).collect();
+    let mut properties = json!({
+        "agent": { "type": "string", "enum": names, "description": "The agent to ask." },
+        "request": { "type": "string", "description": "The request to send to the agent." },
+        "context": { "type": "object", "description": "Optional structured data the agent needs (JSON); passed to it as labelled context." }
+    });
+    let models: Vec<&str> = delegates
+        .iter()
+        .filter_map(|tool| config.agent(&tool.agent))
+        .flat_map(|agent| agent.allowed_models.iter().map(String::as_str))
+        .collect();
+    if !models.is_empty() {
+        properties["model"] = json!({ "type": "string", "enum": models, "description": "Optional: a model for the agent, among those it allows." });
+    }
+    json!({
+        "type": "function",
+        "function": {
+            "name": ASK_AGENT,
+            "description": format!("Ask another agent to do a task and return its answer. Agents:\n{}", catalogue.join("\n")),
+            "parameters": { "type": "object", "properties": properties, "required": ["agent", "request"] }
+        }
+    })
+}
+
+fn ask_model_definition(advisor: &ResolvedTool) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": ASK_MODEL,
+            "description": format!("Ask the advisor ({}) for one answer; it has no tools. {}", advisor.agent, advisor.description),
+            "parameters": {
+                "type": "object",
+                "properties": { "question": { "type": "string", "description": "The question for the advisor." } },
+                "required": ["question"]
             }
         }
     })

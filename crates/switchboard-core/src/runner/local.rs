@@ -58,7 +58,7 @@ impl LocalRunner {
 
     fn body<'a>(&'a self, request: &'a ModelRequest) -> RequestBody<'a> {
         RequestBody {
-            model: self.model.as_deref().unwrap_or_default(),
+            model: request.model.as_deref().or(self.model.as_deref()).unwrap_or_default(),
             messages: &request.messages,
             stream: true,
             stream_options: StreamOptions { include_usage: true },

@@ -359,7 +359,7 @@ async fn eviction_rebuilds_runners_but_running_calls_keep_theirs() {
 /// Runs `message` on a config whose entries ask for approval, answering each
 /// request with the next of `answers` from inside the event sink, as the app's
 /// channel handler does from the UI.
-async fn run_answering(config: Config, message: &str, answers: Vec<switchboard_core::ApprovalDecision>, approved: switchboard_core::ApprovedAgents) -> (switchboard_core::TurnOutcome, Vec<CallEvent>) {
+async fn run_answering(config: Config, message: &str, answers: Vec<switchboard_core::ApprovalDecision>, approved: switchboard_core::Session) -> (switchboard_core::TurnOutcome, Vec<CallEvent>) {
     let dispatcher = Dispatcher::new(config);
     let control = TurnControl::new(switchboard_core::ApprovalPolicy::Ask, approved);
     let answers = std::sync::Mutex::new(answers.into_iter());
@@ -391,7 +391,7 @@ fn statuses_by_agent(events: &[CallEvent]) -> Vec<(String, CallStatus)> {
 #[tokio::test]
 async fn approval_once_always_and_deny_from_the_user() {
     use switchboard_core::ApprovalDecision::{ApproveAlways, ApproveOnce, Deny};
-    let approved = switchboard_core::ApprovedAgents::default();
+    let approved = switchboard_core::Session::default();
     let (outcome, events) =
         run_answering(demo_config(), "Tell me about approvals please", vec![ApproveAlways, Deny], approved.clone()).await;
     assert_eq!(outcome.status, CallStatus::Ok, "a denial does not end the turn");

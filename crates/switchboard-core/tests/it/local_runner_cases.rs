@@ -29,7 +29,7 @@ fn agent(url: String, key_variable: Option<&str>) -> AgentConfig {
 }
 
 async fn ask(runner: &LocalRunner) -> Result<switchboard_core::runner::ModelReply, RunnerError> {
-    let request = ModelRequest { messages: vec![Message::user("hello")], tools: vec![] };
+    let request = ModelRequest { messages: vec![Message::user("hello")], ..ModelRequest::default() };
     runner.stream(&request, &mut |_| {}).await
 }
 

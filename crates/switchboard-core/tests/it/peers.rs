@@ -123,7 +123,7 @@ async fn step(runner: &LocalRunner, request: &ModelRequest) -> (Result<switchboa
 }
 
 fn hello() -> ModelRequest {
-    ModelRequest { messages: vec![Message::user("hello")], tools: vec![] }
+    ModelRequest { messages: vec![Message::user("hello")], ..ModelRequest::default() }
 }
 
 /// The "done when", over real HTTP: the primary calls two tool-agents at
@@ -242,7 +242,7 @@ async fn aimock_streams_tool_calls_usage_and_http_errors() {
     assert_eq!(streamed, reply.text, "streamed deltas add up to the text");
     assert!(reply.usage.unwrap().total_tokens > 0, "usage read from the chunk whose choices is empty");
 
-    let weather = ModelRequest { messages: vec![Message::user("weather in Paris?")], tools: vec![] };
+    let weather = ModelRequest { messages: vec![Message::user("weather in Paris?")], ..ModelRequest::default() };
     let reply = step(&runner, &weather).await.0.unwrap();
     let calls: Vec<(&str, &str, Value)> = reply
         .tool_calls
@@ -255,12 +255,12 @@ async fn aimock_streams_tool_calls_usage_and_http_errors() {
         "tool call deltas assembled by index"
     );
 
-    let limited = ModelRequest { messages: vec![Message::user("limit")], tools: vec![] };
+    let limited = ModelRequest { messages: vec![Message::user("limit")], ..ModelRequest::default() };
     match step(&runner, &limited).await.0 {
         Err(RunnerError::Http { status: 429, body, .. }) => assert!(body.contains("Rate limited")),
         other => panic!("expected HTTP 429, got {other:?}"),
     }
-    let cut = ModelRequest { messages: vec![Message::user("cut")], tools: vec![] };
+    let cut = ModelRequest { messages: vec![Message::user("cut")], ..ModelRequest::default() };
     match step(&runner, &cut).await.0 {
         Err(error @ RunnerError::MalformedStream { .. }) => assert_eq!(error.kind(), "malformed_stream"),
         other => panic!("expected a broken stream, got {other:?}"),

@@ -1,0 +1,140 @@
+//! Steering a turn from outside it: cancel the turn or any call, answer approval
+//! requests; and the session a turn belongs to, which keeps "approve always"
+//! answers, persistent delegates' conversations and the usage counters per agent.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{AgentUsage, ApprovalDecision, CallStatus, Usage};
+use crate::runner::Message;
+
+/// How a turn answers approval requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalPolicy {
+    /// Wait for `TurnControl::resolve_approval` (the app, an interactive terminal).
+    #[default]
+    Ask,
+    /// Approve every request (`switchboard ask --approve all`); still reported.
+    ApproveAll,
+    /// Deny every request (`--approve none`); still reported.
+    DenyAll,
+}
+
+/// What a chat session keeps across its turns. Cheap to clone (shared).
+#[derive(Debug, Clone, Default)]
+pub struct Session(Arc<Mutex<SessionState>>);
+
+#[derive(Debug, Default)]
+struct SessionState {
+    approved: HashSet<String>,
+    /// Persistent delegates' conversations, by (caller, delegate).
+    conversations: HashMap<(String, String), Vec<Message>>,
+    ledger: BTreeMap<String, AgentUsage>,
+}
+
+impl Session {
+    /// Whether `agent` was approved "always" in this session.
+    pub fn is_approved(&self, agent: &str) -> bool {
+        self.0.lock().unwrap().approved.contains(agent)
+    }
+
+    pub(crate) fn approve(&self, agent: &str) {
+        self.0.lock().unwrap().approved.insert(agent.to_string());
+    }
+
+    pub(crate) fn conversation(&self, caller: &str, delegate: &str) -> Vec<Message> {
+        let state = self.0.lock().unwrap();
+        state.conversations.get(&(caller.to_string(), delegate.to_string())).cloned().unwrap_or_default()
+    }
+
+    pub(crate) fn keep_conversation(&self, caller: &str, delegate: &str, messages: Vec<Message>) {
+        self.0.lock().unwrap().conversations.insert((caller.to_string(), delegate.to_string()), messages);
+    }
+
+    /// Counts one finished call of `agent` with its own usage and cost.
+    pub(crate) fn record(&self, agent: &str, status: CallStatus, usage: Option<Usage>, cost: Option<f64>) {
+        let mut state = self.0.lock().unwrap();
+        let entry = state.ledger.entry(agent.to_string()).or_insert_with(|| AgentUsage { agent: agent.to_string(), ..AgentUsage::default() });
+        entry.calls += 1;
+        match status {
+            CallStatus::Error => entry.errors += 1,
+            CallStatus::Limited | CallStatus::Denied => entry.refused += 1,
+            CallStatus::Ok | CallStatus::Cancelled => {}
+        }
+        if let Some(usage) = usage {
+            entry.usage.add(&usage);
+        }
+        if let Some(cost) = cost {
+            *entry.cost.get_or_insert(0.0) += cost;
+        }
+    }
+
+    /// Calls, tokens and cost per agent in this session, by agent name.
+    pub fn usage_by_agent(&self) -> Vec<AgentUsage> {
+        self.0.lock().unwrap().ledger.values().cloned().collect()
+    }
+}
+
+/// Steers a running turn from another task: cancel the turn or any call in it,
+/// answer approval requests.
+#[derive(Debug, Clone, Default)]
+pub struct TurnControl {
+    pub(crate) root: CancellationToken,
+    calls: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    pub(crate) approvals: Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>>,
+    pub(crate) policy: ApprovalPolicy,
+    pub(crate) session: Session,
+}
+
+impl TurnControl {
+    /// A control for a turn of `session`, answering approvals as `policy` says.
+    pub fn new(policy: ApprovalPolicy, session: Session) -> TurnControl {
+        TurnControl { policy, session, ..TurnControl::default() }
+    }
+
+    /// A control that approves every request (and reports that it did).
+    pub fn approving_all() -> TurnControl {
+        TurnControl::new(ApprovalPolicy::ApproveAll, Session::default())
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Cancels every call of the turn.
+    pub fn cancel_turn(&self) {
+        self.root.cancel();
+    }
+
+    /// Cancels one call and its subtree; its parent gets a `cancelled` result and
+    /// continues. Returns false when no such call is running.
+    pub fn cancel_call(&self, call_id: &str) -> bool {
+        match self.calls.lock().unwrap().get(call_id) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Answers the approval request of `call_id`; false when none is waiting.
+    pub fn resolve_approval(&self, call_id: &str, decision: ApprovalDecision) -> bool {
+        match self.approvals.lock().unwrap().remove(call_id) {
+            Some(sender) => sender.send(decision).is_ok(),
+            None => false,
+        }
+    }
+
+    pub(crate) fn register(&self, call_id: &str, token: CancellationToken) {
+        self.calls.lock().unwrap().insert(call_id.to_string(), token);
+    }
+
+    pub(crate) fn unregister(&self, call_id: &str) {
+        self.calls.lock().unwrap().remove(call_id);
+        self.approvals.lock().unwrap().remove(call_id);
+    }
+}
