@@ -5,6 +5,7 @@
 pub mod cache;
 pub mod demo;
 pub mod local;
+pub mod subprocess;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -109,6 +110,8 @@ pub enum RunnerError {
     Http { status: u16, url: String, body: String },
     #[error("malformed stream from {url}: {message}")]
     MalformedStream { url: String, message: String },
+    #[error("agent {agent:?} exited with {status}: {stderr}")]
+    Subprocess { agent: String, status: String, stderr: String },
     #[error("{0}")]
     Config(String),
     #[error("{0}")]
@@ -123,6 +126,7 @@ impl RunnerError {
             RunnerError::Timeout { .. } => "timeout",
             RunnerError::Http { .. } => "http",
             RunnerError::MalformedStream { .. } => "malformed_stream",
+            RunnerError::Subprocess { .. } => "subprocess",
             RunnerError::Config(_) => "config",
             RunnerError::Internal(_) => "internal",
         }
@@ -150,6 +154,7 @@ pub fn build(agent: &AgentConfig) -> Result<std::sync::Arc<dyn Runner>, RunnerEr
     match agent.provider {
         Provider::Demo => Ok(std::sync::Arc::new(demo::DemoRunner::new(agent))),
         Provider::Local => Ok(std::sync::Arc::new(local::LocalRunner::new(agent)?)),
+        Provider::Subprocess | Provider::AiderCli => Ok(std::sync::Arc::new(subprocess::SubprocessRunner::new(agent)?)),
         other => Err(RunnerError::Config(format!(
             "agent {:?}: provider {:?} is not supported by this build yet",
             agent.name,

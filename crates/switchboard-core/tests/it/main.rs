@@ -7,6 +7,7 @@ mod local_runner_cases;
 mod loopback;
 mod merge_cases;
 mod peers;
+mod policy_cases;
 mod store_cases;
 mod support;
 mod validate_cases;
