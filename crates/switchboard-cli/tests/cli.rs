@@ -125,3 +125,21 @@ fn without_a_terminal_approval_requests_are_denied_and_said_so() {
     assert_eq!(denied, vec!["researcher", "summariser"]);
     assert!(events.iter().any(|event| event["type"] == "approval_resolved" && event["by"] == "policy" && event["decision"] == "deny"));
 }
+
+/// On a terminal (a pty from util-linux `script`), each approval request is a
+/// prompt: the first answer approves always, the second denies.
+#[test]
+fn on_a_terminal_each_approval_is_a_prompt() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    let binary = env!("CARGO_BIN_EXE_switchboard");
+    let inner = format!("{binary} --config {} ask --events pretty 'Please answer through the prompt'", path.display());
+    let pipeline = format!("(sleep 1; printf 'a\\n'; sleep 1; printf 'd\\n'; sleep 4) | script -qec \"{inner}\" /dev/null");
+    let output = Command::new("sh").args(["-c", &pipeline]).env_remove("SWITCHBOARD_CONFIG").output().expect("sh runs");
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("Approve the call to researcher"), "{stdout}");
+    assert!(stdout.contains("researcher: approve_always (by the user)"), "{stdout}");
+    assert!(stdout.contains("summariser: deny (by the user)"), "{stdout}");
+    assert!(stdout.contains("■ summariser denied"), "{stdout}");
+    assert!(stdout.contains("■ assistant ok"), "{stdout}");
+}
