@@ -8,7 +8,13 @@ fn main() {
         "cancel_turn",
         "cancel_call",
         "resolve_approval",
-        "get_usage",
+        "list_sessions",
+        "create_session",
+        "rename_session",
+        "delete_session",
+        "load_session",
+        "retract_turn",
+        "export_turn",
     ])))
     .expect("tauri build script");
 }

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
@@ -12,8 +13,9 @@ use switchboard_core::config::store::{self, ConfigError, Loaded, Version};
 use switchboard_core::config::watch::{self, ConfigWatch, Reload};
 use switchboard_core::config::{global_tools, merged_tools, Problem, ResolvedTool};
 use switchboard_core::runner::Message;
+use switchboard_core::sessions::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
 use switchboard_core::{
-    AgentUsage, ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Config, Dispatcher, Session, TurnControl, TurnRequest, Usage,
+    ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Config, Dispatcher, Session, TurnControl, TurnRequest, Usage,
 };
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, State};
@@ -28,6 +30,16 @@ pub struct AppError {
     pub path: Option<String>,
     pub line: Option<u32>,
     pub column: Option<u32>,
+}
+
+impl From<SessionError> for AppError {
+    fn from(error: SessionError) -> AppError {
+        let kind = match &error {
+            SessionError::NotFound(_) | SessionError::BadId(_) => "not_found",
+            SessionError::Io { .. } => "io",
+        };
+        AppError { kind: kind.into(), message: error.to_string(), path: None, line: None, column: None }
+    }
 }
 
 impl From<ConfigError> for AppError {
@@ -87,6 +99,8 @@ pub struct ChatMessage {
 /// A user turn as the chat sends it.
 #[derive(Debug, Clone, Serialize, Deserialize, Type)]
 pub struct SendRequest {
+    /// The chat session the turn belongs to (its log receives every event).
+    pub session_id: String,
     /// Chosen by the UI so it can cancel the turn while it runs.
     pub turn_id: String,
     /// `@agent` handoff; the primary when absent.
@@ -112,9 +126,12 @@ pub struct AppState {
     current: Arc<Mutex<CurrentConfig>>,
     _watch: Option<ConfigWatch>,
     turns: Mutex<HashMap<String, TurnControl>>,
-    /// The chat session: "approve always" answers, persistent delegates'
-    /// conversations and the usage counters (one session per app run for now).
-    session: Session,
+    /// The chat sessions' logs on disk.
+    sessions: Arc<SessionStore>,
+    /// Per chat session: "approve always" answers and persistent delegates'
+    /// conversations (kept while the app runs).
+    engine_sessions: Mutex<HashMap<String, Session>>,
+    data_dir: PathBuf,
 }
 
 struct CurrentConfig {
@@ -126,7 +143,7 @@ struct CurrentConfig {
 impl AppState {
     /// Loads (or creates) the config at `config_path` and starts watching it;
     /// `on_change` is told about every reload.
-    pub fn open(config_path: PathBuf, on_change: impl Fn(ConfigChanged) + Send + 'static) -> AppState {
+    pub fn open(config_path: PathBuf, data_dir: PathBuf, on_change: impl Fn(ConfigChanged) + Send + 'static) -> Result<AppState, AppError> {
         let (initial, error) = match store::load_or_create(&config_path) {
             Ok(loaded) => (loaded, None),
             Err(error) => {
@@ -170,7 +187,17 @@ impl AppState {
                 None
             }
         };
-        AppState { config_path, dispatcher, current, _watch: watch, turns: Mutex::new(HashMap::new()), session: Session::default() }
+        let sessions = Arc::new(SessionStore::open(data_dir.join("sessions")).map_err(AppError::from)?);
+        Ok(AppState {
+            config_path,
+            dispatcher,
+            current,
+            _watch: watch,
+            turns: Mutex::new(HashMap::new()),
+            sessions,
+            engine_sessions: Mutex::new(HashMap::new()),
+            data_dir,
+        })
     }
 }
 
@@ -207,7 +234,16 @@ async fn send_message(
     request: SendRequest,
     on_event: Channel<CallEvent>,
 ) -> Result<TurnSummary, AppError> {
-    let control = TurnControl::new(ApprovalPolicy::Ask, state.session.clone());
+    let session = state.engine_sessions.lock().unwrap().entry(request.session_id.clone()).or_default().clone();
+    let control = TurnControl::new(ApprovalPolicy::Ask, session);
+    let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_millis() as u64).unwrap_or(0);
+    let user_record = SessionRecord::UserMessage {
+        turn_id: request.turn_id.clone(),
+        text: request.message.clone(),
+        agent: request.agent.clone(),
+        ts_ms: now_ms,
+    };
+    state.sessions.append(&request.session_id, &user_record)?;
     state.turns.lock().unwrap().insert(request.turn_id.clone(), control.clone());
     let history = request
         .history
@@ -218,11 +254,25 @@ async fn send_message(
         })
         .collect();
     let turn = TurnRequest { agent: request.agent.clone(), history, message: request.message.clone() };
+    let sessions = state.sessions.clone();
+    let (session_id, turn_id) = (request.session_id.clone(), request.turn_id.clone());
     let sink = Arc::new(move |event: CallEvent| {
+        // Logged before it is shown: what the window saw, a restart sees.
+        let record = SessionRecord::Event { turn_id: turn_id.clone(), event: event.clone() };
+        if let Err(error) = sessions.append(&session_id, &record) {
+            tracing::warn!(%error, "an event could not be written to the session log");
+        }
         let _ = on_event.send(event);
     });
     let outcome = state.dispatcher.run_turn(turn, sink, control).await;
     state.turns.lock().unwrap().remove(&request.turn_id);
+    let ended = SessionRecord::TurnEnded {
+        turn_id: request.turn_id.clone(),
+        status: outcome.status,
+        text: outcome.text.clone(),
+        answered_by: outcome.answered_by.clone(),
+    };
+    state.sessions.append(&request.session_id, &ended)?;
     Ok(TurnSummary {
         status: outcome.status,
         text: outcome.text,
@@ -230,6 +280,76 @@ async fn send_message(
         usage_total: outcome.usage_total,
         cost_total: outcome.cost_total,
     })
+}
+
+/// The chat sessions, most recently used first.
+#[tauri::command]
+#[specta::specta]
+fn list_sessions(state: State<'_, AppState>) -> Result<Vec<SessionSummary>, AppError> {
+    Ok(state.sessions.list()?)
+}
+
+/// Starts a chat session.
+#[tauri::command]
+#[specta::specta]
+fn create_session(state: State<'_, AppState>, title: String) -> Result<SessionSummary, AppError> {
+    let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_millis() as u64).unwrap_or(0);
+    let id = format!("s{now_ms}-{}", NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    Ok(state.sessions.create(&id, &title, now_ms)?)
+}
+
+static NEXT_SESSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+#[tauri::command]
+#[specta::specta]
+fn rename_session(state: State<'_, AppState>, id: String, title: String) -> Result<(), AppError> {
+    Ok(state.sessions.rename(&id, &title)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+fn delete_session(state: State<'_, AppState>, id: String) -> Result<(), AppError> {
+    state.engine_sessions.lock().unwrap().remove(&id);
+    Ok(state.sessions.delete(&id)?)
+}
+
+/// A session's log: its messages, every event of every turn, retractions.
+#[tauri::command]
+#[specta::specta]
+fn load_session(state: State<'_, AppState>, id: String) -> Result<SessionLog, AppError> {
+    Ok(state.sessions.load(&id)?)
+}
+
+/// Takes a turn back (retry, edit and resend): it stays in the log, marked.
+#[tauri::command]
+#[specta::specta]
+fn retract_turn(state: State<'_, AppState>, session_id: String, turn_id: String) -> Result<(), AppError> {
+    Ok(state.sessions.append(&session_id, &SessionRecord::Retracted { turn_id })?)
+}
+
+/// Writes a turn's call-tree events as a JSON array into the app's `exports`
+/// folder and returns the file's path.
+#[tauri::command]
+#[specta::specta]
+fn export_turn(state: State<'_, AppState>, session_id: String, turn_id: String) -> Result<String, AppError> {
+    let log = state.sessions.load(&session_id)?;
+    let events: Vec<&CallEvent> = log
+        .records
+        .iter()
+        .filter_map(|record| match record {
+            SessionRecord::Event { turn_id: id, event } if *id == turn_id => Some(event),
+            _ => None,
+        })
+        .collect();
+    if events.is_empty() {
+        return Err(AppError { kind: "not_found".into(), message: format!("turn {turn_id:?} has no events in this session"), path: None, line: None, column: None });
+    }
+    let folder = state.data_dir.join("exports");
+    let safe_turn: String = turn_id.chars().filter(|character| character.is_ascii_alphanumeric() || *character == '-').collect();
+    let path = folder.join(format!("{session_id}-{safe_turn}.json"));
+    let bytes = serde_json::to_vec_pretty(&events).expect("events serialize");
+    store::write_atomic(&path, &bytes)?;
+    Ok(path.display().to_string())
 }
 
 /// Cancels a running turn; false when it is not running.
@@ -243,13 +363,6 @@ fn cancel_turn(state: State<'_, AppState>, turn_id: String) -> bool {
         }
         None => false,
     }
-}
-
-/// Calls, tokens and cost per agent in this session: the counter on delegations.
-#[tauri::command]
-#[specta::specta]
-fn get_usage(state: State<'_, AppState>) -> Vec<AgentUsage> {
-    state.session.usage_by_agent()
 }
 
 /// Answers the approval request of a waiting call; false when none is waiting.
@@ -269,7 +382,7 @@ fn cancel_call(state: State<'_, AppState>, turn_id: String, call_id: String) -> 
 /// The commands and events the UI may use, with their TypeScript bindings.
 pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
     tauri_specta::Builder::<R>::new()
-        .commands(tauri_specta::collect_commands![get_config_state, list_tools, send_message, cancel_turn, cancel_call, resolve_approval, get_usage])
+        .commands(tauri_specta::collect_commands![get_config_state, list_tools, send_message, cancel_turn, cancel_call, resolve_approval, list_sessions, create_session, rename_session, delete_session, load_session, retract_turn, export_turn])
         .events(tauri_specta::collect_events![ConfigChanged])
 }
 
@@ -285,7 +398,7 @@ pub fn export_bindings(path: &std::path::Path) -> Result<(), String> {
 }
 
 /// Sets the app up on `builder`: the real one, or Tauri's mock builder in tests.
-pub fn configure<R: Runtime>(builder: tauri::Builder<R>, config_path: PathBuf) -> tauri::Builder<R> {
+pub fn configure<R: Runtime>(builder: tauri::Builder<R>, config_path: PathBuf, data_dir: Option<PathBuf>) -> tauri::Builder<R> {
     let specta = specta_builder::<R>();
     builder
         .plugin(tauri_plugin_store::Builder::new().build())
@@ -293,11 +406,16 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, config_path: PathBuf) -
         .setup(move |app| {
             specta.mount_events(app);
             let handle = app.handle().clone();
-            let state = AppState::open(config_path.clone(), move |changed| {
+            let data_dir = match &data_dir {
+                Some(folder) => folder.clone(),
+                None => app.path().app_data_dir()?,
+            };
+            let state = AppState::open(config_path.clone(), data_dir, move |changed| {
                 if let Err(error) = changed.emit(&handle) {
                     tracing::warn!(%error, "could not tell the window about a config change");
                 }
-            });
+            })
+            .map_err(|error| error.message)?;
             app.manage(state);
             Ok(())
         })
@@ -315,7 +433,7 @@ pub fn run() {
         }
     }
     let config_path = store::resolve_path(explicit.as_deref());
-    configure(tauri::Builder::default(), config_path)
+    configure(tauri::Builder::default(), config_path, None)
         .run(tauri::generate_context!())
         .expect("the Switchboard window could not start");
 }

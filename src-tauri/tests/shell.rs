@@ -46,7 +46,7 @@ fn invoke(webview: &tauri::WebviewWindow<tauri::test::MockRuntime>, command: &st
 fn commands_answer_on_the_mock_runtime() {
     let folder = tempfile::tempdir().unwrap();
     let config_path = folder.path().join("config.json");
-    let mut app = switchboard_app::configure(mock_builder(), config_path.clone()).build(mock_context(noop_assets())).expect("app builds");
+    let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data"))).build(mock_context(noop_assets())).expect("app builds");
     // One turn of the event loop runs the setup closure, which manages the state
     // (deprecated only because calling it in a loop busy-waits; once is what we need).
     #[allow(deprecated)]
@@ -72,7 +72,7 @@ fn a_broken_config_keeps_the_app_up_and_the_file_untouched() {
     let folder = tempfile::tempdir().unwrap();
     let config_path = folder.path().join("config.json");
     std::fs::write(&config_path, "{ \"agents\": [ oops ] }").unwrap();
-    let mut app = switchboard_app::configure(mock_builder(), config_path.clone()).build(mock_context(noop_assets())).expect("app builds");
+    let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data"))).build(mock_context(noop_assets())).expect("app builds");
     // One turn of the event loop runs the setup closure, which manages the state
     // (deprecated only because calling it in a loop busy-waits; once is what we need).
     #[allow(deprecated)]
@@ -82,4 +82,31 @@ fn a_broken_config_keeps_the_app_up_and_the_file_untouched() {
     assert_eq!(state["error"]["kind"], "config_syntax");
     assert_eq!(state["error"]["line"], 1);
     assert_eq!(std::fs::read_to_string(&config_path).unwrap(), "{ \"agents\": [ oops ] }");
+}
+
+#[test]
+fn sessions_are_created_listed_renamed_loaded_and_deleted() {
+    let folder = tempfile::tempdir().unwrap();
+    let config_path = folder.path().join("config.json");
+    let mut app = switchboard_app::configure(mock_builder(), config_path, Some(folder.path().join("data")))
+        .build(mock_context(noop_assets()))
+        .expect("app builds");
+    #[allow(deprecated)]
+    app.run_iteration(|_, _| {});
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let created = invoke(&webview, "create_session", json!({ "title": "Planning" })).expect("create_session answers");
+    let id = created["id"].as_str().unwrap().to_string();
+    invoke(&webview, "rename_session", json!({ "id": id, "title": "Planning, renamed" })).expect("rename answers");
+    let listed = invoke(&webview, "list_sessions", json!({})).expect("list answers");
+    assert_eq!(listed[0]["title"], "Planning, renamed");
+    let log = invoke(&webview, "load_session", json!({ "id": id })).expect("load answers");
+    let kinds: Vec<&str> = log["records"].as_array().unwrap().iter().map(|record| record["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, vec!["created", "renamed"]);
+    assert!(folder.path().join("data/sessions").join(format!("{id}.jsonl")).exists(), "logs live in the app data folder");
+    let missing = invoke(&webview, "export_turn", json!({ "sessionId": id, "turnId": "nope" })).unwrap_err();
+    assert_eq!(missing["kind"], "not_found");
+    invoke(&webview, "delete_session", json!({ "id": id })).expect("delete answers");
+    assert_eq!(invoke(&webview, "list_sessions", json!({})).unwrap(), json!([]));
+    let bad = invoke(&webview, "load_session", json!({ "id": "../../etc/passwd" })).unwrap_err();
+    assert_eq!(bad["kind"], "not_found");
 }

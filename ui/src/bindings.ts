@@ -21,8 +21,21 @@ export const commands = {
 	cancelCall: (turnId: string, callId: string) => __TAURI_INVOKE<boolean>("cancel_call", { turnId, callId }),
 	/**  Answers the approval request of a waiting call; false when none is waiting. */
 	resolveApproval: (turnId: string, callId: string, decision: ApprovalDecision) => __TAURI_INVOKE<boolean>("resolve_approval", { turnId, callId, decision }),
-	/**  Calls, tokens and cost per agent in this session: the counter on delegations. */
-	getUsage: () => __TAURI_INVOKE<AgentUsage_Serialize[]>("get_usage"),
+	/**  The chat sessions, most recently used first. */
+	listSessions: () => typedError<SessionSummary[], AppError_Serialize>(__TAURI_INVOKE("list_sessions")),
+	/**  Starts a chat session. */
+	createSession: (title: string) => typedError<SessionSummary, AppError_Serialize>(__TAURI_INVOKE("create_session", { title })),
+	renameSession: (id: string, title: string) => typedError<null, AppError_Serialize>(__TAURI_INVOKE("rename_session", { id, title })),
+	deleteSession: (id: string) => typedError<null, AppError_Serialize>(__TAURI_INVOKE("delete_session", { id })),
+	/**  A session's log: its messages, every event of every turn, retractions. */
+	loadSession: (id: string) => typedError<SessionLog_Serialize, AppError_Serialize>(__TAURI_INVOKE("load_session", { id })),
+	/**  Takes a turn back (retry, edit and resend): it stays in the log, marked. */
+	retractTurn: (sessionId: string, turnId: string) => typedError<null, AppError_Serialize>(__TAURI_INVOKE("retract_turn", { sessionId, turnId })),
+	/**
+	 *  Writes a turn's call-tree events as a JSON array into the app's `exports`
+	 *  folder and returns the file's path.
+	 */
+	exportTurn: (sessionId: string, turnId: string) => typedError<string, AppError_Serialize>(__TAURI_INVOKE("export_turn", { sessionId, turnId })),
 };
 
 /** Events */
@@ -111,35 +124,6 @@ export type AgentToolEntry_Serialize = {
 	/**  How many of the caller's last messages go along as labelled context (0 when absent). */
 	share_context?: number,
 	session?: SessionMode,
-};
-
-/**  What one agent's calls cost in a session: the counter on delegations. */
-export type AgentUsage = AgentUsage_Serialize | AgentUsage_Deserialize;
-
-/**  What one agent's calls cost in a session: the counter on delegations. */
-export type AgentUsage_Deserialize = {
-	agent: string,
-	/**  Calls that ran (any status but refused before they started). */
-	calls: number,
-	errors: number,
-	/**  Calls refused by a limit, a denial or the config. */
-	refused: number,
-	usage: Usage,
-	/**  `None` when the agent has no prices. */
-	cost?: number | null,
-};
-
-/**  What one agent's calls cost in a session: the counter on delegations. */
-export type AgentUsage_Serialize = {
-	agent: string,
-	/**  Calls that ran (any status but refused before they started). */
-	calls: number,
-	errors: number,
-	/**  Calls refused by a limit, a denial or the config. */
-	refused: number,
-	usage: Usage,
-	/**  `None` when the agent has no prices. */
-	cost: number | null,
 };
 
 /**  The one error shape the UI shows as it is. */
@@ -486,6 +470,8 @@ export type SendRequest = SendRequest_Serialize | SendRequest_Deserialize;
 
 /**  A user turn as the chat sends it. */
 export type SendRequest_Deserialize = {
+	/**  The chat session the turn belongs to (its log receives every event). */
+	session_id: string,
 	/**  Chosen by the UI so it can cancel the turn while it runs. */
 	turn_id: string,
 	/**  `@agent` handoff; the primary when absent. */
@@ -496,6 +482,8 @@ export type SendRequest_Deserialize = {
 
 /**  A user turn as the chat sends it. */
 export type SendRequest_Serialize = {
+	/**  The chat session the turn belongs to (its log receives every event). */
+	session_id: string,
 	/**  Chosen by the UI so it can cancel the turn while it runs. */
 	turn_id: string,
 	/**  `@agent` handoff; the primary when absent. */
@@ -504,12 +492,55 @@ export type SendRequest_Serialize = {
 	history: ChatMessage[],
 };
 
+/**  A session's records, and how many damaged lines were skipped. */
+export type SessionLog = SessionLog_Serialize | SessionLog_Deserialize;
+
+/**  A session's records, and how many damaged lines were skipped. */
+export type SessionLog_Deserialize = {
+	id: string,
+	records: SessionRecord_Deserialize[],
+	skipped_lines: number,
+};
+
+/**  A session's records, and how many damaged lines were skipped. */
+export type SessionLog_Serialize = {
+	id: string,
+	records: SessionRecord_Serialize[],
+	skipped_lines: number,
+};
+
 /**  Whether a caller sees the previous messages of its own conversation. */
 export type SessionMode = 
 /**  Every call starts from nothing but its request (the default). */
 "fresh" | 
 /**  The delegate keeps its conversation across calls within the parent's session. */
 "persistent";
+
+/**  One line of a session log. */
+export type SessionRecord = SessionRecord_Serialize | SessionRecord_Deserialize;
+
+/**  One line of a session log. */
+export type SessionRecord_Deserialize = { type: "created"; title: string; created_ms: number } | { type: "renamed"; title: string } | { type: "user_message"; turn_id: string; text: string; 
+/**  The `@agent` the turn was handed to, if any. */
+agent?: string | null; ts_ms: number } | { type: "event"; turn_id: string; event: CallEvent_Deserialize } | { type: "turn_ended"; turn_id: string; status: CallStatus; text: string; answered_by: string } | 
+/**  The turn was taken back (retry, edit and resend): it no longer counts as history. */
+{ type: "retracted"; turn_id: string };
+
+/**  One line of a session log. */
+export type SessionRecord_Serialize = { type: "created"; title: string; created_ms: number } | { type: "renamed"; title: string } | { type: "user_message"; turn_id: string; text: string; 
+/**  The `@agent` the turn was handed to, if any. */
+agent: string | null; ts_ms: number } | { type: "event"; turn_id: string; event: CallEvent_Serialize } | { type: "turn_ended"; turn_id: string; status: CallStatus; text: string; answered_by: string } | 
+/**  The turn was taken back (retry, edit and resend): it no longer counts as history. */
+{ type: "retracted"; turn_id: string };
+
+/**  A session as the sidebar lists it. */
+export type SessionSummary = {
+	id: string,
+	title: string,
+	created_ms: number,
+	updated_ms: number,
+	turns: number,
+};
 
 export type Severity = "error" | "warning";
 

@@ -11,6 +11,7 @@ pub mod dispatch;
 pub mod event;
 pub mod fence;
 pub mod runner;
+pub mod sessions;
 pub mod skill;
 pub mod tools;
 
