@@ -65,7 +65,9 @@ async function openPage(query = "") {
 
 test("a turn streams into the chat and every node status shows in the tree", async () => {
   const { page, problems } = await openPage();
+  await page.getByRole("tab", { name: "Settings" }).click();
   await page.getByRole("list", { name: "Agents" }).getByText("researcher").first().waitFor();
+  await page.getByRole("tab", { name: "Calls" }).click();
   const input = page.getByRole("textbox", { name: "Message" });
   await input.fill("How do agents call agents?");
   await input.press("Enter");
@@ -81,7 +83,9 @@ test("a turn streams into the chat and every node status shows in the tree", asy
   for (const name of ["assistant, ok", "researcher, ok", "summariser, error", "coder, cancelled", "summariser, denied", "researcher, limited"]) {
     await tree.getByRole("treeitem", { name }).waitFor({ timeout: 10_000 });
   }
-  await page.getByRole("listitem", { name: "Answer from assistant" }).getByText("Here is the answer from the mocked turn.").waitFor();
+  const answer = page.getByRole("listitem", { name: "Answer from assistant" });
+  await answer.locator("strong", { hasText: "from the mocked turn" }).waitFor();
+  assert.equal(await answer.locator("code.language-rust .hljs-keyword").first().textContent(), "fn", "code is highlighted");
   assert.equal(await tree.getByRole("treeitem").count(), 6);
   assert.equal(await tree.getByRole("treeitem", { name: "assistant, ok" }).getAttribute("aria-expanded"), "true");
 
@@ -127,3 +131,88 @@ test("a running call shows a spinner, its progress line and a cancel button", as
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test("sessions persist and reopen, retry and edit, @agent completion, usage and export", async () => {
+  const { page, problems } = await openPage();
+  try {
+    await sessionsScenario(page, problems);
+  } catch (error) {
+    await page.screenshot({ path: path.join(artifacts, "failure-sessions.png") });
+    throw error;
+  } finally {
+    await page.close();
+  }
+});
+
+async function sessionsScenario(page, problems) {
+  const input = page.getByRole("textbox", { name: "Message" });
+  const sessions = page.getByRole("list", { name: "Session list" });
+
+  // @ completion of agent names.
+  await input.fill("@re");
+  await page.getByRole("listbox", { name: "Agents" }).getByRole("option", { name: "@researcher" }).waitFor();
+  await input.press("Tab");
+  assert.equal(await input.inputValue(), "@researcher ");
+
+  // The first message creates a session titled after it.
+  await input.fill("Plan the garden layout please");
+  await input.press("Enter");
+  const approveOnce = page.getByRole("button", { name: "Approve summariser once" }).first();
+  await approveOnce.click();
+  await page.getByRole("button", { name: "Retry the last message" }).waitFor().catch(async (error) => {
+    await page.screenshot({ path: path.join(artifacts, "debug-retry.png") });
+    throw error;
+  });
+  await sessions.getByRole("button", { name: /^Plan the garden layout please/ }).waitFor();
+
+  // A second session, then back to the first: its messages and tree are replayed from the log.
+  await page.getByRole("button", { name: "New chat" }).click();
+  await input.fill("Another topic entirely");
+  await input.press("Enter");
+  await page.getByRole("button", { name: "Deny summariser" }).first().click();
+  await page.getByRole("button", { name: "Retry the last message" }).waitFor().catch(async (error) => {
+    await page.screenshot({ path: path.join(artifacts, "debug-retry.png") });
+    throw error;
+  });
+  await sessions.getByRole("button", { name: /^Plan the garden/ }).click();
+  await page.getByRole("listitem", { name: "You" }).getByText("Plan the garden layout please").waitFor();
+  await page.getByRole("tree", { name: "Call tree" }).getByRole("treeitem", { name: "summariser, ok" }).waitFor();
+  assert.equal(await page.getByRole("listitem", { name: "You" }).count(), 1);
+
+  // Edit and resend: the last exchange comes back into the input.
+  await page.getByRole("button", { name: "Edit and resend the last message" }).click();
+  assert.equal(await input.inputValue(), "Plan the garden layout please");
+  assert.equal(await page.getByRole("listitem", { name: "You" }).count(), 0);
+  await input.fill("Plan the vegetable garden instead");
+  await input.press("Enter");
+  await page.getByRole("button", { name: "Always approve summariser" }).first().click();
+  await page.getByRole("button", { name: "Retry the last message" }).click();
+  await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+  assert.equal(await page.getByRole("listitem", { name: "You" }).count(), 1, "retry replaces the last exchange");
+
+  // Usage per agent, with charts; export of the shown turn.
+  await page.getByRole("tab", { name: "Usage" }).click();
+  const table = page.getByRole("table", { name: "Usage per agent" });
+  await table.getByRole("cell", { name: "researcher" }).waitFor();
+  await page.getByRole("img", { name: "Tokens per agent" }).waitFor();
+  await page.getByRole("img", { name: "Cost per agent" }).waitFor();
+  await page.screenshot({ path: path.join(artifacts, "usage.png") });
+  await page.getByRole("tab", { name: "Calls" }).click();
+  await page.getByRole("button", { name: "Export JSON" }).click();
+  await page.getByRole("status").getByText(/Saved to .*exports/).waitFor();
+
+  // Rename, search, delete.
+  await page.getByRole("button", { name: "Rename Another topic entirely" }).click({ force: true });
+  const rename = page.getByRole("textbox", { name: "New name for Another topic entirely" });
+  await rename.fill("Side quest");
+  await rename.press("Enter");
+  await sessions.getByRole("button", { name: /^Side quest/ }).waitFor();
+  await page.getByRole("searchbox", { name: "Search sessions" }).fill("garden");
+  assert.equal(await sessions.getByRole("button", { name: /^Side quest/ }).count(), 0);
+  await page.getByRole("searchbox", { name: "Search sessions" }).fill("");
+  page.once("dialog", (dialog) => dialog.accept());
+  await page.getByRole("button", { name: "Delete Side quest" }).click({ force: true });
+  await sessions.getByRole("button", { name: /^Side quest/ }).waitFor({ state: "detached" });
+  await page.screenshot({ path: path.join(artifacts, "sessions.png") });
+  assert.deepEqual(problems, []);
+}

@@ -64,7 +64,7 @@ function script(message: string): Array<[string, string | null, string, number, 
     ["c6", "c1", "researcher", 1, done("limited", null, "this turn already made 8 tool-agent calls")],
     ["c2", "c1", "researcher", 1, done("ok", 40)],
     ["c1", null, "assistant", 0, { type: "text_delta", text: "Here is the answer " }],
-    ["c1", null, "assistant", 0, { type: "text_delta", text: "from the mocked turn." }],
+    ["c1", null, "assistant", 0, { type: "text_delta", text: "**from the mocked turn**.\n\n```rust\nfn main() {}\n```" }],
     ["c1", null, "assistant", 0, done("ok", 120)],
   ];
 }
@@ -75,10 +75,30 @@ const done = (status: string, total: number | null, error: string | null = null)
   result: status === "ok" ? "fine" : null,
   usage: total ? usage(total) : null,
   usage_total: total ? usage(total) : null,
+  cost: total ? total / 1000 : null,
+  cost_total: total ? total / 1000 : null,
   turns: 1,
   error: error ? { kind: status === "error" ? "timeout" : status, message: error } : null,
   delivered: `<<<AGENT_RESULT n agent="x" status="${status}">>>\n…\n<<<END_AGENT_RESULT n>>>`,
 });
+
+/** The backend's session logs, in memory. */
+const sessions: Array<{ id: string; title: string; created_ms: number; updated_ms: number; turns: number }> = [];
+const logs = new Map<string, Array<Record<string, unknown>>>();
+const storeValues = new Map<string, unknown>();
+let sessionCounter = 0;
+/** Delegates approved "always", as the backend's session remembers them. */
+const alwaysApproved = new Set<string>();
+
+function log(sessionId: string, record: Record<string, unknown>) {
+  logs.get(sessionId)?.push(record);
+  const session = sessions.find((candidate) => candidate.id === sessionId);
+  if (session && record.type === "user_message") {
+    session.turns += 1;
+    session.updated_ms = Date.now() + sessionCounter++;
+  }
+  if (session && record.type === "retracted") session.turns -= 1;
+}
 
 const usage = (n: number) => ({ input_tokens: n, output_tokens: n / 2, total_tokens: n * 1.5 });
 
@@ -107,12 +127,50 @@ mockIPC(
       case "cancel_turn":
       case "cancel_call":
         return true;
+      case "list_sessions":
+        return [...sessions].sort((a, b) => b.updated_ms - a.updated_ms);
+      case "create_session": {
+        const id = `s${++sessionCounter}`;
+        const session = { id, title: payload.title as string, created_ms: Date.now(), updated_ms: Date.now() + sessionCounter, turns: 0 };
+        sessions.push(session);
+        logs.set(id, [{ type: "created", title: session.title, created_ms: session.created_ms }]);
+        return session;
+      }
+      case "rename_session": {
+        const session = sessions.find((candidate) => candidate.id === payload.id);
+        if (session) session.title = payload.title as string;
+        log(payload.id as string, { type: "renamed", title: payload.title });
+        return null;
+      }
+      case "delete_session": {
+        const index = sessions.findIndex((candidate) => candidate.id === payload.id);
+        if (index >= 0) sessions.splice(index, 1);
+        logs.delete(payload.id as string);
+        return null;
+      }
+      case "load_session":
+        return { id: payload.id, records: logs.get(payload.id as string) ?? [], skipped_lines: 0 };
+      case "retract_turn":
+        log(payload.sessionId as string, { type: "retracted", turn_id: payload.turnId });
+        return null;
+      case "export_turn":
+        return `/home/user/.local/share/dev.switchboard.desktop/exports/${payload.sessionId}-${payload.turnId}.json`;
+      case "plugin:store|load":
+        return 1;
+      case "plugin:store|get":
+        return [storeValues.get(payload.key as string) ?? null, storeValues.has(payload.key as string)];
+      case "plugin:store|set":
+        storeValues.set(payload.key as string, payload.value);
+        return null;
+      case "plugin:store|save":
+        return null;
       case "resolve_approval":
         window.__approvalAnswers.push({ callId: payload.callId as string, decision: payload.decision as string });
         window.__answerApproval?.(payload.decision as string);
         return true;
       case "send_message": {
-        const request = payload.request as { message: string };
+        const request = payload.request as { message: string; session_id: string; turn_id: string; agent: string | null };
+        log(request.session_id, { type: "user_message", turn_id: request.turn_id, text: request.message, agent: request.agent, ts_ms: Date.now() });
         const channel = payload.onEvent as { id: number };
         const steps = script(request.message);
         const hold = new URLSearchParams(location.search).has("hold");
@@ -122,20 +180,28 @@ mockIPC(
         const send = (callId: string, parentId: string | null, agent: string, depth: number, kind: Kind) => {
           seq += 1;
           const event = { seq, ts_ms: Date.now(), call_id: callId, parent_id: parentId, agent, depth, ...kind } as CallEvent;
+          log(request.session_id, { type: "event", turn_id: request.turn_id, event });
           window.__TAURI_INTERNALS__.runCallback(channel.id, { message: event, index: seq - 1 });
         };
         for (const [index, [callId, parentId, agent, depth, kind]] of steps.entries()) {
           if (hold && index === holdAt) await new Promise<void>((resolve) => (window.__releaseTurn = resolve));
+          if (kind.type === "approval_requested" && alwaysApproved.has(agent)) {
+            send(callId, parentId, agent, depth, done("ok", 9));
+            continue;
+          }
           send(callId, parentId, agent, depth, kind);
           if (kind.type === "approval_requested") {
             const decision = await new Promise<string>((resolve) => (window.__answerApproval = resolve));
+            if (decision === "approve_always") alwaysApproved.add(agent);
             send(callId, parentId, agent, depth, { type: "approval_resolved", decision, by: "user" });
             if (decision === "deny") send(callId, parentId, agent, depth, done("denied", null, "the user denied this call"));
             else send(callId, parentId, agent, depth, done("ok", 9));
           }
           await new Promise((resolve) => setTimeout(resolve, 15));
         }
-        return { status: "ok", text: "Here is the answer from the mocked turn.", answered_by: "assistant", usage_total: null };
+        const text = "Here is the answer **from the mocked turn**.\n\n```rust\nfn main() {}\n```";
+        log(request.session_id, { type: "turn_ended", turn_id: request.turn_id, status: "ok", text, answered_by: "assistant" });
+        return { status: "ok", text, answered_by: "assistant", usage_total: null, cost_total: null };
       }
       default:
         throw new Error(`unmocked command ${command}`);

@@ -1,28 +1,29 @@
 /**
- * The chat of the current session: messages, the turn in flight, and sending a
- * turn through the IPC channel. Tree events go to the tree store as they arrive.
+ * The chat of the open session: messages, the turn in flight, sending a turn
+ * through the IPC channel (tree events go to the tree store as they arrive),
+ * stopping it, and retry or edit-and-resend of the last message.
  */
 import { Channel } from "@tauri-apps/api/core";
 import { commands, type CallEvent_Deserialize, type CallEvent_Serialize as CallEvent, type ChatMessage } from "../../bindings";
 import { treeStore } from "../tree/state.svelte";
 import { answerOf } from "../tree/model";
+import type { ChatEntry } from "./entry";
 
-export interface ChatEntry {
-  id: string;
-  role: "user" | "assistant";
-  content: string;
-  /** The agent that answered (after an escalation: the escalation agent). */
-  agent: string | null;
-  turnId: string | null;
-  status: "streaming" | "done" | "error" | "cancelled";
-  error: string | null;
-}
+export type { ChatEntry } from "./entry";
 
 /** `@name rest` routes the turn to agent `name` (the human handoff). */
 export function parseHandoff(text: string): { agent: string | null; message: string } {
   const match = /^@([^\s]+)\s+([\s\S]*)$/.exec(text.trim());
   if (!match) return { agent: null, message: text.trim() };
   return { agent: match[1], message: match[2].trim() };
+}
+
+/** The agent names that complete an `@` prefix being typed, or null when none is being typed. */
+export function completions(draft: string, agents: string[]): string[] | null {
+  const match = /^@(\S*)$/.exec(draft);
+  if (!match) return null;
+  const prefix = match[1].toLowerCase();
+  return agents.filter((agent) => agent.toLowerCase().startsWith(prefix));
 }
 
 let counter = 0;
@@ -35,40 +36,49 @@ function newId(prefix: string): string {
 class ChatStore {
   entries = $state<ChatEntry[]>([]);
   activeTurn = $state<string | null>(null);
+  sessionId = $state<string | null>(null);
 
   get busy(): boolean {
     return this.activeTurn !== null;
   }
 
-  async send(text: string): Promise<void> {
+  /** Shows a session's messages (after a replay of its log). */
+  show(sessionId: string | null, entries: ChatEntry[]): void {
+    this.sessionId = sessionId;
+    this.entries = entries;
+  }
+
+  /** Sends a message in `sessionId`, streaming the reply and its call tree. */
+  async send(sessionId: string, text: string): Promise<void> {
     const { agent, message } = parseHandoff(text);
     if (!message || this.busy) return;
+    this.sessionId = sessionId;
     const history: ChatMessage[] = this.entries
-      .filter((entry) => entry.status === "done" && entry.content)
-      .map((entry) => ({ role: entry.role, content: entry.content }));
+      .filter((entry) => (entry.status === "done" || entry.role === "user") && entry.content)
+      .map((entry) => ({ role: entry.role, content: entry.role === "user" ? parseHandoff(entry.content).message : entry.content }));
     const turnId = newId("turn");
     this.entries.push({ id: newId("m"), role: "user", content: text.trim(), agent: null, turnId, status: "done", error: null });
-    this.entries.push({ id: newId("m"), role: "assistant", content: "", agent: agent, turnId, status: "streaming", error: null });
+    this.entries.push({ id: newId("m"), role: "assistant", content: "", agent, turnId, status: "streaming", error: null });
     const reply = this.entries[this.entries.length - 1];
     this.activeTurn = turnId;
-    treeStore.select(turnId, null);
+    treeStore.startTurn(turnId, text.trim());
     const channel = new Channel<CallEvent>();
     channel.onmessage = (event) => treeStore.push(turnId, event);
     try {
       // The generated signature names the Deserialize shape for a channel argument;
       // what arrives is what Rust serializes, so the channel is typed by that.
       const wireChannel = channel as unknown as Channel<CallEvent_Deserialize>;
-      const result = await commands.sendMessage({ turn_id: turnId, agent, message, history }, wireChannel);
+      const result = await commands.sendMessage({ session_id: sessionId, turn_id: turnId, agent, message, history }, wireChannel);
       treeStore.flush();
       if (result.status === "ok") {
         const summary = result.data;
         reply.content = summary.text || answerOf(treeStore.tree(turnId)).text;
         reply.agent = summary.answered_by;
         reply.status = summary.status === "ok" ? "done" : summary.status === "cancelled" ? "cancelled" : "error";
-        if (summary.status !== "ok" && summary.status !== "cancelled") {
-          const root = treeStore.tree(turnId);
-          const rootNode = root.rootId ? root.nodes.get(root.rootId) : undefined;
-          reply.error = rootNode?.error?.message ?? `the turn ended with status ${summary.status}`;
+        if (reply.status === "error") {
+          const tree = treeStore.tree(turnId);
+          const root = tree.rootId ? tree.nodes.get(tree.rootId) : undefined;
+          reply.error = root?.error?.message ?? `the turn ended with status ${summary.status}`;
         }
       } else {
         reply.status = "error";
@@ -84,6 +94,29 @@ class ChatStore {
 
   async stop(): Promise<void> {
     if (this.activeTurn) await commands.cancelTurn(this.activeTurn);
+  }
+
+  /** The last exchange, if it can be retried or edited (nothing is running). */
+  lastTurn(): { turnId: string; text: string } | null {
+    if (this.busy) return null;
+    const user = [...this.entries].reverse().find((entry) => entry.role === "user");
+    return user?.turnId ? { turnId: user.turnId, text: user.content } : null;
+  }
+
+  /** Takes the last exchange back (logged as retracted) and returns its message. */
+  async takeBackLast(): Promise<string | null> {
+    const last = this.lastTurn();
+    if (!last || !this.sessionId) return null;
+    const result = await commands.retractTurn(this.sessionId, last.turnId);
+    if (result.status === "error") throw new Error(result.error.message);
+    this.entries = this.entries.filter((entry) => entry.turnId !== last.turnId);
+    treeStore.dropTurn(last.turnId);
+    return last.text;
+  }
+
+  async retry(): Promise<void> {
+    const text = await this.takeBackLast();
+    if (text && this.sessionId) await this.send(this.sessionId, text);
   }
 }
 

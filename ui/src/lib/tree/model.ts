@@ -26,6 +26,8 @@ export interface CallNode {
   lastProgress: string | null;
   usage: Usage | null;
   usageTotal: Usage | null;
+  cost: number | null;
+  costTotal: number | null;
   result: string | null;
   delivered: string | null;
   error: CallError | null;
@@ -75,6 +77,8 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       lastProgress: null,
       usage: null,
       usageTotal: null,
+      cost: null,
+      costTotal: null,
       result: null,
       delivered: null,
       error: null,
@@ -107,6 +111,8 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
     case "usage_updated":
       node.usage = event.usage;
       node.usageTotal = event.usage_total;
+      node.cost = event.cost;
+      node.costTotal = event.cost_total;
       break;
     case "escalated":
       node.escalatedTo = event.to;
@@ -128,6 +134,8 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       node.turns = event.turns;
       if (event.usage) node.usage = event.usage;
       if (event.usage_total) node.usageTotal = event.usage_total;
+      if (event.cost !== null) node.cost = event.cost;
+      if (event.cost_total !== null) node.costTotal = event.cost_total;
       break;
   }
 }

@@ -1,13 +1,16 @@
 /**
- * The call trees the view reads: one per turn, fed by the IPC channel. Events are
- * queued and folded once per animation frame, so a burst of deltas costs one
- * render; `version` tells the view that something changed.
+ * The call trees the view reads: one per turn of the open session, fed by the IPC
+ * channel or rebuilt from the session log. Events are queued and folded once per
+ * animation frame, so a burst of deltas costs one render; `version` tells the
+ * view that something changed.
  */
 import { commands, type ApprovalDecision, type CallEvent_Serialize as CallEvent } from "../../bindings";
 import { applyEvent, emptyTree, type CallTree } from "./model";
 
 class TreeStore {
   trees = new Map<string, CallTree>();
+  /** The session's turns in order, with a label for the turn picker. */
+  turns = $state<Array<{ turnId: string; label: string }>>([]);
   version = $state(0);
   selectedTurn = $state<string | null>(null);
   selectedCall = $state<string | null>(null);
@@ -21,6 +24,29 @@ class TreeStore {
       this.trees.set(turnId, tree);
     }
     return tree;
+  }
+
+  /** Replaces everything with a session's trees (after a replay of its log). */
+  reset(trees: Map<string, CallTree>, turns: Array<{ turnId: string; label: string }>): void {
+    this.queue = [];
+    this.trees = trees;
+    this.turns = turns;
+    const last = turns[turns.length - 1]?.turnId ?? null;
+    this.select(last, null);
+    this.version++;
+  }
+
+  startTurn(turnId: string, label: string): void {
+    this.tree(turnId);
+    this.turns = [...this.turns, { turnId, label: label.slice(0, 40) }];
+    this.select(turnId, null);
+  }
+
+  dropTurn(turnId: string): void {
+    this.trees.delete(turnId);
+    this.turns = this.turns.filter((turn) => turn.turnId !== turnId);
+    if (this.selectedTurn === turnId) this.select(this.turns[this.turns.length - 1]?.turnId ?? null, null);
+    this.version++;
   }
 
   /** Queues an event of `turnId`; it is folded on the next frame. */
@@ -51,7 +77,7 @@ class TreeStore {
     return commands.cancelCall(turnId, callId);
   }
 
-  select(turnId: string, callId: string | null): void {
+  select(turnId: string | null, callId: string | null): void {
     this.selectedTurn = turnId;
     this.selectedCall = callId;
   }

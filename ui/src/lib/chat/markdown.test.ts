@@ -1,0 +1,52 @@
+/** Markdown rendering: sanitized, highlighted, and incremental while a reply streams. */
+import { describe, expect, it } from "vitest";
+import { IncrementalMarkdown, parseStats, renderMarkdown, stableEnd } from "./markdown";
+
+describe("renderMarkdown", () => {
+  it("renders Markdown and removes what could run code", () => {
+    const html = renderMarkdown("**bold** <script>alert(1)</script><img src=x onerror=alert(2)> [link](javascript:alert(3))");
+    expect(html).toContain("<strong>bold</strong>");
+    expect(html).not.toMatch(/<script|onerror|javascript:/);
+  });
+
+  it("highlights fenced code by language", () => {
+    const html = renderMarkdown("```rust\nfn main() { let x = 1; }\n```");
+    expect(html).toContain('class="hljs language-rust"');
+    expect(html).toContain('<span class="hljs-keyword">fn</span>');
+  });
+});
+
+describe("stableEnd", () => {
+  const cases: Array<[string, number]> = [
+    ["one line", 0],
+    ["para one\n\npara two", "para one\n\n".length],
+    ["```\ncode\n\nmore code\n", 0],
+    ["intro\n\n```\ncode\n\n```\n\nafter", "intro\n\n```\ncode\n\n```\n\n".length],
+  ];
+  it.each(cases)("%j", (text, end) => expect(stableEnd(text)).toBe(end));
+});
+
+describe("IncrementalMarkdown", () => {
+  it("renders the same HTML as a full render, parsing each finished block once", () => {
+    const paragraphs = Array.from({ length: 200 }, (_, index) => `Paragraph ${index} with *some* text.`);
+    const full = paragraphs.join("\n\n");
+    const renderer = new IncrementalMarkdown();
+    parseStats.characters = 0;
+    let streamed = "";
+    for (const piece of full.match(/.{1,7}/gs) ?? []) {
+      streamed += piece;
+      renderer.update(streamed);
+    }
+    expect(renderer.blocks.join("") + renderer.tail).toBe(renderMarkdown(full.slice(0, stableEnd(full))) + renderMarkdown(full.slice(stableEnd(full))));
+    // Re-parsing the whole text on each of ~1,000 deltas would parse millions of characters.
+    expect(parseStats.characters).toBeLessThan(full.length * 12);
+  });
+
+  it("starts over when the text is replaced", () => {
+    const renderer = new IncrementalMarkdown();
+    renderer.update("first\n\nsecond");
+    renderer.update("other");
+    expect(renderer.blocks).toEqual([]);
+    expect(renderer.tail).toContain("other");
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * Markdown for streamed replies, rendered incrementally: the text is cut at the
+ * last block boundary outside a code fence; blocks before it are rendered once and
+ * kept, only the tail is re-rendered as deltas arrive. Output is sanitized
+ * (model text is untrusted) and code blocks are highlighted.
+ */
+import DOMPurify from "dompurify";
+import { Marked } from "marked";
+import { markedHighlight } from "marked-highlight";
+import hljs from "highlight.js/lib/core";
+import bash from "highlight.js/lib/languages/bash";
+import javascript from "highlight.js/lib/languages/javascript";
+import json from "highlight.js/lib/languages/json";
+import python from "highlight.js/lib/languages/python";
+import rust from "highlight.js/lib/languages/rust";
+import typescript from "highlight.js/lib/languages/typescript";
+
+for (const [name, language] of Object.entries({ bash, javascript, json, python, rust, typescript })) hljs.registerLanguage(name, language);
+hljs.registerAliases(["sh", "shell"], { languageName: "bash" });
+hljs.registerAliases(["js"], { languageName: "javascript" });
+hljs.registerAliases(["ts"], { languageName: "typescript" });
+hljs.registerAliases(["py"], { languageName: "python" });
+hljs.registerAliases(["rs"], { languageName: "rust" });
+
+const marked = new Marked(
+  markedHighlight({
+    langPrefix: "hljs language-",
+    highlight(code, language) {
+      return language && hljs.getLanguage(language) ? hljs.highlight(code, { language }).value : code.replace(/[&<>]/g, (c) => `&#${c.charCodeAt(0)};`);
+    },
+  }),
+  { gfm: true, breaks: false },
+);
+
+/** Characters handed to the parser so far (tests check rendering stays incremental). */
+export const parseStats = { characters: 0 };
+
+export function renderMarkdown(text: string): string {
+  parseStats.characters += text.length;
+  return DOMPurify.sanitize(marked.parse(text, { async: false }) as string);
+}
+
+/** The end of the longest prefix made of whole blocks: after the last blank line outside a code fence. */
+export function stableEnd(text: string): number {
+  let inFence = false;
+  let end = 0;
+  let lineStart = 0;
+  while (lineStart < text.length) {
+    const newline = text.indexOf("\n", lineStart);
+    if (newline === -1) break;
+    const line = text.slice(lineStart, newline);
+    if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
+    else if (!inFence && line.trim() === "" && lineStart > 0) end = newline + 1;
+    lineStart = newline + 1;
+  }
+  return end;
+}
+
+/** Renders a growing text, re-parsing only what changed since the last block boundary. */
+export class IncrementalMarkdown {
+  private text = "";
+  private stable = 0;
+  blocks: string[] = [];
+  tail = "";
+
+  update(text: string): void {
+    if (!text.startsWith(this.text.slice(0, this.stable))) {
+      // The text was replaced, not extended: start over.
+      this.stable = 0;
+      this.blocks = [];
+    }
+    this.text = text;
+    const end = stableEnd(text);
+    if (end > this.stable) {
+      this.blocks.push(renderMarkdown(text.slice(this.stable, end)));
+      this.stable = end;
+    }
+    const rest = text.slice(this.stable);
+    this.tail = rest ? renderMarkdown(rest) : "";
+  }
+}

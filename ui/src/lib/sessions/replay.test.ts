@@ -1,0 +1,38 @@
+/** Replaying a session log: messages, trees, retractions, an interrupted turn. */
+import { describe, expect, it } from "vitest";
+import type { SessionRecord } from "../../bindings";
+import { replaySession } from "./replay";
+
+const event = (turnId: string, seq: number, kind: Record<string, unknown>, callId = "c1", parentId: string | null = null) =>
+  ({ type: "event", turn_id: turnId, event: { seq, ts_ms: seq, call_id: callId, parent_id: parentId, agent: parentId ? "researcher" : "assistant", depth: parentId ? 1 : 0, ...kind } }) as SessionRecord;
+const started = { type: "call_started", role: "turn", tool_name: null, input: null, tools: [], model: null };
+
+describe("replaySession", () => {
+  it("rebuilds messages and trees, drops retracted turns and marks an interrupted one", () => {
+    const records: SessionRecord[] = [
+      { type: "created", title: "Chat", created_ms: 1 },
+      { type: "user_message", turn_id: "t1", text: "first question", agent: null, ts_ms: 2 },
+      event("t1", 1, started),
+      event("t1", 2, { ...started, role: "tool", tool_name: "agent_researcher" }, "c2", "c1"),
+      event("t1", 3, { type: "text_delta", text: "Answer one" }),
+      { type: "turn_ended", turn_id: "t1", status: "ok", text: "Answer one", answered_by: "assistant" },
+      { type: "user_message", turn_id: "t2", text: "taken back", agent: null, ts_ms: 3 },
+      { type: "retracted", turn_id: "t2" },
+      { type: "renamed", title: "Renamed chat" },
+      { type: "user_message", turn_id: "t3", text: "@expert killed midway", agent: "expert", ts_ms: 4 },
+      event("t3", 1, started),
+      event("t3", 2, { type: "text_delta", text: "Half an ans" }),
+    ];
+    const replayed = replaySession(records);
+    expect(replayed.title).toBe("Renamed chat");
+    expect(replayed.entries.map((entry) => [entry.role, entry.content, entry.status])).toEqual([
+      ["user", "first question", "done"],
+      ["assistant", "Answer one", "done"],
+      ["user", "@expert killed midway", "done"],
+      ["assistant", "Half an ans", "interrupted"],
+    ]);
+    expect(replayed.turns.map((turn) => turn.turnId)).toEqual(["t1", "t3"]);
+    expect([...replayed.trees.keys()]).toEqual(["t1", "t3"]);
+    expect(replayed.trees.get("t1")?.nodes.get("c1")?.children).toEqual(["c2"]);
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * Rebuilds a chat from its session log: messages, each turn's call tree (from every
+ * logged event), retracted turns dropped, and a turn the app never finished (it was
+ * killed) shown as interrupted with what had streamed. Pure.
+ */
+import type { CallEvent_Serialize, SessionRecord } from "../../bindings";
+import type { ChatEntry } from "../chat/entry";
+import { answerOf, applyEvent, emptyTree, type CallTree } from "../tree/model";
+
+export interface ReplayedSession {
+  title: string;
+  entries: ChatEntry[];
+  trees: Map<string, CallTree>;
+  /** Turns in order, with a label (the start of the user's message). */
+  turns: Array<{ turnId: string; label: string }>;
+}
+
+export function replaySession(records: SessionRecord[]): ReplayedSession {
+  let title = "";
+  const entries: ChatEntry[] = [];
+  const trees = new Map<string, CallTree>();
+  const retracted = new Set<string>();
+  const ended = new Set<string>();
+  for (const record of records) {
+    switch (record.type) {
+      case "created":
+      case "renamed":
+        title = record.title;
+        break;
+      case "user_message":
+        entries.push({ id: `${record.turn_id}-user`, role: "user", content: record.text, agent: null, turnId: record.turn_id, status: "done", error: null });
+        entries.push({ id: `${record.turn_id}-reply`, role: "assistant", content: "", agent: record.agent ?? null, turnId: record.turn_id, status: "streaming", error: null });
+        trees.set(record.turn_id, emptyTree());
+        break;
+      case "event": {
+        let tree = trees.get(record.turn_id);
+        if (!tree) trees.set(record.turn_id, (tree = emptyTree()));
+        // Logged as Rust serialized it: the _Serialize shape.
+        applyEvent(tree, record.event as CallEvent_Serialize);
+        break;
+      }
+      case "turn_ended": {
+        ended.add(record.turn_id);
+        const reply = entries.find((entry) => entry.turnId === record.turn_id && entry.role === "assistant");
+        if (reply) {
+          reply.content = record.text;
+          reply.agent = record.answered_by;
+          reply.status = record.status === "ok" ? "done" : record.status === "cancelled" ? "cancelled" : "error";
+          if (reply.status === "error") {
+            const tree = trees.get(record.turn_id);
+            const root = tree?.rootId ? tree.nodes.get(tree.rootId) : undefined;
+            reply.error = root?.error?.message ?? `the turn ended with status ${record.status}`;
+          }
+        }
+        break;
+      }
+      case "retracted":
+        retracted.add(record.turn_id);
+        break;
+    }
+  }
+  for (const entry of entries) {
+    if (entry.role === "assistant" && entry.turnId && !ended.has(entry.turnId)) {
+      const tree = trees.get(entry.turnId);
+      const partial = tree ? answerOf(tree) : { text: "", agent: null };
+      entry.content = partial.text;
+      entry.agent = partial.agent ?? entry.agent;
+      entry.status = "interrupted";
+      entry.error = "The app stopped before this turn finished; this is what had arrived.";
+    }
+  }
+  const kept = entries.filter((entry) => !(entry.turnId && retracted.has(entry.turnId)));
+  for (const turnId of retracted) trees.delete(turnId);
+  const turns = kept
+    .filter((entry) => entry.role === "user" && entry.turnId)
+    .map((entry) => ({ turnId: entry.turnId as string, label: entry.content.slice(0, 40) }));
+  return { title, entries: kept, trees, turns };
+}
