@@ -4,6 +4,7 @@ user approves, the answer streams in, the nested calls finish in the tree with
 their tokens, a node's details show what the child saw) and, in a second turn,
 denying one delegate and cancelling the other while the parent carries on."""
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -32,8 +33,15 @@ def free_port() -> int:
 
 @pytest.fixture()
 def window():
-    assert APP.exists(), f"{APP} is missing: build it with `make app`"
     home = Path(tempfile.mkdtemp(prefix="switchboard-window-"))
+    with launch(home) as session:
+        yield session, home
+
+
+@contextlib.contextmanager
+def launch(home: Path):
+    """The app on its own config and data folders under `home`, behind tauri-driver."""
+    assert APP.exists(), f"{APP} is missing: build it with `make app`"
     environment = dict(os.environ)
     environment.update(
         XDG_CONFIG_HOME=str(home / "config"),
@@ -62,7 +70,7 @@ def window():
             time.sleep(0.2)
     session = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=options)
     try:
-        yield session, home
+        yield session
     finally:
         session.quit()
         driver_process.terminate()
@@ -89,6 +97,12 @@ def click_button(session, label: str):
     ).click()
 
 
+def click_tab(session, name: str):
+    WebDriverWait(session, 20).until(
+        expected_conditions.element_to_be_clickable((By.XPATH, f'//*[@role="tab" and normalize-space()="{name}"]'))
+    ).click()
+
+
 def answer_text(session) -> str:
     answers = session.find_elements(By.CSS_SELECTOR, 'li[aria-label^="Answer from"] .text')
     return answers[-1].text if answers else ""
@@ -96,7 +110,9 @@ def answer_text(session) -> str:
 
 def test_first_turn_shows_a_nested_call_with_its_details(window):
     session, home = window
+    click_tab(session, "Settings")
     WebDriverWait(session, 20).until(lambda s: "researcher" in s.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text)
+    click_tab(session, "Calls")
     assert (home / "config" / "switchboard" / "config.json").exists(), "first start writes the demo config"
 
     box = message_box(session)
@@ -149,3 +165,25 @@ def test_cancelling_a_running_call_lets_the_parent_finish(window):
     treeitem(session, "assistant, ok")
     WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
     assert "cancelled" in answer_text(session) and "denied" in answer_text(session)
+
+
+def test_a_session_survives_a_restart(tmp_path):
+    with launch(tmp_path) as session:
+        box = message_box(session)
+        box.send_keys("Remember this conversation across a restart")
+        box.send_keys(Keys.ENTER)
+        click_button(session, "Approve researcher once")
+        click_button(session, "Approve summariser once")
+        WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
+    logs = list((tmp_path / "data").rglob("sessions/*.jsonl"))
+    assert len(logs) == 1, f"one session log in the app data folder: {logs}"
+
+    with launch(tmp_path) as session:
+        # The last session opens again, from its log: messages and the call tree.
+        WebDriverWait(session, 20).until(lambda s: "That is all from the demo agents." in answer_text(s))
+        session.save_screenshot(str(ARTIFACTS / "window-restarted.png"))
+        # textContent: WebKit's visible text leaves out a title cut by an ellipsis.
+        listed = session.find_element(By.CSS_SELECTOR, '[aria-label="Session list"]').get_attribute("textContent")
+        assert "Remember this conversation across" in listed
+        treeitem(session, "researcher, ok")
+        treeitem(session, "assistant, ok")
