@@ -17,7 +17,7 @@ DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.
 	xvfb xauth webkit2gtk-driver chromium python3-venv
 
 .PHONY: run test setup debian-packages node-packages python-packages tauri-driver ui ui-e2e app \
-	test-rust test-ui test-browser test-window bindings bench clean
+	test-rust test-ui test-browser test-window bindings bench bench-ui clean
 
 run: setup ui app
 	$(APP)
@@ -85,6 +85,10 @@ test-window:
 # Benchmarks print figures beside a baseline measured in the same run (never asserted).
 bench:
 	$(CARGO) bench -p switchboard-core
+
+# Frame times of the live tree replaying 1,000 calls and 20,000 deltas in headless Chromium.
+bench-ui: setup ui-e2e
+	cd ui && node tests/bench-tree.mjs
 
 # Regenerates ui/src/bindings.ts from the Rust types (the test suite checks it is current).
 bindings:

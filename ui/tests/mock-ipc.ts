@@ -116,6 +116,41 @@ declare global {
 
 window.__approvalAnswers = [];
 
+/**
+ * The frame-time benchmark's turn: 1,000 calls (a root, 10 children, 100
+ * grandchildren, 889 great-grandchildren) and 20,000 text deltas spread over
+ * them, delivered in bursts of 60 events every 4 ms (about 15,000 events a second).
+ */
+async function replayBenchTurn(payload: Record<string, unknown>) {
+  const channel = payload.onEvent as { id: number };
+  const events: Array<Record<string, unknown>> = [];
+  const started = (callId: string, parentId: string | null, depth: number, agent: string) => ({
+    call_id: callId, parent_id: parentId, depth, agent, type: "call_started", role: parentId ? "tool" : "turn",
+    tool_name: parentId ? `agent_${agent}` : null, input: parentId ? { request: `work item ${callId}` } : null, tools: [], model: null,
+  });
+  const calls: Array<[string, string | null, number]> = [["c0", null, 0]];
+  for (let child = 0; child < 10; child++) calls.push([`c${calls.length}`, "c0", 1]);
+  for (let index = 1; index <= 10 && calls.length < 111; index++) for (let child = 0; child < 10; child++) calls.push([`c${calls.length}`, `c${index}`, 2]);
+  for (let index = 11; calls.length < 1000; index = index >= 110 ? 11 : index + 1) calls.push([`c${calls.length}`, `c${index}`, 3]);
+  for (const [callId, parentId, depth] of calls) events.push(started(callId, parentId, depth, `agent${Number(callId.slice(1)) % 17}`));
+  for (let delta = 0; delta < 20_000; delta++) {
+    const [callId, parentId, depth] = calls[delta % calls.length];
+    events.push({ call_id: callId, parent_id: parentId, depth, agent: `agent${Number(callId.slice(1)) % 17}`, type: "text_delta", text: `word${delta} ` });
+  }
+  for (const [callId, parentId, depth] of [...calls].reverse()) {
+    events.push({ call_id: callId, parent_id: parentId, depth, agent: `agent${Number(callId.slice(1)) % 17}`, type: "call_finished", status: "ok", result: "done",
+      usage: usage(10), usage_total: usage(10), cost: null, cost_total: null, turns: 1, error: null, delivered: null });
+  }
+  for (let start = 0; start < events.length; start += 60) {
+    for (let index = start; index < Math.min(events.length, start + 60); index++) {
+      const event = { seq: index + 1, ts_ms: Date.now(), ...events[index] };
+      window.__TAURI_INTERNALS__.runCallback(channel.id, { message: event, index });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 4));
+  }
+  return { status: "ok", text: "bench done", answered_by: "agent0", usage_total: null, cost_total: null };
+}
+
 mockIPC(
   async (command, args) => {
     const payload = (args ?? {}) as Record<string, unknown>;
@@ -169,6 +204,7 @@ mockIPC(
         window.__answerApproval?.(payload.decision as string);
         return true;
       case "send_message": {
+        if (new URLSearchParams(location.search).has("bench")) return replayBenchTurn(payload);
         const request = payload.request as { message: string; session_id: string; turn_id: string; agent: string | null };
         log(request.session_id, { type: "user_message", turn_id: request.turn_id, text: request.message, agent: request.agent, ts_ms: Date.now() });
         const channel = payload.onEvent as { id: number };

@@ -327,12 +327,15 @@ impl Config {
     /// The configuration written on first start: three demo agents that delegate to
     /// each other, so a new user sees a nested call with no model server anywhere.
     pub fn demo_default() -> Config {
+        // Made-up prices, so the usage panel shows what delegation would cost.
         let mut assistant = AgentConfig::new("assistant", Provider::Demo);
         assistant.model = Some("demo-planner".into());
         assistant.delay_ms = Some(30);
+        assistant.prices = Some(Prices { input_per_million: 0.5, output_per_million: 1.5 });
         let mut researcher = AgentConfig::new("researcher", Provider::Demo);
         researcher.model = Some("demo-researcher".into());
         researcher.delay_ms = Some(40);
+        researcher.prices = Some(Prices { input_per_million: 3.0, output_per_million: 15.0 });
         let mut summariser = AgentConfig::new("summariser", Provider::Demo);
         summariser.model = Some("demo-summariser".into());
         summariser.delay_ms = Some(40);
