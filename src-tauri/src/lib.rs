@@ -15,7 +15,7 @@ use switchboard_core::config::{global_tools, merged_tools, Problem, ResolvedTool
 use switchboard_core::runner::Message;
 use switchboard_core::sessions::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
 use switchboard_core::{
-    ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Config, Dispatcher, Session, TurnControl, TurnRequest, Usage,
+    ApprovalDecision, ApprovalPolicy, CallEvent, EventKind, CallStatus, Config, Dispatcher, Session, TurnControl, TurnRequest, Usage,
 };
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, State};
@@ -234,7 +234,7 @@ async fn send_message(
     request: SendRequest,
     on_event: Channel<CallEvent>,
 ) -> Result<TurnSummary, AppError> {
-    let session = state.engine_sessions.lock().unwrap().entry(request.session_id.clone()).or_default().clone();
+    let session = engine_session(&state, &request.session_id);
     let control = TurnControl::new(ApprovalPolicy::Ask, session);
     let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_millis() as u64).unwrap_or(0);
     let user_record = SessionRecord::UserMessage {
@@ -280,6 +280,27 @@ async fn send_message(
         usage_total: outcome.usage_total,
         cost_total: outcome.cost_total,
     })
+}
+
+/// The engine session of a chat session. The first time it is needed after a start,
+/// its "approve always" answers are restored from the events in its log.
+fn engine_session(state: &AppState, session_id: &str) -> Session {
+    let mut sessions = state.engine_sessions.lock().unwrap();
+    if let Some(session) = sessions.get(session_id) {
+        return session.clone();
+    }
+    let session = Session::default();
+    if let Ok(log) = state.sessions.load(session_id) {
+        for record in &log.records {
+            if let SessionRecord::Event { event, .. } = record {
+                if let EventKind::ApprovalResolved { decision: ApprovalDecision::ApproveAlways, .. } = &event.kind {
+                    session.approve(&event.agent);
+                }
+            }
+        }
+    }
+    sessions.insert(session_id.to_string(), session.clone());
+    session
 }
 
 /// The chat sessions, most recently used first.

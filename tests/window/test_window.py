@@ -172,7 +172,7 @@ def test_a_session_survives_a_restart(tmp_path):
         box = message_box(session)
         box.send_keys("Remember this conversation across a restart")
         box.send_keys(Keys.ENTER)
-        click_button(session, "Approve researcher once")
+        click_button(session, "Always approve researcher")
         click_button(session, "Approve summariser once")
         WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
     logs = list((tmp_path / "data").rglob("sessions/*.jsonl"))
@@ -187,3 +187,12 @@ def test_a_session_survives_a_restart(tmp_path):
         assert "Remember this conversation across" in listed
         treeitem(session, "researcher, ok")
         treeitem(session, "assistant, ok")
+
+        # "Approve always" outlives the restart: only the summariser asks again.
+        box = message_box(session)
+        box.send_keys("A second question after the restart")
+        box.send_keys(Keys.ENTER)
+        treeitem(session, "summariser, waiting for approval")
+        assert not session.find_elements(By.CSS_SELECTOR, '[role="treeitem"][aria-label="researcher, waiting for approval"]')
+        click_button(session, "Deny summariser")
+        WebDriverWait(session, 30).until(lambda s: "denied" in answer_text(s))

@@ -41,7 +41,9 @@ impl Session {
         self.0.lock().unwrap().approved.contains(agent)
     }
 
-    pub(crate) fn approve(&self, agent: &str) {
+    /// Records an "approve always" answer (also used to restore a session's answers
+    /// from its log after a restart).
+    pub fn approve(&self, agent: &str) {
         self.0.lock().unwrap().approved.insert(agent.to_string());
     }
 
