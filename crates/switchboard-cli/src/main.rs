@@ -227,12 +227,13 @@ fn list(path: &Path, scope: &Scope, as_json: bool) -> Result<ExitCode, Failure> 
         println!("{}", json!({ "agent": agent, "tools": rows }));
         return Ok(ExitCode::SUCCESS);
     }
+    // The spec's columns, in its order: name, scope, description (truncated), enabled.
     let width = rows.iter().map(|row| row.agent.len()).max().unwrap_or(4).max(4);
-    println!("{:<width$}  {:<8}  {:<7}  DESCRIPTION", "NAME", "SCOPE", "ENABLED");
+    println!("{:<width$}  {:<8}  {:<60}  ENABLED", "NAME", "SCOPE", "DESCRIPTION");
     for row in rows {
         let description: String =
             if row.description.chars().count() > 60 { format!("{}…", row.description.chars().take(59).collect::<String>()) } else { row.description };
-        println!("{:<width$}  {:<8}  {:<7}  {description}", row.agent, row.scope.as_str(), if row.enabled { "yes" } else { "no" });
+        println!("{:<width$}  {:<8}  {description:<60}  {}", row.agent, row.scope.as_str(), if row.enabled { "yes" } else { "no" });
     }
     Ok(ExitCode::SUCCESS)
 }
