@@ -110,3 +110,39 @@ fn sessions_are_created_listed_renamed_loaded_and_deleted() {
     let bad = invoke(&webview, "load_session", json!({ "id": "../../etc/passwd" })).unwrap_err();
     assert_eq!(bad["kind"], "not_found");
 }
+
+/// Waits until `condition` holds for the config state, polling the command.
+fn wait_for_state(webview: &tauri::WebviewWindow<tauri::test::MockRuntime>, condition: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let state = invoke(webview, "get_config_state", json!({})).expect("get_config_state answers");
+        if condition(&state) {
+            return state;
+        }
+        assert!(std::time::Instant::now() < deadline, "the config state never became what was expected: {state}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_broken_edit_while_the_app_runs_keeps_the_last_good_config_until_fixed() {
+    let folder = tempfile::tempdir().unwrap();
+    let config_path = folder.path().join("config.json");
+    let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data")))
+        .build(mock_context(noop_assets()))
+        .expect("app builds");
+    #[allow(deprecated)]
+    app.run_iteration(|_, _| {});
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let first = wait_for_state(&webview, |state| state["config"]["primary"] == "assistant");
+    let good = std::fs::read_to_string(&config_path).unwrap();
+
+    std::fs::write(&config_path, "{ \"agents\": [ }").unwrap();
+    let broken = wait_for_state(&webview, |state| !state["error"].is_null());
+    assert_eq!(broken["error"]["kind"], "config_syntax");
+    assert_eq!(broken["config"], first["config"], "the last good config stays in force");
+
+    std::fs::write(&config_path, good.replace("\"primary\": \"assistant\"", "\"primary\": \"researcher\"")).unwrap();
+    let fixed = wait_for_state(&webview, |state| state["error"].is_null() && state["config"]["primary"] == "researcher");
+    assert_ne!(fixed["version"], first["version"]);
+}

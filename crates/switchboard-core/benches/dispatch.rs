@@ -34,8 +34,12 @@ fn http_agent(name: &str, base: &str) -> AgentConfig {
 }
 
 fn nested_config(base: &str) -> Config {
+    // The guidance skill would add ~2 KB of prompt the bare client does not send:
+    // payload, not dispatcher overhead, so it is off for a like-for-like ratio.
+    let mut parent = http_agent("parent", base);
+    parent.skill = Some(switchboard_core::config::SkillSetting::Enabled(false));
     let mut config = Config {
-        agents: vec![http_agent("parent", base), http_agent("child", base)],
+        agents: vec![parent, http_agent("child", base)],
         agent_tools: vec![AgentToolEntry::new("child", "Answers at once.")],
         ..Config::default()
     };
