@@ -34,6 +34,10 @@ async function waitForServer() {
 const recordFrames = () => {
   window.__frames = [];
   window.__work = [];
+  window.__longTasks = [];
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) window.__longTasks.push(Math.round(entry.duration));
+  }).observe({ type: "longtask" });
   let last = performance.now();
   let running = true;
   const channel = new MessageChannel();
@@ -87,6 +91,8 @@ try {
   show("frame work, while events stream", summary(busy.work));
   show("frame interval, idle (baseline)", summary(idle.frames));
   show("frame interval, while streaming", summary(busy.frames));
+  const longTasks = await page.evaluate(() => window.__longTasks);
+  console.log(`main-thread tasks over 50 ms during the replay (PerformanceObserver "longtask"): ${longTasks.length ? longTasks.join(", ") + " ms" : "none"}`);
   const longest = busy.frames.indexOf(Math.max(...busy.frames));
   console.log(`longest interval: frame ${longest + 1} of ${busy.frames.length} (the first frames follow the click that starts the turn)`);
   await browser.close();
