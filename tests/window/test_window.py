@@ -175,12 +175,19 @@ def test_a_session_survives_a_restart(tmp_path):
         click_button(session, "Always approve researcher")
         click_button(session, "Approve summariser once")
         WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
+        theme = session.execute_script("return document.documentElement.dataset.theme")
+        click_button(session, "Toggle dark theme")
+        toggled = "light" if theme == "dark" else "dark"
+        WebDriverWait(session, 5).until(lambda s: s.execute_script("return document.documentElement.dataset.theme") == toggled)
+        time.sleep(0.5)  # the store saves 200 ms after a change
     logs = list((tmp_path / "data").rglob("sessions/*.jsonl"))
     assert len(logs) == 1, f"one session log in the app data folder: {logs}"
 
     with launch(tmp_path) as session:
-        # The last session opens again, from its log: messages and the call tree.
+        # The last session opens again, from its log: messages and the call tree;
+        # the theme comes back from tauri-plugin-store.
         WebDriverWait(session, 20).until(lambda s: "That is all from the demo agents." in answer_text(s))
+        WebDriverWait(session, 5).until(lambda s: s.execute_script("return document.documentElement.dataset.theme") == toggled)
         session.save_screenshot(str(ARTIFACTS / "window-restarted.png"))
         # textContent: WebKit's visible text leaves out a title cut by an ellipsis.
         listed = session.find_element(By.CSS_SELECTOR, '[aria-label="Session list"]').get_attribute("textContent")
