@@ -186,13 +186,3 @@ pub struct ApprovalLimits {
     pub calls_left: u32,
     pub timeout_secs: Option<u32>,
 }
-
-/// The structured result of an agent-as-tool call (streaming-and-structured-io.md).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
-pub struct AgentToolResult {
-    pub result: String,
-    pub usage: Option<Usage>,
-    pub turns: u32,
-    #[specta(type = Option<Unknown>)]
-    pub artifacts: Option<Value>,
-}

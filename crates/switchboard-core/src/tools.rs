@@ -51,15 +51,6 @@ impl OfferedTool {
     pub fn delegates(&self) -> bool {
         !matches!(self.kind, ToolKind::Escalate)
     }
-
-    /// The delegate this tool reaches for the agent `name`, if it reaches it.
-    pub fn reaches(&self, agent: &str) -> Option<&ResolvedTool> {
-        match &self.kind {
-            ToolKind::Agent(tool) | ToolKind::AskModel(tool) => (tool.agent == agent).then_some(tool),
-            ToolKind::AskAgent(tools) => tools.iter().find(|tool| tool.agent == agent),
-            ToolKind::Escalate => None,
-        }
-    }
 }
 
 /// The tools offered to `agent` standing at `standing`, with `path` the agents
