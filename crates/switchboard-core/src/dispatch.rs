@@ -640,7 +640,7 @@ async fn dispatch_tool_call(
 
     // The cycle guard speaks first: a call back up the path is refused as a cycle
     // whether or not the tool was offered (a model can invent the name).
-    if path.iter().any(|on_path| *on_path == target_agent) {
+    if path.contains(&target_agent) {
         return refuse((CallStatus::Limited, "cycle", format!("{target_agent:?} is already on the call path ({}); a call back to it is refused", path.join(" → "))));
     }
     let delegation = match delegation {

@@ -16,6 +16,9 @@ use specta_typescript::Number;
 use crate::event::{CallEvent, CallStatus};
 
 /// One line of a session log.
+// Records are built one at a time and written at once; boxing the event would only
+// add an allocation per line.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SessionRecord {

@@ -74,7 +74,7 @@ pub fn offered_tools(config: &Config, agent: &str, standing: Standing, path: &[S
     }
     let delegates: Vec<ResolvedTool> = effective_tools(config, agent)
         .into_iter()
-        .filter(|resolved| !path.iter().any(|on_path| *on_path == resolved.agent))
+        .filter(|resolved| !path.contains(&resolved.agent))
         .collect();
     match config.delegation_tool.unwrap_or_default() {
         DelegationTool::PerAgent => {
@@ -95,7 +95,7 @@ pub fn offered_tools(config: &Config, agent: &str, standing: Standing, path: &[S
         let eligible = advisor.is_enabled()
             && advisor.agent != agent
             && config.agent(&advisor.agent).is_some()
-            && !path.iter().any(|on_path| *on_path == advisor.agent);
+            && !path.contains(&advisor.agent);
         if eligible {
             let resolved = MergedEntry { entry: advisor, scope: ToolScope::Global }.resolve();
             tools.push(OfferedTool { name: ASK_MODEL.into(), definition: ask_model_definition(&resolved), kind: ToolKind::AskModel(resolved) });

@@ -161,7 +161,7 @@ async fn two_calls_at_once_one_failing_come_back_in_order() {
         .collect();
     assert_eq!(tool_messages.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), vec!["tc0", "tc1"]);
     let failure: serde_json::Value = {
-        let body = tool_messages[0].1.lines().filter(|line| line.starts_with('{')).next().expect("a JSON error body");
+        let body = tool_messages[0].1.lines().find(|line| line.starts_with('{')).expect("a JSON error body");
         serde_json::from_str(body).unwrap()
     };
     assert_eq!(failure["status"], "error");
