@@ -203,3 +203,25 @@ def test_a_session_survives_a_restart(tmp_path):
         assert not session.find_elements(By.CSS_SELECTOR, '[role="treeitem"][aria-label="researcher, waiting for approval"]')
         click_button(session, "Deny summariser")
         WebDriverWait(session, 30).until(lambda s: "denied" in answer_text(s))
+
+
+def test_handoff_and_escalation_show_who_answered(window):
+    session, _ = window
+    box = message_box(session)
+    box.send_keys("@summariser no tools please, just summarise switchboards and operators")
+    box.send_keys(Keys.ENTER)
+    # The handoff goes to the summariser itself: it answers as the root (the demo
+    # agents answer directly when told "no tools").
+    WebDriverWait(session, 30).until(lambda s: "Summary:" in answer_text(s))
+    WebDriverWait(session, 10).until(lambda s: len(s.find_elements(By.CSS_SELECTOR, 'li[aria-label="Answer from summariser"]')) == 1)
+    treeitem(session, "summariser, ok")
+
+    box = message_box(session)
+    box.send_keys("escalate: this needs the expert")
+    box.send_keys(Keys.ENTER)
+    WebDriverWait(session, 30).until(lambda s: "As the escalation expert" in answer_text(s))
+    expert = WebDriverWait(session, 10).until(
+        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, 'li[aria-label="Answer from expert"]'))
+    )
+    assert expert.find_element(By.CSS_SELECTOR, ".who").text.startswith("expert")
+    treeitem(session, "expert, ok")
