@@ -17,7 +17,7 @@ describe("CallTree", () => {
     push("t1", [
       { ...start, call_id: "c1", agent: "assistant", role: "turn" },
       { ...start, call_id: "c2", parent_id: "c1", depth: 1, agent: "researcher", role: "tool" },
-      { type: "call_finished", call_id: "c2", parent_id: "c1", depth: 1, agent: "researcher", status: "ok", result: "x", usage: null, usage_total: null, turns: 1, error: null, delivered: null },
+      { type: "call_finished", call_id: "c2", parent_id: "c1", depth: 1, agent: "researcher", status: "ok", result: "x", usage: null, usage_total: null, cost: null, cost_total: null, turns: 1, error: null, delivered: null },
     ]);
     render(CallTree, { turnId: "t1", now: 5000 });
     expect(screen.getByRole("tree", { name: "Call tree" })).toBeTruthy();

@@ -111,8 +111,8 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
     case "usage_updated":
       node.usage = event.usage;
       node.usageTotal = event.usage_total;
-      node.cost = event.cost;
-      node.costTotal = event.cost_total;
+      node.cost = event.cost ?? null;
+      node.costTotal = event.cost_total ?? null;
       break;
     case "escalated":
       node.escalatedTo = event.to;
@@ -134,8 +134,8 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       node.turns = event.turns;
       if (event.usage) node.usage = event.usage;
       if (event.usage_total) node.usageTotal = event.usage_total;
-      if (event.cost !== null) node.cost = event.cost;
-      if (event.cost_total !== null) node.costTotal = event.cost_total;
+      if (event.cost != null) node.cost = event.cost;
+      if (event.cost_total != null) node.costTotal = event.cost_total;
       break;
   }
 }
