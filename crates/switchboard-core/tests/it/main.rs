@@ -8,6 +8,7 @@ mod loopback;
 mod merge_cases;
 mod peers;
 mod policy_cases;
+mod schema_cases;
 mod sessions_cases;
 mod store_cases;
 mod support;
