@@ -348,13 +348,14 @@ impl Printer {
                         let decision = serde_json::to_value(decision).ok().and_then(|value| value.as_str().map(str::to_owned)).unwrap_or_default();
                         let _ = writeln!(out, "{indent}  ✓ {}: {decision} (by the {by})", event.agent);
                     }
-                    EventKind::CallFinished { status, usage_total, error, .. } => {
+                    EventKind::CallFinished { status, usage_total, cost_total, error, .. } => {
                         if let Some(rest) = self.partial.remove(&event.call_id).filter(|rest| !rest.trim().is_empty()) {
                             let _ = writeln!(out, "{indent}  │ {}: {}", event.agent, rest.trim_end());
                         }
                         let tokens = usage_total.map(|usage| format!(", {} tokens", usage.total_tokens)).unwrap_or_default();
+                        let cost = cost_total.map(|cost| format!(", ${cost:.4}")).unwrap_or_default();
                         let error = error.as_ref().map(|error| format!(": {} ({})", error.message, error.kind)).unwrap_or_default();
-                        let _ = writeln!(out, "{indent}■ {} {}{tokens}{error}", event.agent, status_name(*status));
+                        let _ = writeln!(out, "{indent}■ {} {}{tokens}{cost}{error}", event.agent, status_name(*status));
                     }
                 }
             }
