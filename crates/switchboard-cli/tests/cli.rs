@@ -147,3 +147,38 @@ fn on_a_terminal_each_approval_is_a_prompt() {
     assert!(stdout.contains("■ summariser denied"), "{stdout}");
     assert!(stdout.contains("■ assistant ok"), "{stdout}");
 }
+
+/// `--events jsonl` is written as it happens: a reader sees a child's deltas while
+/// the child is still streaming, long before the turn ends.
+#[test]
+fn jsonl_events_arrive_while_the_child_streams() {
+    use std::io::BufRead;
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    assert!(switchboard(&path, &["check"]).status.success(), "check writes the demo config");
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // Slow the demo agents down so the turn takes seconds.
+    for agent in config["agents"].as_array_mut().unwrap() {
+        agent["delay_ms"] = serde_json::json!(60);
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["--config", path.to_str().unwrap(), "ask", "--approve", "all", "--events", "jsonl", "Stream to me slowly please"])
+        .env_remove("SWITCHBOARD_CONFIG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut seen_child_delta = false;
+    for line in stdout.lines() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["depth"] == 1 && event["type"] == "text_delta" {
+            seen_child_delta = true;
+            break;
+        }
+    }
+    assert!(seen_child_delta, "a child's delta was printed");
+    assert!(child.try_wait().unwrap().is_none(), "the turn is still running when the first child delta is read");
+    assert!(child.wait().unwrap().success());
+}
