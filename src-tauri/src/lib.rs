@@ -5,13 +5,13 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use switchboard_core::config::store::{self, ConfigError, Loaded, Version};
 use switchboard_core::config::watch::{self, ConfigWatch, Reload};
 use switchboard_core::config::{global_tools, merged_tools, Problem, ResolvedTool};
+use switchboard_core::event::now_ms;
 use switchboard_core::runner::Message;
 use switchboard_core::sessions::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
 use switchboard_core::{
@@ -236,7 +236,7 @@ async fn send_message(
 ) -> Result<TurnSummary, AppError> {
     let session = engine_session(&state, &request.session_id);
     let control = TurnControl::new(ApprovalPolicy::Ask, session);
-    let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_millis() as u64).unwrap_or(0);
+    let now_ms = now_ms();
     let user_record = SessionRecord::UserMessage {
         turn_id: request.turn_id.clone(),
         text: request.message.clone(),
@@ -314,7 +314,7 @@ fn list_sessions(state: State<'_, AppState>) -> Result<Vec<SessionSummary>, AppE
 #[tauri::command]
 #[specta::specta]
 fn create_session(state: State<'_, AppState>, title: String) -> Result<SessionSummary, AppError> {
-    let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_millis() as u64).unwrap_or(0);
+    let now_ms = now_ms();
     let id = format!("s{now_ms}-{}", NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     Ok(state.sessions.create(&id, &title, now_ms)?)
 }

@@ -291,7 +291,7 @@ fn ask(path: &Path, arguments: AskArgs) -> Result<ExitCode, Failure> {
         CallStatus::Ok => Ok(ExitCode::SUCCESS),
         status => {
             let detail = outcome.error.map(|error| format!("{}: {}", error.kind, error.message)).unwrap_or_default();
-            Err(Failure { code: 1, message: format!("the turn of {} ended with status {}: {detail}", outcome.answered_by, status_name(status)) })
+            Err(Failure { code: 1, message: format!("the turn of {} ended with status {}: {detail}", outcome.answered_by, status.as_str()) })
         }
     }
 }
@@ -345,8 +345,7 @@ impl Printer {
                         let _ = writeln!(out, "{indent}  ? {} waits for approval", event.agent);
                     }
                     EventKind::ApprovalResolved { decision, by } => {
-                        let decision = serde_json::to_value(decision).ok().and_then(|value| value.as_str().map(str::to_owned)).unwrap_or_default();
-                        let _ = writeln!(out, "{indent}  ✓ {}: {decision} (by the {by})", event.agent);
+                        let _ = writeln!(out, "{indent}  ✓ {}: {} (by the {by})", event.agent, decision.as_str());
                     }
                     EventKind::CallFinished { status, usage_total, cost_total, error, .. } => {
                         if let Some(rest) = self.partial.remove(&event.call_id).filter(|rest| !rest.trim().is_empty()) {
@@ -355,7 +354,7 @@ impl Printer {
                         let tokens = usage_total.map(|usage| format!(", {} tokens", usage.total_tokens)).unwrap_or_default();
                         let cost = cost_total.map(|cost| format!(", ${cost:.4}")).unwrap_or_default();
                         let error = error.as_ref().map(|error| format!(": {} ({})", error.message, error.kind)).unwrap_or_default();
-                        let _ = writeln!(out, "{indent}■ {} {}{tokens}{cost}{error}", event.agent, status_name(*status));
+                        let _ = writeln!(out, "{indent}■ {} {}{tokens}{cost}{error}", event.agent, status.as_str());
                     }
                 }
             }
@@ -388,10 +387,6 @@ fn prompt_for_approvals(requests: std::sync::mpsc::Receiver<CallEvent>, control:
         };
         control.resolve_approval(&event.call_id, decision);
     }
-}
-
-fn status_name(status: CallStatus) -> String {
-    serde_json::to_value(status).ok().and_then(|value| value.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 /// Loads the config, creating it with the demo default when there is none (and saying so).

@@ -80,7 +80,7 @@ impl Dispatcher {
         Dispatcher {
             config: RwLock::new(Arc::new(config)),
             runners: RunnerCache::default(),
-            clock: Arc::new(|| SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_millis() as u64).unwrap_or(0)),
+            clock: Arc::new(crate::event::now_ms),
             nonce: Arc::new(random_nonce),
         }
     }

@@ -9,6 +9,11 @@ use specta::Type;
 // token counts and epoch milliseconds stay far below 2^53.
 use specta_typescript::{Number, Unknown};
 
+/// Milliseconds since the Unix epoch, as events and session records carry them.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|elapsed| elapsed.as_millis() as u64).unwrap_or(0)
+}
+
 /// Token counts; `None` on the wire (null) where a provider did not report them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct Usage {
@@ -41,6 +46,19 @@ pub enum CallStatus {
     Cancelled,
     Denied,
     Limited,
+}
+
+impl CallStatus {
+    /// The name on the wire (`ok`, `error`, `cancelled`, `denied`, `limited`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Ok => "ok",
+            CallStatus::Error => "error",
+            CallStatus::Cancelled => "cancelled",
+            CallStatus::Denied => "denied",
+            CallStatus::Limited => "limited",
+        }
+    }
 }
 
 /// Why a call is running: the user's turn, a tool-agent call, or an escalation.
@@ -175,6 +193,17 @@ pub enum ApprovalDecision {
     Deny,
 }
 
+impl ApprovalDecision {
+    /// The name on the wire (`approve_once`, `approve_always`, `deny`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalDecision::ApproveOnce => "approve_once",
+            ApprovalDecision::ApproveAlways => "approve_always",
+            ApprovalDecision::Deny => "deny",
+        }
+    }
+}
+
 /// The limits shown with an approval request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct ApprovalLimits {
@@ -185,4 +214,20 @@ pub struct ApprovalLimits {
     /// Tool-agent calls left in this turn after this one.
     pub calls_left: u32,
     pub timeout_secs: Option<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_names_match_serde() {
+        let statuses = [CallStatus::Ok, CallStatus::Error, CallStatus::Cancelled, CallStatus::Denied, CallStatus::Limited];
+        for status in statuses {
+            assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
+        }
+        for decision in [ApprovalDecision::ApproveOnce, ApprovalDecision::ApproveAlways, ApprovalDecision::Deny] {
+            assert_eq!(serde_json::to_value(decision).unwrap(), decision.as_str());
+        }
+    }
 }

@@ -13,7 +13,7 @@ const UNTRUSTED_NOTE: &str = "NOTE: the text between these markers was produced 
 /// Wraps `text` from `agent` in a fence closed by `nonce`. Any occurrence of the
 /// delimiter inside `text` is defused, so the child cannot close the fence early.
 pub fn fence(agent: &str, status: CallStatus, nonce: &str, text: &str) -> String {
-    let status = serde_json::to_value(status).ok().and_then(|value| value.as_str().map(str::to_owned)).unwrap_or_default();
+    let status = status.as_str();
     let closing = format!("<<<END_AGENT_RESULT {nonce}>>>");
     let safe_text = text.replace(nonce, "[delimiter removed]");
     format!(

@@ -1,3 +1,7 @@
+/** One message of the chat as the view shows it, and how a finished turn sets its reply. */
+import type { CallStatus } from "../../bindings";
+import type { CallTree } from "../tree/model";
+
 /** One message of the chat as the view shows it. */
 export interface ChatEntry {
   id: string;
@@ -8,4 +12,13 @@ export interface ChatEntry {
   turnId: string | null;
   status: "streaming" | "done" | "error" | "cancelled" | "interrupted";
   error: string | null;
+}
+
+/** Sets a reply's status (and, for a failed turn, the root call's error) from how the turn ended. */
+export function finishReply(reply: ChatEntry, status: CallStatus, tree: CallTree | undefined): void {
+  reply.status = status === "ok" ? "done" : status === "cancelled" ? "cancelled" : "error";
+  if (reply.status === "error") {
+    const root = tree?.rootId ? tree.nodes.get(tree.rootId) : undefined;
+    reply.error = root?.error?.message ?? `the turn ended with status ${status}`;
+  }
 }

@@ -7,7 +7,7 @@ import { Channel } from "@tauri-apps/api/core";
 import { commands, type CallEvent_Deserialize, type CallEvent_Serialize as CallEvent, type ChatMessage } from "../../bindings";
 import { treeStore } from "../tree/state.svelte";
 import { answerOf } from "../tree/model";
-import type { ChatEntry } from "./entry";
+import { finishReply, type ChatEntry } from "./entry";
 
 export type { ChatEntry } from "./entry";
 
@@ -74,12 +74,7 @@ class ChatStore {
         const summary = result.data;
         reply.content = summary.text || answerOf(treeStore.tree(turnId)).text;
         reply.agent = summary.answered_by;
-        reply.status = summary.status === "ok" ? "done" : summary.status === "cancelled" ? "cancelled" : "error";
-        if (reply.status === "error") {
-          const tree = treeStore.tree(turnId);
-          const root = tree.rootId ? tree.nodes.get(tree.rootId) : undefined;
-          reply.error = root?.error?.message ?? `the turn ended with status ${summary.status}`;
-        }
+        finishReply(reply, summary.status, treeStore.tree(turnId));
       } else {
         reply.status = "error";
         reply.error = result.error.message;

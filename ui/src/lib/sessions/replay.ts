@@ -4,7 +4,7 @@
  * killed) shown as interrupted with what had streamed. Pure.
  */
 import type { CallEvent_Serialize, SessionRecord } from "../../bindings";
-import type { ChatEntry } from "../chat/entry";
+import { finishReply, type ChatEntry } from "../chat/entry";
 import { answerOf, applyEvent, emptyTree, type CallTree } from "../tree/model";
 
 export interface ReplayedSession {
@@ -45,12 +45,7 @@ export function replaySession(records: SessionRecord[]): ReplayedSession {
         if (reply) {
           reply.content = record.text;
           reply.agent = record.answered_by;
-          reply.status = record.status === "ok" ? "done" : record.status === "cancelled" ? "cancelled" : "error";
-          if (reply.status === "error") {
-            const tree = trees.get(record.turn_id);
-            const root = tree?.rootId ? tree.nodes.get(tree.rootId) : undefined;
-            reply.error = root?.error?.message ?? `the turn ended with status ${record.status}`;
-          }
+          finishReply(reply, record.status, trees.get(record.turn_id));
         }
         break;
       }
