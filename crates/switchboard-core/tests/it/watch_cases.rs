@@ -15,6 +15,16 @@ const WAIT: Duration = Duration::from_secs(5);
 /// Longer than the debounce, so a reload that is coming has come.
 const QUIET: Duration = Duration::from_millis(700);
 
+/// A demo config in a temp folder, watched, with its reloads sent to a channel.
+fn watched() -> (tempfile::TempDir, std::path::PathBuf, store::Loaded, mpsc::Receiver<Reload>, watch::ConfigWatch) {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    let initial = store::load_or_create(&path).unwrap();
+    let (sender, receiver) = mpsc::channel();
+    let watch = watch::spawn(&path, &initial, move |reload| sender.send(reload).unwrap()).unwrap();
+    (folder, path, initial, receiver, watch)
+}
+
 fn render_with(edit: impl FnOnce(&mut Config)) -> Vec<u8> {
     let mut config = Config::demo_default();
     edit(&mut config);
@@ -23,11 +33,7 @@ fn render_with(edit: impl FnOnce(&mut Config)) -> Vec<u8> {
 
 #[test]
 fn reloads_apply_refuse_and_recover() {
-    let folder = tempfile::tempdir().unwrap();
-    let path = folder.path().join("config.json");
-    let initial = store::load_or_create(&path).unwrap();
-    let (sender, receiver) = mpsc::channel();
-    let _watch = watch::spawn(&path, &initial, move |reload| sender.send(reload).unwrap()).unwrap();
+    let (_folder, path, _initial, receiver, _watch) = watched();
 
     // A valid change to one agent: only that agent is reported.
     fs::write(&path, render_with(|config| config.agent_mut("expert").unwrap().delay_ms = Some(1))).unwrap();
@@ -65,11 +71,7 @@ fn reloads_apply_refuse_and_recover() {
 
 #[test]
 fn save_by_rename_and_double_writes_give_one_reload() {
-    let folder = tempfile::tempdir().unwrap();
-    let path = folder.path().join("config.json");
-    let initial = store::load_or_create(&path).unwrap();
-    let (sender, receiver) = mpsc::channel();
-    let _watch = watch::spawn(&path, &initial, move |reload| sender.send(reload).unwrap()).unwrap();
+    let (folder, path, _initial, receiver, _watch) = watched();
 
     // An editor that writes a temp file and renames it over the config.
     let temp = folder.path().join("config.json.swp");
@@ -92,11 +94,7 @@ fn save_by_rename_and_double_writes_give_one_reload() {
 
 #[test]
 fn a_save_noted_by_the_app_is_not_reported_back() {
-    let folder = tempfile::tempdir().unwrap();
-    let path = folder.path().join("config.json");
-    let initial = store::load_or_create(&path).unwrap();
-    let (sender, receiver) = mpsc::channel();
-    let watch = watch::spawn(&path, &initial, move |reload| sender.send(reload).unwrap()).unwrap();
+    let (_folder, path, initial, receiver, watch) = watched();
     let edit = switchboard_core::config::edit::Edit::SetEscalation { agent: None };
     let applied = switchboard_core::config::edit::apply(&path, &initial.version, &edit).unwrap();
     watch.note_saved(&applied.loaded);
