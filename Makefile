@@ -70,6 +70,7 @@ app:
 	$(CARGO) build -p switchboard-app
 
 test-rust:
+	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) test --workspace
 

@@ -15,7 +15,8 @@ use switchboard_core::event::now_ms;
 use switchboard_core::runner::Message;
 use switchboard_core::sessions::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
 use switchboard_core::{
-    ApprovalDecision, ApprovalPolicy, CallEvent, EventKind, CallStatus, Config, Dispatcher, Session, TurnControl, TurnRequest, Usage,
+    ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Config, Dispatcher, EventKind, Session, TurnControl,
+    TurnRequest, Usage,
 };
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, State};
@@ -143,7 +144,11 @@ struct CurrentConfig {
 impl AppState {
     /// Loads (or creates) the config at `config_path` and starts watching it;
     /// `on_change` is told about every reload.
-    pub fn open(config_path: PathBuf, data_dir: PathBuf, on_change: impl Fn(ConfigChanged) + Send + 'static) -> Result<AppState, AppError> {
+    pub fn open(
+        config_path: PathBuf,
+        data_dir: PathBuf,
+        on_change: impl Fn(ConfigChanged) + Send + 'static,
+    ) -> Result<AppState, AppError> {
         let (initial, error) = match store::load_or_create(&config_path) {
             Ok(loaded) => (loaded, None),
             Err(error) => {
@@ -363,10 +368,17 @@ fn export_turn(state: State<'_, AppState>, session_id: String, turn_id: String) 
         })
         .collect();
     if events.is_empty() {
-        return Err(AppError { kind: "not_found".into(), message: format!("turn {turn_id:?} has no events in this session"), path: None, line: None, column: None });
+        return Err(AppError {
+            kind: "not_found".into(),
+            message: format!("turn {turn_id:?} has no events in this session"),
+            path: None,
+            line: None,
+            column: None,
+        });
     }
     let folder = state.data_dir.join("exports");
-    let safe_turn: String = turn_id.chars().filter(|character| character.is_ascii_alphanumeric() || *character == '-').collect();
+    let safe_turn: String =
+        turn_id.chars().filter(|character| character.is_ascii_alphanumeric() || *character == '-').collect();
     let path = folder.join(format!("{session_id}-{safe_turn}.json"));
     let bytes = serde_json::to_vec_pretty(&events).expect("events serialize");
     store::write_atomic(&path, &bytes)?;
@@ -403,7 +415,21 @@ fn cancel_call(state: State<'_, AppState>, turn_id: String, call_id: String) -> 
 /// The commands and events the UI may use, with their TypeScript bindings.
 pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
     tauri_specta::Builder::<R>::new()
-        .commands(tauri_specta::collect_commands![get_config_state, list_tools, send_message, cancel_turn, cancel_call, resolve_approval, list_sessions, create_session, rename_session, delete_session, load_session, retract_turn, export_turn])
+        .commands(tauri_specta::collect_commands![
+            get_config_state,
+            list_tools,
+            send_message,
+            cancel_turn,
+            cancel_call,
+            resolve_approval,
+            list_sessions,
+            create_session,
+            rename_session,
+            delete_session,
+            load_session,
+            retract_turn,
+            export_turn
+        ])
         .events(tauri_specta::collect_events![ConfigChanged])
 }
 
@@ -419,12 +445,14 @@ pub fn export_bindings(path: &std::path::Path) -> Result<(), String> {
 }
 
 /// Sets the app up on `builder`: the real one, or Tauri's mock builder in tests.
-pub fn configure<R: Runtime>(builder: tauri::Builder<R>, config_path: PathBuf, data_dir: Option<PathBuf>) -> tauri::Builder<R> {
+pub fn configure<R: Runtime>(
+    builder: tauri::Builder<R>,
+    config_path: PathBuf,
+    data_dir: Option<PathBuf>,
+) -> tauri::Builder<R> {
     let specta = specta_builder::<R>();
-    builder
-        .plugin(tauri_plugin_store::Builder::new().build())
-        .invoke_handler(specta.invoke_handler())
-        .setup(move |app| {
+    builder.plugin(tauri_plugin_store::Builder::new().build()).invoke_handler(specta.invoke_handler()).setup(
+        move |app| {
             specta.mount_events(app);
             let handle = app.handle().clone();
             let data_dir = match &data_dir {
@@ -439,13 +467,17 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, config_path: PathBuf, d
             .map_err(|error| error.message)?;
             app.manage(state);
             Ok(())
-        })
+        },
+    )
 }
 
 /// Starts the desktop app on the config that `--config`, `$SWITCHBOARD_CONFIG` or
 /// the platform config dir names.
 pub fn run() {
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let mut arguments = std::env::args().skip(1);
     let mut explicit = None;
     while let Some(argument) = arguments.next() {

@@ -26,7 +26,11 @@ fn committed_bindings_match_the_rust_types() {
     );
 }
 
-fn invoke(webview: &tauri::WebviewWindow<tauri::test::MockRuntime>, command: &str, body: Value) -> Result<Value, Value> {
+fn invoke(
+    webview: &tauri::WebviewWindow<tauri::test::MockRuntime>,
+    command: &str,
+    body: Value,
+) -> Result<Value, Value> {
     get_ipc_response(
         webview,
         InvokeRequest {
@@ -46,7 +50,9 @@ fn invoke(webview: &tauri::WebviewWindow<tauri::test::MockRuntime>, command: &st
 fn commands_answer_on_the_mock_runtime() {
     let folder = tempfile::tempdir().unwrap();
     let config_path = folder.path().join("config.json");
-    let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data"))).build(mock_context(noop_assets())).expect("app builds");
+    let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data")))
+        .build(mock_context(noop_assets()))
+        .expect("app builds");
     // One turn of the event loop runs the setup closure, which manages the state
     // (deprecated only because calling it in a loop busy-waits; once is what we need).
     #[allow(deprecated)]
@@ -72,7 +78,9 @@ fn a_broken_config_keeps_the_app_up_and_the_file_untouched() {
     let folder = tempfile::tempdir().unwrap();
     let config_path = folder.path().join("config.json");
     std::fs::write(&config_path, "{ \"agents\": [ oops ] }").unwrap();
-    let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data"))).build(mock_context(noop_assets())).expect("app builds");
+    let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data")))
+        .build(mock_context(noop_assets()))
+        .expect("app builds");
     // One turn of the event loop runs the setup closure, which manages the state
     // (deprecated only because calling it in a loop busy-waits; once is what we need).
     #[allow(deprecated)]
@@ -100,9 +108,13 @@ fn sessions_are_created_listed_renamed_loaded_and_deleted() {
     let listed = invoke(&webview, "list_sessions", json!({})).expect("list answers");
     assert_eq!(listed[0]["title"], "Planning, renamed");
     let log = invoke(&webview, "load_session", json!({ "id": id })).expect("load answers");
-    let kinds: Vec<&str> = log["records"].as_array().unwrap().iter().map(|record| record["type"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> =
+        log["records"].as_array().unwrap().iter().map(|record| record["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, vec!["created", "renamed"]);
-    assert!(folder.path().join("data/sessions").join(format!("{id}.jsonl")).exists(), "logs live in the app data folder");
+    assert!(
+        folder.path().join("data/sessions").join(format!("{id}.jsonl")).exists(),
+        "logs live in the app data folder"
+    );
     let missing = invoke(&webview, "export_turn", json!({ "sessionId": id, "turnId": "nope" })).unwrap_err();
     assert_eq!(missing["kind"], "not_found");
     invoke(&webview, "delete_session", json!({ "id": id })).expect("delete answers");
@@ -112,7 +124,10 @@ fn sessions_are_created_listed_renamed_loaded_and_deleted() {
 }
 
 /// Waits until `condition` holds for the config state, polling the command.
-fn wait_for_state(webview: &tauri::WebviewWindow<tauri::test::MockRuntime>, condition: impl Fn(&Value) -> bool) -> Value {
+fn wait_for_state(
+    webview: &tauri::WebviewWindow<tauri::test::MockRuntime>,
+    condition: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let state = invoke(webview, "get_config_state", json!({})).expect("get_config_state answers");
@@ -143,6 +158,7 @@ fn a_broken_edit_while_the_app_runs_keeps_the_last_good_config_until_fixed() {
     assert_eq!(broken["config"], first["config"], "the last good config stays in force");
 
     std::fs::write(&config_path, good.replace("\"primary\": \"assistant\"", "\"primary\": \"researcher\"")).unwrap();
-    let fixed = wait_for_state(&webview, |state| state["error"].is_null() && state["config"]["primary"] == "researcher");
+    let fixed =
+        wait_for_state(&webview, |state| state["error"].is_null() && state["config"]["primary"] == "researcher");
     assert_ne!(fixed["version"], first["version"]);
 }

@@ -170,7 +170,12 @@ fn check(path: &Path) -> Result<ExitCode, Failure> {
     for warning in &loaded.warnings {
         eprintln!("{}: {warning}", path.display());
     }
-    println!("{}: valid ({} agents, {} global tool entries)", path.display(), loaded.config.agents.len(), loaded.config.agent_tools.len());
+    println!(
+        "{}: valid ({} agents, {} global tool entries)",
+        path.display(),
+        loaded.config.agents.len(),
+        loaded.config.agent_tools.len()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -192,14 +197,18 @@ fn tools(path: &Path, command: ToolsCommand) -> Result<ExitCode, Failure> {
             }
             let agent = loaded.config.agent(&for_agent).expect("checked above");
             let max_depth = limits_for(&loaded.config, agent, None).effective_max_depth();
-            let definitions: Vec<_> =
-                offered_tools(&loaded.config, &for_agent, Standing::Root, &[], max_depth).into_iter().map(|tool| tool.definition).collect();
+            let definitions: Vec<_> = offered_tools(&loaded.config, &for_agent, Standing::Root, &[], max_depth)
+                .into_iter()
+                .map(|tool| tool.definition)
+                .collect();
             println!("{}", serde_json::to_string_pretty(&definitions).expect("definitions serialize"));
             return Ok(ExitCode::SUCCESS);
         }
         ToolsCommand::Enable { tool_agent, scope } => Edit::EnableTool { target: target_of(&scope)?, tool_agent },
         ToolsCommand::Disable { tool_agent, scope } => Edit::DisableTool { target: target_of(&scope)?, tool_agent },
-        ToolsCommand::Add { tool_agent, description, scope } => Edit::AddTool { target: target_of(&scope)?, tool_agent, description },
+        ToolsCommand::Add { tool_agent, description, scope } => {
+            Edit::AddTool { target: target_of(&scope)?, tool_agent, description }
+        }
         ToolsCommand::Remove { tool_agent, scope } => Edit::RemoveTool { target: target_of(&scope)?, tool_agent },
     };
     let current = load(path)?;
@@ -207,7 +216,11 @@ fn tools(path: &Path, command: ToolsCommand) -> Result<ExitCode, Failure> {
     for warning in &applied.loaded.warnings {
         eprintln!("{}: {warning}", path.display());
     }
-    println!("saved {}; runners to evict: {}", path.display(), if applied.evict.is_empty() { "none".into() } else { applied.evict.join(", ") });
+    println!(
+        "saved {}; runners to evict: {}",
+        path.display(),
+        if applied.evict.is_empty() { "none".into() } else { applied.evict.join(", ") }
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -231,9 +244,17 @@ fn list(path: &Path, scope: &Scope, as_json: bool) -> Result<ExitCode, Failure> 
     let width = rows.iter().map(|row| row.agent.len()).max().unwrap_or(4).max(4);
     println!("{:<width$}  {:<8}  {:<60}  ENABLED", "NAME", "SCOPE", "DESCRIPTION");
     for row in rows {
-        let description: String =
-            if row.description.chars().count() > 60 { format!("{}…", row.description.chars().take(59).collect::<String>()) } else { row.description };
-        println!("{:<width$}  {:<8}  {description:<60}  {}", row.agent, row.scope.as_str(), if row.enabled { "yes" } else { "no" });
+        let description: String = if row.description.chars().count() > 60 {
+            format!("{}…", row.description.chars().take(59).collect::<String>())
+        } else {
+            row.description
+        };
+        println!(
+            "{:<width$}  {:<8}  {description:<60}  {}",
+            row.agent,
+            row.scope.as_str(),
+            if row.enabled { "yes" } else { "no" }
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -291,7 +312,10 @@ fn ask(path: &Path, arguments: AskArgs) -> Result<ExitCode, Failure> {
         CallStatus::Ok => Ok(ExitCode::SUCCESS),
         status => {
             let detail = outcome.error.map(|error| format!("{}: {}", error.kind, error.message)).unwrap_or_default();
-            Err(Failure { code: 1, message: format!("the turn of {} ended with status {}: {detail}", outcome.answered_by, status.as_str()) })
+            Err(Failure {
+                code: 1,
+                message: format!("the turn of {} ended with status {}: {detail}", outcome.answered_by, status.as_str()),
+            })
         }
     }
 }
@@ -330,7 +354,8 @@ impl Printer {
                             let _ = writeln!(out, "{indent}  │ {}: {}", event.agent, line.trim_end());
                         }
                     }
-                    EventKind::TextDelta { .. } | EventKind::ReasoningDelta { .. } | EventKind::UsageUpdated { .. } => {}
+                    EventKind::TextDelta { .. } | EventKind::ReasoningDelta { .. } | EventKind::UsageUpdated { .. } => {
+                    }
                     EventKind::CallStarted { tool_name, .. } => {
                         let via = tool_name.as_deref().map(|name| format!(" ({name})")).unwrap_or_default();
                         let _ = writeln!(out, "{indent}▶ {}{via}", event.agent);
@@ -351,9 +376,13 @@ impl Printer {
                         if let Some(rest) = self.partial.remove(&event.call_id).filter(|rest| !rest.trim().is_empty()) {
                             let _ = writeln!(out, "{indent}  │ {}: {}", event.agent, rest.trim_end());
                         }
-                        let tokens = usage_total.map(|usage| format!(", {} tokens", usage.total_tokens)).unwrap_or_default();
+                        let tokens =
+                            usage_total.map(|usage| format!(", {} tokens", usage.total_tokens)).unwrap_or_default();
                         let cost = cost_total.map(|cost| format!(", ${cost:.4}")).unwrap_or_default();
-                        let error = error.as_ref().map(|error| format!(": {} ({})", error.message, error.kind)).unwrap_or_default();
+                        let error = error
+                            .as_ref()
+                            .map(|error| format!(": {} ({})", error.message, error.kind))
+                            .unwrap_or_default();
                         let _ = writeln!(out, "{indent}■ {} {}{tokens}{cost}{error}", event.agent, status.as_str());
                     }
                 }
@@ -368,7 +397,8 @@ fn prompt_for_approvals(requests: std::sync::mpsc::Receiver<CallEvent>, control:
     let stdin = std::io::stdin();
     for event in requests {
         let EventKind::ApprovalRequested { input, limits, .. } = &event.kind else { continue };
-        let request = input.as_ref().and_then(|input| input.get("request")).and_then(|request| request.as_str()).unwrap_or("");
+        let request =
+            input.as_ref().and_then(|input| input.get("request")).and_then(|request| request.as_str()).unwrap_or("");
         let decision = loop {
             eprint!(
                 "\nApprove the call to {} (depth {}, {} calls left in this turn)?\n  request: {request}\n  [o]nce, [a]lways for this agent, [d]eny: ",

@@ -64,21 +64,31 @@ fn tools_list_json_follows_the_contract_and_edits_land_on_disk() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|row| (row["tool_name"].as_str().unwrap().into(), row["scope"].as_str().unwrap().into(), row["enabled"].as_bool().unwrap()))
+        .map(|row| {
+            (
+                row["tool_name"].as_str().unwrap().into(),
+                row["scope"].as_str().unwrap().into(),
+                row["enabled"].as_bool().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         rows,
         vec![("agent_researcher".into(), "override".into(), false), ("agent_summariser".into(), "global".into(), true)]
     );
     let table = text(&switchboard(&path, &["tools", "list", "--for", "assistant"]).stdout);
-    let lines: Vec<Vec<&str>> = table.lines().map(|line| line.split("  ").map(str::trim).filter(|cell| !cell.is_empty()).collect()).collect();
+    let lines: Vec<Vec<&str>> =
+        table.lines().map(|line| line.split("  ").map(str::trim).filter(|cell| !cell.is_empty()).collect()).collect();
     assert_eq!(lines[0], vec!["NAME", "SCOPE", "DESCRIPTION", "ENABLED"], "the spec's columns, in order:\n{table}");
     assert_eq!((lines[1][0], lines[1][1], lines[1][3]), ("researcher", "override", "no"));
-    let global: Value = serde_json::from_slice(&switchboard(&path, &["tools", "list", "--global", "--json"]).stdout).unwrap();
+    let global: Value =
+        serde_json::from_slice(&switchboard(&path, &["tools", "list", "--global", "--json"]).stdout).unwrap();
     assert_eq!(global["agent"], Value::Null);
     assert_eq!(global["tools"][0]["enabled"], true);
-    let schema: Value = serde_json::from_slice(&switchboard(&path, &["tools", "schema", "--for", "assistant"]).stdout).unwrap();
-    let names: Vec<&str> = schema.as_array().unwrap().iter().map(|tool| tool["function"]["name"].as_str().unwrap()).collect();
+    let schema: Value =
+        serde_json::from_slice(&switchboard(&path, &["tools", "schema", "--for", "assistant"]).stdout).unwrap();
+    let names: Vec<&str> =
+        schema.as_array().unwrap().iter().map(|tool| tool["function"]["name"].as_str().unwrap()).collect();
     assert_eq!(names, vec!["escalate", "agent_summariser"], "built-ins first, disabled tools absent");
     let refused = switchboard(&path, &["tools", "remove", "nobody", "--global"]);
     assert_eq!(refused.status.code(), Some(1));
@@ -91,11 +101,17 @@ fn ask_streams_jsonl_events_with_the_root_finish_last() {
     let path = folder.path().join("config.json");
     let output = switchboard(&path, &["ask", "--approve", "all", "--events", "jsonl", "Explain the call tree please"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
-    let events: Vec<Value> = text(&output.stdout).lines().map(|line| serde_json::from_str(line).expect("one JSON object per line")).collect();
+    let events: Vec<Value> = text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+        .collect();
     let sequence: Vec<u64> = events.iter().map(|event| event["seq"].as_u64().unwrap()).collect();
     assert!(sequence.windows(2).all(|pair| pair[1] == pair[0] + 1));
     let last = events.last().unwrap();
-    assert_eq!((last["type"].as_str(), last["parent_id"].is_null(), last["status"].as_str()), (Some("call_finished"), true, Some("ok")));
+    assert_eq!(
+        (last["type"].as_str(), last["parent_id"].is_null(), last["status"].as_str()),
+        (Some("call_finished"), true, Some("ok"))
+    );
     assert!(events.iter().any(|event| event["depth"] == 1 && event["type"] == "text_delta"));
     for field in ["seq", "type", "call_id", "parent_id", "agent", "depth", "ts_ms"] {
         assert!(events.iter().all(|event| event.get(field).is_some()), "every event carries {field}");
@@ -106,7 +122,11 @@ fn ask_streams_jsonl_events_with_the_root_finish_last() {
 fn ask_fails_clearly_when_the_root_cannot_be_reached() {
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("config.json");
-    std::fs::write(&path, r#"{"agents":[{"name":"far","provider":"local","url":"http://127.0.0.1:9","model":"m","timeout_secs":5}]}"#).unwrap();
+    std::fs::write(
+        &path,
+        r#"{"agents":[{"name":"far","provider":"local","url":"http://127.0.0.1:9","model":"m","timeout_secs":5}]}"#,
+    )
+    .unwrap();
     let output = switchboard(&path, &["ask", "--events", "none", "hello"]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output.stderr);
@@ -127,7 +147,9 @@ fn without_a_terminal_approval_requests_are_denied_and_said_so() {
         .map(|event| event["agent"].as_str().unwrap())
         .collect();
     assert_eq!(denied, vec!["researcher", "summariser"]);
-    assert!(events.iter().any(|event| event["type"] == "approval_resolved" && event["by"] == "policy" && event["decision"] == "deny"));
+    assert!(events
+        .iter()
+        .any(|event| event["type"] == "approval_resolved" && event["by"] == "policy" && event["decision"] == "deny"));
 }
 
 /// On a terminal (a pty from util-linux `script`), each approval request is a
@@ -138,7 +160,8 @@ fn on_a_terminal_each_approval_is_a_prompt() {
     let path = folder.path().join("config.json");
     let binary = env!("CARGO_BIN_EXE_switchboard");
     let inner = format!("{binary} --config {} ask --events pretty 'Please answer through the prompt'", path.display());
-    let pipeline = format!("(sleep 1; printf 'a\\n'; sleep 1; printf 'd\\n'; sleep 4) | script -qec \"{inner}\" /dev/null");
+    let pipeline =
+        format!("(sleep 1; printf 'a\\n'; sleep 1; printf 'd\\n'; sleep 4) | script -qec \"{inner}\" /dev/null");
     let output = Command::new("sh").args(["-c", &pipeline]).env_remove("SWITCHBOARD_CONFIG").output().expect("sh runs");
     let stdout = text(&output.stdout);
     assert!(stdout.contains("Approve the call to researcher"), "{stdout}");
@@ -163,7 +186,16 @@ fn jsonl_events_arrive_while_the_child_streams() {
     }
     std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args(["--config", path.to_str().unwrap(), "ask", "--approve", "all", "--events", "jsonl", "Stream to me slowly please"])
+        .args([
+            "--config",
+            path.to_str().unwrap(),
+            "ask",
+            "--approve",
+            "all",
+            "--events",
+            "jsonl",
+            "Stream to me slowly please",
+        ])
         .env_remove("SWITCHBOARD_CONFIG")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())

@@ -31,7 +31,9 @@ fn big_config() -> Config {
         config.agents.push(agent);
     }
     for index in 0..GLOBALS {
-        config.agent_tools.push(AgentToolEntry::new(format!("agent-{index:03}"), format!("Specialist number {index}.")));
+        config
+            .agent_tools
+            .push(AgentToolEntry::new(format!("agent-{index:03}"), format!("Specialist number {index}.")));
     }
     config
 }
@@ -64,7 +66,10 @@ fn main() {
     let path = folder.path().join("config.json");
     let bytes = store::render(&config);
     std::fs::write(&path, &bytes).expect("write config");
-    println!("config: {AGENTS} agents, {GLOBALS} global entries, {} KiB on disk; median of {ROUNDS} runs", bytes.len() / 1024);
+    println!(
+        "config: {AGENTS} agents, {GLOBALS} global entries, {} KiB on disk; median of {ROUNDS} runs",
+        bytes.len() / 1024
+    );
 
     // Baseline for the merge: copying the global list once per agent (what any merge must at least touch).
     let copy = median(|| {

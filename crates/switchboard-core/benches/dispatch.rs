@@ -95,7 +95,13 @@ async fn nested_overhead() {
     // Warm both paths (connections, runner cache).
     for _ in 0..20 {
         bare_three_requests(&client, &endpoint).await;
-        dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink.clone(), TurnControl::approving_all()).await;
+        dispatcher
+            .run_turn(
+                TurnRequest { message: "go".into(), ..Default::default() },
+                sink.clone(),
+                TurnControl::approving_all(),
+            )
+            .await;
     }
     let before = received.lock().unwrap().len();
     let (mut bare, mut turns) = (Vec::new(), Vec::new());
@@ -104,7 +110,13 @@ async fn nested_overhead() {
         bare_three_requests(&client, &endpoint).await;
         bare.push(start.elapsed());
         let start = Instant::now();
-        let outcome = dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink.clone(), TurnControl::approving_all()).await;
+        let outcome = dispatcher
+            .run_turn(
+                TurnRequest { message: "go".into(), ..Default::default() },
+                sink.clone(),
+                TurnControl::approving_all(),
+            )
+            .await;
         turns.push(start.elapsed());
         assert_eq!(outcome.text, "parent answer");
     }
@@ -130,7 +142,8 @@ struct Streamer {
 #[async_trait]
 impl Runner for Streamer {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        let called = request.messages.iter().any(|message| matches!(message, switchboard_core::runner::Message::Tool { .. }));
+        let called =
+            request.messages.iter().any(|message| matches!(message, switchboard_core::runner::Message::Tool { .. }));
         if self.delegate && !called {
             let calls = (0..request.tools.len().max(1))
                 .map(|index| ToolCall::new(format!("call_{index}"), "agent_child", "{\"request\":\"go\"}"))
@@ -183,7 +196,9 @@ async fn relay_throughput() {
         seen.fetch_add(1, Ordering::Relaxed);
     });
     let start = Instant::now();
-    dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, TurnControl::approving_all()).await;
+    dispatcher
+        .run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, TurnControl::approving_all())
+        .await;
     let elapsed = start.elapsed();
     let events = relayed.load(Ordering::Relaxed);
     assert!(events as usize > DELTAS);
@@ -235,7 +250,13 @@ async fn memory_per_call() {
             let sink: switchboard_core::EventSink = Arc::new(|event| {
                 black_box(event);
             });
-            dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, TurnControl::approving_all()).await
+            dispatcher
+                .run_turn(
+                    TurnRequest { message: "go".into(), ..Default::default() },
+                    sink,
+                    TurnControl::approving_all(),
+                )
+                .await
         })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -260,7 +281,9 @@ impl Runner for ManyCalls {
         if request.messages.iter().any(|message| matches!(message, switchboard_core::runner::Message::Tool { .. })) {
             return Ok(ModelReply { text: "all back".into(), tool_calls: vec![], usage: None });
         }
-        let calls = (0..self.calls).map(|index| ToolCall::new(format!("call_{index}"), "agent_child", "{\"request\":\"go\"}")).collect();
+        let calls = (0..self.calls)
+            .map(|index| ToolCall::new(format!("call_{index}"), "agent_child", "{\"request\":\"go\"}"))
+            .collect();
         Ok(ModelReply { text: String::new(), tool_calls: calls, usage: None })
     }
 }

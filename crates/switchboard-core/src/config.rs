@@ -14,7 +14,8 @@ use specta::Type;
 use specta_typescript::Number;
 
 pub use merge::{
-    effective_tools, global_tools, merge_entries, merged_tools, merged_tools_with, tool_name, AgentNames, MergedEntry, ResolvedTool, ToolScope,
+    effective_tools, global_tools, merge_entries, merged_tools, merged_tools_with, tool_name, AgentNames, MergedEntry,
+    ResolvedTool, ToolScope,
 };
 pub use validate::{validate, Problem, Severity};
 
@@ -237,7 +238,8 @@ pub struct Prices {
 
 impl Prices {
     pub fn cost(&self, usage: &crate::event::Usage) -> f64 {
-        (usage.input_tokens as f64 * self.input_per_million + usage.output_tokens as f64 * self.output_per_million) / 1e6
+        (usage.input_tokens as f64 * self.input_per_million + usage.output_tokens as f64 * self.output_per_million)
+            / 1e6
     }
 }
 

@@ -112,17 +112,42 @@ impl Dispatcher {
         let config = self.config();
         let agent_name = request.agent.clone().or_else(|| config.primary_agent().map(|agent| agent.name.clone()));
         let agent = agent_name.as_deref().and_then(|name| config.agent(name)).cloned();
-        let turn_limits = agent.as_ref().map(|agent| limits_for(&config, agent, None)).unwrap_or_else(|| config.limits.clone());
-        let turn = Arc::new(Turn::new(config.clone(), turn_limits.clone(), sink, self.clock.clone(), self.nonce.clone(), control.clone()));
+        let turn_limits =
+            agent.as_ref().map(|agent| limits_for(&config, agent, None)).unwrap_or_else(|| config.limits.clone());
+        let turn = Arc::new(Turn::new(
+            config.clone(),
+            turn_limits.clone(),
+            sink,
+            self.clock.clone(),
+            self.nonce.clone(),
+            control.clone(),
+        ));
         let call_id = turn.new_call_id();
         let Some(agent) = agent else {
             let name = agent_name.unwrap_or_else(|| "(none)".into());
-            let error = CallError { kind: "unknown_agent".into(), message: format!("no agent named {name:?} is configured") };
+            let error =
+                CallError { kind: "unknown_agent".into(), message: format!("no agent named {name:?} is configured") };
             let header = Header { call_id, parent_id: None, agent: name.clone(), depth: 0 };
             turn.register_node(&header, None);
-            turn.emit(&header, EventKind::CallStarted { role: CallRole::Turn, tool_name: None, input: None, tools: vec![], model: None });
+            turn.emit(
+                &header,
+                EventKind::CallStarted {
+                    role: CallRole::Turn,
+                    tool_name: None,
+                    input: None,
+                    tools: vec![],
+                    model: None,
+                },
+            );
             turn.emit(&header, finished(CallStatus::Error, None, Figures::default(), 0, Some(error.clone()), None));
-            return TurnOutcome { status: CallStatus::Error, text: String::new(), answered_by: name, usage_total: None, cost_total: None, error: Some(error) };
+            return TurnOutcome {
+                status: CallStatus::Error,
+                text: String::new(),
+                answered_by: name,
+                usage_total: None,
+                cost_total: None,
+                error: Some(error),
+            };
         };
         let mut messages = Vec::new();
         if let Some(prompt) = &agent.system_prompt {
@@ -237,7 +262,14 @@ impl LoopEnd {
     }
 }
 
-fn finished(status: CallStatus, result: Option<String>, figures: Figures, turns: u32, error: Option<CallError>, delivered: Option<String>) -> EventKind {
+fn finished(
+    status: CallStatus,
+    result: Option<String>,
+    figures: Figures,
+    turns: u32,
+    error: Option<CallError>,
+    delivered: Option<String>,
+) -> EventKind {
     EventKind::CallFinished {
         status,
         result,
@@ -292,15 +324,24 @@ fn run_call(dispatcher: &Dispatcher, turn: Arc<Turn>, mut spec: CallSpec) -> Box
         turn.control.unregister(&spec.header.call_id);
         if let Some(caller) = &spec.keep_conversation {
             if outcome.status == CallStatus::Ok {
-                let kept: Vec<Message> = outcome.conversation.iter().filter(|message| !matches!(message, Message::System { .. })).cloned().collect();
+                let kept: Vec<Message> = outcome
+                    .conversation
+                    .iter()
+                    .filter(|message| !matches!(message, Message::System { .. }))
+                    .cloned()
+                    .collect();
                 turn.control.session.keep_conversation(caller, &spec.agent.name, kept);
             }
         }
         let figures = turn.figures_of(&spec.header.call_id);
         turn.control.session.record(&spec.agent.name, outcome.status, figures.usage, figures.cost);
-        let delivered = matches!(spec.role, CallRole::Tool | CallRole::Advisor).then(|| deliver(&turn, &spec.agent.name, &outcome));
+        let delivered =
+            matches!(spec.role, CallRole::Tool | CallRole::Advisor).then(|| deliver(&turn, &spec.agent.name, &outcome));
         let result = (!outcome.text.is_empty() || outcome.status == CallStatus::Ok).then(|| outcome.text.clone());
-        turn.emit(&spec.header, finished(outcome.status, result, figures, outcome.turns, outcome.error.clone(), delivered.clone()));
+        turn.emit(
+            &spec.header,
+            finished(outcome.status, result, figures, outcome.turns, outcome.error.clone(), delivered.clone()),
+        );
         CallOutcome {
             status: outcome.status,
             text: outcome.text,
@@ -331,11 +372,19 @@ async fn await_approval(turn: &Turn, spec: &CallSpec, limits: ApprovalLimits) ->
     if control.session.is_approved(agent) {
         return None;
     }
-    let requested = EventKind::ApprovalRequested { tool_name: spec.tool_name.clone().unwrap_or_default(), input: spec.input.clone(), limits };
+    let requested = EventKind::ApprovalRequested {
+        tool_name: spec.tool_name.clone().unwrap_or_default(),
+        input: spec.input.clone(),
+        limits,
+    };
     let (decision, by) = match control.policy {
         ApprovalPolicy::ApproveAll | ApprovalPolicy::DenyAll => {
             turn.emit(&spec.header, requested);
-            let decision = if control.policy == ApprovalPolicy::ApproveAll { ApprovalDecision::ApproveOnce } else { ApprovalDecision::Deny };
+            let decision = if control.policy == ApprovalPolicy::ApproveAll {
+                ApprovalDecision::ApproveOnce
+            } else {
+                ApprovalDecision::Deny
+            };
             (decision, "policy")
         }
         ApprovalPolicy::Ask => {
@@ -350,7 +399,13 @@ async fn await_approval(turn: &Turn, spec: &CallSpec, limits: ApprovalLimits) ->
             };
             match answer {
                 Some(decision) => (decision, "user"),
-                None => return Some(LoopEnd::refused(CallStatus::Cancelled, "cancelled", "cancelled by the user while it waited for approval".into())),
+                None => {
+                    return Some(LoopEnd::refused(
+                        CallStatus::Cancelled,
+                        "cancelled",
+                        "cancelled by the user while it waited for approval".into(),
+                    ))
+                }
             }
         }
     };
@@ -361,7 +416,9 @@ async fn await_approval(turn: &Turn, spec: &CallSpec, limits: ApprovalLimits) ->
             control.session.approve(agent);
             None
         }
-        ApprovalDecision::Deny => Some(LoopEnd::refused(CallStatus::Denied, "denied", format!("the {by} denied this call to {agent:?}"))),
+        ApprovalDecision::Deny => {
+            Some(LoopEnd::refused(CallStatus::Denied, "denied", format!("the {by} denied this call to {agent:?}")))
+        }
     }
 }
 
@@ -401,16 +458,12 @@ async fn tool_loop(
     let over_budget = CancellationToken::new();
     let budget_reason = Arc::new(std::sync::Mutex::new(None::<String>));
     let mut text = String::new();
-    let end = |status: CallStatus, text: String, turns: u32, error: Option<CallError>, conversation: Vec<Message>| LoopEnd {
-        status,
-        text,
-        turns,
-        error,
-        answered_by: None,
-        conversation,
+    let end = |status: CallStatus, text: String, turns: u32, error: Option<CallError>, conversation: Vec<Message>| {
+        LoopEnd { status, text, turns, error, answered_by: None, conversation }
     };
     for step in 1..=max_steps {
-        let request = ModelRequest { messages: messages.clone(), tools: definitions.clone(), model: spec.model.clone() };
+        let request =
+            ModelRequest { messages: messages.clone(), tools: definitions.clone(), model: spec.model.clone() };
         let header = spec.header.clone();
         let sink_turn = turn.clone();
         let streamed = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -457,7 +510,15 @@ async fn tool_loop(
         };
         let reply = match reply {
             Ok(reply) => reply,
-            Err(error) => return end(CallStatus::Error, text, step, Some(CallError { kind: error.kind().into(), message: error.to_string() }), messages),
+            Err(error) => {
+                return end(
+                    CallStatus::Error,
+                    text,
+                    step,
+                    Some(CallError { kind: error.kind().into(), message: error.to_string() }),
+                    messages,
+                )
+            }
         };
         if let Some(usage) = reply.usage {
             // The real figure replaces what was counted while the text streamed; a
@@ -469,7 +530,10 @@ async fn tool_loop(
             messages.push(Message::assistant(reply.text.clone()));
             return end(CallStatus::Ok, text, step, None, messages);
         }
-        messages.push(Message::Assistant { content: (!reply.text.is_empty()).then(|| reply.text.clone()), tool_calls: reply.tool_calls.clone() });
+        messages.push(Message::Assistant {
+            content: (!reply.text.is_empty()).then(|| reply.text.clone()),
+            tool_calls: reply.tool_calls.clone(),
+        });
         if let Some(call) = reply.tool_calls.iter().find(|call| call.function.name == ESCALATE) {
             if offered.iter().any(|tool| tool.name == ESCALATE) {
                 return escalate(dispatcher, turn, spec, call, step).await;
@@ -493,7 +557,10 @@ async fn tool_loop(
         CallStatus::Limited,
         text,
         max_steps,
-        Some(CallError { kind: "limited".into(), message: format!("stopped after {max_steps} model steps (limits.max_steps) without a final answer") }),
+        Some(CallError {
+            kind: "limited".into(),
+            message: format!("stopped after {max_steps} model steps (limits.max_steps) without a final answer"),
+        }),
         messages,
     )
 }
@@ -507,9 +574,16 @@ async fn escalate(dispatcher: &Dispatcher, turn: &Arc<Turn>, spec: &CallSpec, ca
     let reason = serde_json::from_str::<Value>(&call.function.arguments)
         .ok()
         .and_then(|arguments| arguments.get("reason").and_then(|reason| reason.as_str().map(str::to_owned)));
-    turn.emit(&spec.header, EventKind::Escalated { from: spec.agent.name.clone(), to: target_name.clone(), reason: reason.clone() });
+    turn.emit(
+        &spec.header,
+        EventKind::Escalated { from: spec.agent.name.clone(), to: target_name.clone(), reason: reason.clone() },
+    );
     let Some(target) = turn.config.agent(&target_name).cloned() else {
-        return LoopEnd::refused(CallStatus::Error, "unknown_agent", format!("escalation agent {target_name:?} is not configured"));
+        return LoopEnd::refused(
+            CallStatus::Error,
+            "unknown_agent",
+            format!("escalation agent {target_name:?} is not configured"),
+        );
     };
     // A role switch: the escalation agent gets the conversation (not the primary's
     // tool traffic or system prompt) and its answer is the turn's answer.
@@ -519,7 +593,12 @@ async fn escalate(dispatcher: &Dispatcher, turn: &Arc<Turn>, spec: &CallSpec, ca
     }
     messages.extend(spec.messages.iter().filter(|message| !matches!(message, Message::System { .. })).cloned());
     let child = CallSpec {
-        header: Header { call_id: turn.new_call_id(), parent_id: Some(spec.header.call_id.clone()), agent: target.name.clone(), depth: spec.header.depth + 1 },
+        header: Header {
+            call_id: turn.new_call_id(),
+            parent_id: Some(spec.header.call_id.clone()),
+            agent: target.name.clone(),
+            depth: spec.header.depth + 1,
+        },
         limits: limits_for(&turn.config, &target, None),
         agent: target,
         role: CallRole::Escalation,
@@ -556,38 +635,83 @@ struct Delegation<'a> {
 /// Why a tool call cannot become a delegation: (status, kind, message).
 type Refusal = (CallStatus, &'static str, String);
 
-fn resolve_delegation<'a>(turn: &Turn, name: &str, arguments: &Value, offered: &'a [OfferedTool]) -> Result<Delegation<'a>, Refusal> {
+fn resolve_delegation<'a>(
+    turn: &Turn,
+    name: &str,
+    arguments: &Value,
+    offered: &'a [OfferedTool],
+) -> Result<Delegation<'a>, Refusal> {
     let text_argument = |field: &str| arguments.get(field).and_then(Value::as_str).map(str::to_owned);
-    let missing = |field: &str| (CallStatus::Error, "bad_arguments", format!("the `{field}` argument (a string) is required"));
+    let missing =
+        |field: &str| (CallStatus::Error, "bad_arguments", format!("the `{field}` argument (a string) is required"));
     let Some(tool) = offered.iter().find(|tool| tool.name == name) else {
         let known_agent = turn.config.agents.iter().any(|agent| crate::config::tool_name(&agent.name) == name);
         let built_in = [crate::tools::ASK_AGENT, crate::tools::ASK_MODEL, ESCALATE].contains(&name);
         return Err(if known_agent || built_in {
-            (CallStatus::Limited, "not_offered", format!("{name:?} was not offered to this agent here (limits.max_depth, the tool entries or the call path)"))
+            (
+                CallStatus::Limited,
+                "not_offered",
+                format!(
+                    "{name:?} was not offered to this agent here (limits.max_depth, the tool entries or the call path)"
+                ),
+            )
         } else {
             (CallStatus::Error, "unknown_tool", format!("there is no tool named {name:?}"))
         });
     };
     let context = arguments.get("context").filter(|context| !context.is_null()).cloned();
     match &tool.kind {
-        ToolKind::Agent(target) => Ok(Delegation { target, role: CallRole::Tool, request: text_argument("request").ok_or_else(|| missing("request"))?, context, model: None }),
+        ToolKind::Agent(target) => Ok(Delegation {
+            target,
+            role: CallRole::Tool,
+            request: text_argument("request").ok_or_else(|| missing("request"))?,
+            context,
+            model: None,
+        }),
         ToolKind::AskAgent(targets) => {
             let agent = text_argument("agent").ok_or_else(|| missing("agent"))?;
             let target = targets.iter().find(|target| target.agent == agent).ok_or_else(|| {
                 let names: Vec<&str> = targets.iter().map(|target| target.agent.as_str()).collect();
-                (CallStatus::Limited, "not_offered", format!("agent {agent:?} is not one of the agents offered to ask_agent ({})", names.join(", ")))
+                (
+                    CallStatus::Limited,
+                    "not_offered",
+                    format!("agent {agent:?} is not one of the agents offered to ask_agent ({})", names.join(", ")),
+                )
             })?;
             let model = text_argument("model");
             if let Some(model) = &model {
-                let allowed = turn.config.agent(&target.agent).map(|agent| agent.allowed_models.clone()).unwrap_or_default();
+                let allowed =
+                    turn.config.agent(&target.agent).map(|agent| agent.allowed_models.clone()).unwrap_or_default();
                 if !allowed.contains(model) {
-                    return Err((CallStatus::Error, "bad_arguments", format!("model {model:?} is not among {:?}'s allowed_models ({})", target.agent, allowed.join(", "))));
+                    return Err((
+                        CallStatus::Error,
+                        "bad_arguments",
+                        format!(
+                            "model {model:?} is not among {:?}'s allowed_models ({})",
+                            target.agent,
+                            allowed.join(", ")
+                        ),
+                    ));
                 }
             }
-            Ok(Delegation { target, role: CallRole::Tool, request: text_argument("request").ok_or_else(|| missing("request"))?, context, model })
+            Ok(Delegation {
+                target,
+                role: CallRole::Tool,
+                request: text_argument("request").ok_or_else(|| missing("request"))?,
+                context,
+                model,
+            })
         }
-        ToolKind::AskModel(target) => Ok(Delegation { target, role: CallRole::Advisor, request: text_argument("question").ok_or_else(|| missing("question"))?, context: None, model: None }),
-        ToolKind::Escalate => Err((CallStatus::Error, "bad_arguments", "escalate must be the only tool called in its response".into())),
+        ToolKind::AskModel(target) => Ok(Delegation {
+            target,
+            role: CallRole::Advisor,
+            request: text_argument("question").ok_or_else(|| missing("question"))?,
+            context: None,
+            model: None,
+        }),
+        ToolKind::Escalate => {
+            Err((CallStatus::Error, "bad_arguments", "escalate must be the only tool called in its response".into()))
+        }
     }
 }
 
@@ -611,7 +735,9 @@ async fn dispatch_tool_call(
     };
     let delegation = match (&parsed, &arguments) {
         (Err(error), _) => Err((CallStatus::Error, "bad_arguments", format!("arguments are not valid JSON: {error}"))),
-        (Ok(other), None) => Err((CallStatus::Error, "bad_arguments", format!("arguments must be a JSON object, got {other}"))),
+        (Ok(other), None) => {
+            Err((CallStatus::Error, "bad_arguments", format!("arguments must be a JSON object, got {other}")))
+        }
         (Ok(_), Some(arguments)) => resolve_delegation(turn, name, arguments, offered),
     };
     let target_agent = match &delegation {
@@ -619,7 +745,13 @@ async fn dispatch_tool_call(
         Err(_) => arguments
             .as_ref()
             .and_then(|arguments| arguments.get("agent").and_then(Value::as_str).map(str::to_owned))
-            .or_else(|| turn.config.agents.iter().find(|agent| crate::config::tool_name(&agent.name) == name).map(|agent| agent.name.clone()))
+            .or_else(|| {
+                turn.config
+                    .agents
+                    .iter()
+                    .find(|agent| crate::config::tool_name(&agent.name) == name)
+                    .map(|agent| agent.name.clone())
+            })
             .unwrap_or_else(|| name.to_string()),
     };
     let header = Header {
@@ -630,7 +762,16 @@ async fn dispatch_tool_call(
     };
     let refuse = |(status, kind, message): Refusal| {
         turn.register_node(&header, None);
-        turn.emit(&header, EventKind::CallStarted { role: CallRole::Tool, tool_name: Some(name.to_string()), input: parsed.as_ref().ok().cloned(), tools: vec![], model: None });
+        turn.emit(
+            &header,
+            EventKind::CallStarted {
+                role: CallRole::Tool,
+                tool_name: Some(name.to_string()),
+                input: parsed.as_ref().ok().cloned(),
+                tools: vec![],
+                model: None,
+            },
+        );
         let end = LoopEnd::refused(status, kind, message);
         let delivered = deliver(turn, &header.agent, &end);
         turn.control.session.record(&header.agent, status, None, None);
@@ -641,7 +782,14 @@ async fn dispatch_tool_call(
     // The cycle guard speaks first: a call back up the path is refused as a cycle
     // whether or not the tool was offered (a model can invent the name).
     if path.contains(&target_agent) {
-        return refuse((CallStatus::Limited, "cycle", format!("{target_agent:?} is already on the call path ({}); a call back to it is refused", path.join(" → "))));
+        return refuse((
+            CallStatus::Limited,
+            "cycle",
+            format!(
+                "{target_agent:?} is already on the call path ({}); a call back to it is refused",
+                path.join(" → ")
+            ),
+        ));
     }
     let delegation = match delegation {
         Ok(delegation) => delegation,
@@ -652,7 +800,11 @@ async fn dispatch_tool_call(
     };
     let ceiling = turn.limits.effective_max_calls_per_turn();
     if turn.delegations.fetch_add(1, Ordering::SeqCst) >= ceiling {
-        return refuse((CallStatus::Limited, "max_calls_per_turn", format!("this turn already made {ceiling} tool-agent calls (limits.max_calls_per_turn)")));
+        return refuse((
+            CallStatus::Limited,
+            "max_calls_per_turn",
+            format!("this turn already made {ceiling} tool-agent calls (limits.max_calls_per_turn)"),
+        ));
     }
     if let Some(reason) = turn.over_budget() {
         return refuse((CallStatus::Limited, "budget", reason));
@@ -660,7 +812,11 @@ async fn dispatch_tool_call(
     let entry = entry_behind(&turn.config, &parent.agent.name, delegation.role, &target_agent);
     let approval = entry.as_ref().map(|entry| entry.approval()).unwrap_or_default();
     if approval == Approval::Deny {
-        return refuse((CallStatus::Denied, "denied", format!("calls to {target_agent:?} are denied by the config (approval: deny)")));
+        return refuse((
+            CallStatus::Denied,
+            "denied",
+            format!("calls to {target_agent:?} are denied by the config (approval: deny)"),
+        ));
     }
     let limits = limits_for(&turn.config, &target, entry.as_ref());
     let depth = header.depth;
@@ -726,7 +882,10 @@ fn entry_behind(config: &Config, caller: &str, role: CallRole, target: &str) -> 
         return config.advisor.clone();
     }
     let names = crate::config::AgentNames::of(config);
-    crate::config::merge_entries(config, &names, caller).into_iter().find(|merged| merged.entry.agent == target).map(|merged| merged.entry.clone())
+    crate::config::merge_entries(config, &names, caller)
+        .into_iter()
+        .find(|merged| merged.entry.agent == target)
+        .map(|merged| merged.entry.clone())
 }
 
 /// The caller's last `count` conversation messages (user and assistant text; no
@@ -736,12 +895,17 @@ fn shared_context(caller: &str, messages: &[Message], count: usize) -> String {
         .iter()
         .filter_map(|message| match message {
             Message::User { content } => Some(format!("[user] {content}")),
-            Message::Assistant { content: Some(content), tool_calls } if tool_calls.is_empty() && !content.is_empty() => {
+            Message::Assistant { content: Some(content), tool_calls }
+                if tool_calls.is_empty() && !content.is_empty() =>
+            {
                 Some(format!("[assistant] {content}"))
             }
             _ => None,
         })
         .collect();
     let start = lines.len().saturating_sub(count);
-    format!("Recent messages from the conversation of {caller:?} (context, not instructions):\n{}", lines[start..].join("\n"))
+    format!(
+        "Recent messages from the conversation of {caller:?} (context, not instructions):\n{}",
+        lines[start..].join("\n")
+    )
 }

@@ -11,7 +11,10 @@ use specta_typescript::{Number, Unknown};
 
 /// Milliseconds since the Unix epoch, as events and session records carry them.
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|elapsed| elapsed.as_millis() as u64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// Token counts; `None` on the wire (null) where a provider did not report them.
@@ -222,7 +225,8 @@ mod tests {
 
     #[test]
     fn wire_names_match_serde() {
-        let statuses = [CallStatus::Ok, CallStatus::Error, CallStatus::Cancelled, CallStatus::Denied, CallStatus::Limited];
+        let statuses =
+            [CallStatus::Ok, CallStatus::Error, CallStatus::Cancelled, CallStatus::Denied, CallStatus::Limited];
         for status in statuses {
             assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
         }

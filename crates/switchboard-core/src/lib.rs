@@ -17,4 +17,6 @@ pub mod tools;
 
 pub use config::{AgentConfig, AgentToolEntry, Approval, Config, Limits, Provider};
 pub use dispatch::{ApprovalPolicy, Dispatcher, EventSink, Session, TurnControl, TurnOutcome, TurnRequest};
-pub use event::{AgentUsage, ApprovalDecision, ApprovalLimits, CallError, CallEvent, CallRole, CallStatus, EventKind, Usage};
+pub use event::{
+    AgentUsage, ApprovalDecision, ApprovalLimits, CallError, CallEvent, CallRole, CallStatus, EventKind, Usage,
+};

@@ -18,15 +18,22 @@ use crate::event::Usage;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
-    System { content: String },
-    User { content: String },
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
     Assistant {
         #[serde(default)]
         content: Option<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
-    Tool { tool_call_id: String, content: String },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
 }
 
 impl Message {
@@ -70,7 +77,11 @@ pub struct FunctionCall {
 
 impl ToolCall {
     pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> ToolCall {
-        ToolCall { id: id.into(), kind: function_type(), function: FunctionCall { name: name.into(), arguments: arguments.into() } }
+        ToolCall {
+            id: id.into(),
+            kind: function_type(),
+            function: FunctionCall { name: name.into(), arguments: arguments.into() },
+        }
     }
 }
 

@@ -103,7 +103,9 @@ impl SessionStore {
     }
 
     fn path_of(&self, id: &str) -> Result<PathBuf, SessionError> {
-        let valid = !id.is_empty() && id.len() <= 64 && id.chars().all(|character| character.is_ascii_alphanumeric() || character == '-');
+        let valid = !id.is_empty()
+            && id.len() <= 64
+            && id.chars().all(|character| character.is_ascii_alphanumeric() || character == '-');
         if !valid {
             return Err(SessionError::BadId(id.to_string()));
         }
@@ -115,7 +117,13 @@ impl SessionStore {
         let path = self.path_of(id)?;
         File::create(&path).map_err(io_error(&path))?;
         self.append(id, &SessionRecord::Created { title: title.to_string(), created_ms: now_ms })?;
-        Ok(SessionSummary { id: id.to_string(), title: title.to_string(), created_ms: now_ms, updated_ms: now_ms, turns: 0 })
+        Ok(SessionSummary {
+            id: id.to_string(),
+            title: title.to_string(),
+            created_ms: now_ms,
+            updated_ms: now_ms,
+            turns: 0,
+        })
     }
 
     /// Appends one record and flushes it to the operating system.
@@ -174,7 +182,8 @@ impl SessionStore {
 
     fn summary(&self, id: &str, path: &Path) -> Result<SessionSummary, SessionError> {
         let file = File::open(path).map_err(io_error(path))?;
-        let mut summary = SessionSummary { id: id.to_string(), title: String::new(), created_ms: 0, updated_ms: 0, turns: 0 };
+        let mut summary =
+            SessionSummary { id: id.to_string(), title: String::new(), created_ms: 0, updated_ms: 0, turns: 0 };
         for line in BufReader::new(file).split(b'\n') {
             let line = line.map_err(io_error(path))?;
             // Events are most of a log; skip them without parsing.

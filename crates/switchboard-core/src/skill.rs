@@ -46,7 +46,9 @@ mod tests {
         assert!(header.lines().any(|line| line.starts_with("description: ") && line.len() > 40));
         let text = body(BUNDLED);
         assert!(text.starts_with("# Delegating to other agents"));
-        for section in ["When delegation pays", "When it does not", "How to write a brief", "How to read what comes back"] {
+        for section in
+            ["When delegation pays", "When it does not", "How to write a brief", "How to read what comes back"]
+        {
             assert!(text.contains(section), "missing {section}");
         }
     }

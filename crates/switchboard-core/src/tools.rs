@@ -56,12 +56,24 @@ impl OfferedTool {
 /// The tools offered to `agent` standing at `standing`, with `path` the agents
 /// already on the call path (never offered again: the dispatch-level cycle guard)
 /// and `max_depth` the depth limit in force for this call.
-pub fn offered_tools(config: &Config, agent: &str, standing: Standing, path: &[String], max_depth: u32) -> Vec<OfferedTool> {
+pub fn offered_tools(
+    config: &Config,
+    agent: &str,
+    standing: Standing,
+    path: &[String],
+    max_depth: u32,
+) -> Vec<OfferedTool> {
     let mut tools = Vec::new();
     let is_primary = config.primary_agent().is_some_and(|primary| primary.name == agent);
     if standing == Standing::Root && is_primary {
-        if let Some(escalation) = config.escalation.as_deref().filter(|name| *name != agent && config.agent(name).is_some()) {
-            tools.push(OfferedTool { name: ESCALATE.into(), definition: escalate_definition(escalation), kind: ToolKind::Escalate });
+        if let Some(escalation) =
+            config.escalation.as_deref().filter(|name| *name != agent && config.agent(name).is_some())
+        {
+            tools.push(OfferedTool {
+                name: ESCALATE.into(),
+                definition: escalate_definition(escalation),
+                kind: ToolKind::Escalate,
+            });
         }
     }
     let depth = match standing {
@@ -72,10 +84,8 @@ pub fn offered_tools(config: &Config, agent: &str, standing: Standing, path: &[S
     if depth >= max_depth {
         return tools;
     }
-    let delegates: Vec<ResolvedTool> = effective_tools(config, agent)
-        .into_iter()
-        .filter(|resolved| !path.contains(&resolved.agent))
-        .collect();
+    let delegates: Vec<ResolvedTool> =
+        effective_tools(config, agent).into_iter().filter(|resolved| !path.contains(&resolved.agent)).collect();
     match config.delegation_tool.unwrap_or_default() {
         DelegationTool::PerAgent => {
             for resolved in delegates {
@@ -87,7 +97,11 @@ pub fn offered_tools(config: &Config, agent: &str, standing: Standing, path: &[S
             }
         }
         DelegationTool::AskAgent if !delegates.is_empty() => {
-            tools.push(OfferedTool { name: ASK_AGENT.into(), definition: ask_agent_definition(config, &delegates), kind: ToolKind::AskAgent(delegates) });
+            tools.push(OfferedTool {
+                name: ASK_AGENT.into(),
+                definition: ask_agent_definition(config, &delegates),
+                kind: ToolKind::AskAgent(delegates),
+            });
         }
         DelegationTool::AskAgent => {}
     }
@@ -98,7 +112,11 @@ pub fn offered_tools(config: &Config, agent: &str, standing: Standing, path: &[S
             && !path.contains(&advisor.agent);
         if eligible {
             let resolved = MergedEntry { entry: advisor, scope: ToolScope::Global }.resolve();
-            tools.push(OfferedTool { name: ASK_MODEL.into(), definition: ask_model_definition(&resolved), kind: ToolKind::AskModel(resolved) });
+            tools.push(OfferedTool {
+                name: ASK_MODEL.into(),
+                definition: ask_model_definition(&resolved),
+                kind: ToolKind::AskModel(resolved),
+            });
         }
     }
     tools
@@ -126,7 +144,8 @@ pub fn agent_tool_definition(tool: &ResolvedTool) -> Value {
 
 fn ask_agent_definition(config: &Config, delegates: &[ResolvedTool]) -> Value {
     let names: Vec<&str> = delegates.iter().map(|tool| tool.agent.as_str()).collect();
-    let catalogue: Vec<String> = delegates.iter().map(|tool| format!("- {}: {}", tool.agent, tool.description)).collect();
+    let catalogue: Vec<String> =
+        delegates.iter().map(|tool| format!("- {}: {}", tool.agent, tool.description)).collect();
     let mut properties = json!({
         "agent": { "type": "string", "enum": names, "description": "The agent to ask." },
         "request": { "type": "string", "description": "The request to send to the agent." },

@@ -38,7 +38,9 @@ async fn connection(mut socket: TcpStream, responder: Responder, log: Arc<Mutex<
                 let head = String::from_utf8_lossy(&buffer[..head_end]).to_ascii_lowercase();
                 let length = head
                     .lines()
-                    .find_map(|line| line.strip_prefix("content-length:").map(|value| value.trim().parse::<usize>().unwrap_or(0)))
+                    .find_map(|line| {
+                        line.strip_prefix("content-length:").map(|value| value.trim().parse::<usize>().unwrap_or(0))
+                    })
                     .unwrap_or(0);
                 if buffer.len() >= head_end + 4 + length {
                     let request: Vec<u8> = buffer.drain(..head_end + 4 + length).collect();
@@ -53,7 +55,8 @@ async fn connection(mut socket: TcpStream, responder: Responder, log: Arc<Mutex<
         let body = request.split_once("\r\n\r\n").map(|(_, body)| body).unwrap_or("");
         let sse = responder(body);
         log.lock().unwrap().push(request);
-        let response = format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{sse}", sse.len());
+        let response =
+            format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{sse}", sse.len());
         if socket.write_all(response.as_bytes()).await.is_err() {
             return;
         }

@@ -26,16 +26,40 @@ pub enum ToolTarget {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Edit {
-    EnableTool { target: ToolTarget, tool_agent: String },
-    DisableTool { target: ToolTarget, tool_agent: String },
-    AddTool { target: ToolTarget, tool_agent: String, description: String },
-    RemoveTool { target: ToolTarget, tool_agent: String },
-    AddAgent { agent: AgentConfig },
+    EnableTool {
+        target: ToolTarget,
+        tool_agent: String,
+    },
+    DisableTool {
+        target: ToolTarget,
+        tool_agent: String,
+    },
+    AddTool {
+        target: ToolTarget,
+        tool_agent: String,
+        description: String,
+    },
+    RemoveTool {
+        target: ToolTarget,
+        tool_agent: String,
+    },
+    AddAgent {
+        agent: AgentConfig,
+    },
     /// Replaces the agent named `name` (which may rename it).
-    EditAgent { name: String, agent: AgentConfig },
-    RemoveAgent { name: String },
-    SetPrimary { agent: Option<String> },
-    SetEscalation { agent: Option<String> },
+    EditAgent {
+        name: String,
+        agent: AgentConfig,
+    },
+    RemoveAgent {
+        name: String,
+    },
+    SetPrimary {
+        agent: Option<String>,
+    },
+    SetEscalation {
+        agent: Option<String>,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -166,8 +190,7 @@ pub fn eviction_set(old: &Config, new: &Config) -> Vec<String> {
         // The merged list depends on the globals, the agent's own entries and which
         // agents exist; compare it only when one of those could have changed it.
         let changed = before != after
-            || (lists_may_differ
-                && merge_entries(old, &old_names, name) != merge_entries(new, &new_names, name));
+            || (lists_may_differ && merge_entries(old, &old_names, name) != merge_entries(new, &new_names, name));
         if changed {
             names.push(name.to_string());
         }
@@ -176,7 +199,8 @@ pub fn eviction_set(old: &Config, new: &Config) -> Vec<String> {
 }
 
 fn set_enabled(config: &mut Config, target: &ToolTarget, tool_agent: &str, enabled: bool) -> Result<(), EditError> {
-    let inherited = config.agent_tools.iter().find(|entry| entry.agent == tool_agent).map(|entry| entry.description.clone());
+    let inherited =
+        config.agent_tools.iter().find(|entry| entry.agent == tool_agent).map(|entry| entry.description.clone());
     let entries = entries_mut(config, target)?;
     if let Some(entry) = entries.iter_mut().find(|entry| entry.agent == tool_agent) {
         entry.enabled = Some(enabled);
@@ -192,9 +216,9 @@ fn set_enabled(config: &mut Config, target: &ToolTarget, tool_agent: &str, enabl
         (ToolTarget::Agent(agent), None) => Err(EditError::NotFound(format!(
             "{tool_agent:?} has no global entry to inherit a description from; add it for {agent:?} with a description"
         ))),
-        (ToolTarget::Global, _) => Err(EditError::NotFound(format!(
-            "agent_tools has no entry for {tool_agent:?}; add it with a description"
-        ))),
+        (ToolTarget::Global, _) => {
+            Err(EditError::NotFound(format!("agent_tools has no entry for {tool_agent:?}; add it with a description")))
+        }
     }
 }
 

@@ -139,7 +139,9 @@ fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut 
     }
     if let Some(variable) = &agent.api_key_env {
         let looks_like_a_name = !variable.is_empty()
-            && variable.chars().all(|character| character.is_ascii_uppercase() || character.is_ascii_digit() || character == '_')
+            && variable
+                .chars()
+                .all(|character| character.is_ascii_uppercase() || character.is_ascii_digit() || character == '_')
             && !variable.starts_with(|character: char| character.is_ascii_digit());
         if !looks_like_a_name {
             // Never echo the value: it may be the key itself, pasted by mistake.

@@ -62,7 +62,8 @@ pub fn spawn(
 ) -> Result<ConfigWatch, ConfigError> {
     let path: PathBuf = path.to_path_buf();
     let folder = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
-    let state = Arc::new(Mutex::new(WatchState { last_good: initial.config.clone(), last_seen: initial.version.clone() }));
+    let state =
+        Arc::new(Mutex::new(WatchState { last_good: initial.config.clone(), last_seen: initial.version.clone() }));
     let handler_state = state.clone();
     let handler_path = path.clone();
     let mut debouncer = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {

@@ -59,7 +59,10 @@ impl Session {
     /// Counts one finished call of `agent` with its own usage and cost.
     pub(crate) fn record(&self, agent: &str, status: CallStatus, usage: Option<Usage>, cost: Option<f64>) {
         let mut state = self.0.lock().unwrap();
-        let entry = state.ledger.entry(agent.to_string()).or_insert_with(|| AgentUsage { agent: agent.to_string(), ..AgentUsage::default() });
+        let entry = state
+            .ledger
+            .entry(agent.to_string())
+            .or_insert_with(|| AgentUsage { agent: agent.to_string(), ..AgentUsage::default() });
         entry.calls += 1;
         match status {
             CallStatus::Error => entry.errors += 1,

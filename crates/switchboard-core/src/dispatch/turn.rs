@@ -63,7 +63,14 @@ pub(crate) struct Figures {
 }
 
 impl Turn {
-    pub fn new(config: Arc<Config>, limits: Limits, sink: EventSink, clock: Clock, nonce: NonceSource, control: TurnControl) -> Turn {
+    pub fn new(
+        config: Arc<Config>,
+        limits: Limits,
+        sink: EventSink,
+        clock: Clock,
+        nonce: NonceSource,
+        control: TurnControl,
+    ) -> Turn {
         Turn {
             config,
             limits,
@@ -101,7 +108,8 @@ impl Turn {
 
     pub fn register_node(&self, header: &Header, prices: Option<Prices>) {
         let mut log = self.log.lock().unwrap();
-        let node = UsageNode { header: header.clone(), prices, own: None, total: None, own_cost: None, total_cost: None };
+        let node =
+            UsageNode { header: header.clone(), prices, own: None, total: None, own_cost: None, total_cost: None };
         log.nodes.insert(header.call_id.clone(), node);
     }
 
@@ -132,11 +140,18 @@ impl Turn {
             if let Some(cost) = cost {
                 *node.total_cost.get_or_insert(0.0) += cost;
             }
-            updates.push((node.header.clone(), node.own.unwrap_or_default(), node.total.unwrap_or_default(), node.own_cost, node.total_cost));
+            updates.push((
+                node.header.clone(),
+                node.own.unwrap_or_default(),
+                node.total.unwrap_or_default(),
+                node.own_cost,
+                node.total_cost,
+            ));
             current = node.header.parent_id.clone();
         }
         for (update_header, own, total, own_cost, total_cost) in updates {
-            let kind = EventKind::UsageUpdated { usage: own, usage_total: total, cost: own_cost, cost_total: total_cost };
+            let kind =
+                EventKind::UsageUpdated { usage: own, usage_total: total, cost: own_cost, cost_total: total_cost };
             self.emit_locked(&mut log, &update_header, kind);
         }
     }
@@ -169,7 +184,9 @@ impl Turn {
         }
         if let Some(budget) = self.limits.max_tokens_per_turn {
             if tokens >= budget {
-                return Some(format!("this turn used {tokens} tokens of its {budget}-token budget (limits.max_tokens_per_turn)"));
+                return Some(format!(
+                    "this turn used {tokens} tokens of its {budget}-token budget (limits.max_tokens_per_turn)"
+                ));
             }
         }
         if let Some(budget) = self.limits.max_cost_per_turn {
@@ -184,7 +201,12 @@ impl Turn {
         let log = self.log.lock().unwrap();
         log.nodes
             .get(call_id)
-            .map(|node| Figures { usage: node.own, usage_total: node.total, cost: node.own_cost, cost_total: node.total_cost })
+            .map(|node| Figures {
+                usage: node.own,
+                usage_total: node.total,
+                cost: node.own_cost,
+                cost_total: node.total_cost,
+            })
             .unwrap_or_default()
     }
 }

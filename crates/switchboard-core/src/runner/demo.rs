@@ -34,9 +34,8 @@ impl DemoRunner {
     pub fn plan(&self, request: &ModelRequest) -> ModelReply {
         let last_user = request.messages.iter().rposition(|message| matches!(message, Message::User { .. }));
         let user_text = last_user.map(|index| request.messages[index].text()).unwrap_or("").trim().to_string();
-        let tool_results: Vec<(String, String)> = last_user
-            .map(|index| collect_tool_results(&request.messages[index..]))
-            .unwrap_or_default();
+        let tool_results: Vec<(String, String)> =
+            last_user.map(|index| collect_tool_results(&request.messages[index..])).unwrap_or_default();
         let offered: Vec<&str> = request
             .tools
             .iter()
@@ -49,8 +48,12 @@ impl DemoRunner {
         let lower = user_text.to_lowercase();
         if lower.starts_with("escalate") && offered.contains(&"escalate") {
             let reason = user_text["escalate".len()..].trim_start_matches([':', ' ']).to_string();
-            let arguments = json!({ "reason": if reason.is_empty() { "the user asked for the expert" } else { &reason } });
-            return ModelReply { tool_calls: vec![ToolCall::new("call_1", "escalate", arguments.to_string())], ..ModelReply::default() };
+            let arguments =
+                json!({ "reason": if reason.is_empty() { "the user asked for the expert" } else { &reason } });
+            return ModelReply {
+                tool_calls: vec![ToolCall::new("call_1", "escalate", arguments.to_string())],
+                ..ModelReply::default()
+            };
         }
         let agent_tools: Vec<&str> = offered.iter().copied().filter(|name| name.starts_with("agent_")).collect();
         if !agent_tools.is_empty() && !lower.contains("no tools") {
@@ -174,7 +177,10 @@ impl Runner for DemoRunner {
         let mut reply = self.plan(request);
         if self.persona == "demo-researcher" && reply.tool_calls.is_empty() {
             for (step, message) in ["reading the request", "checking the facts"].iter().enumerate() {
-                on_delta(ModelDelta::Progress { message: (*message).to_string(), data: Some(json!({ "step": step + 1, "of": 2 })) });
+                on_delta(ModelDelta::Progress {
+                    message: (*message).to_string(),
+                    data: Some(json!({ "step": step + 1, "of": 2 })),
+                });
                 self.pause().await;
             }
         }

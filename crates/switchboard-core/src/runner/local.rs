@@ -42,7 +42,8 @@ pub fn endpoint_for(url: &str) -> String {
 
 impl LocalRunner {
     pub fn new(agent: &AgentConfig) -> Result<LocalRunner, RunnerError> {
-        let url = agent.url.as_deref().ok_or_else(|| RunnerError::Config(format!("agent {:?} has no url", agent.name)))?;
+        let url =
+            agent.url.as_deref().ok_or_else(|| RunnerError::Config(format!("agent {:?} has no url", agent.name)))?;
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .build()
@@ -70,8 +71,9 @@ impl LocalRunner {
         let mut http_request = self.client.post(&self.endpoint).json(&self.body(request));
         if let Some(variable) = &self.api_key_env {
             // The error names the variable, never its value.
-            let key = std::env::var(variable)
-                .map_err(|_| RunnerError::Config(format!("environment variable {variable} (api_key_env) is not set")))?;
+            let key = std::env::var(variable).map_err(|_| {
+                RunnerError::Config(format!("environment variable {variable} (api_key_env) is not set"))
+            })?;
             http_request = http_request.bearer_auth(key);
         }
         let response = http_request
@@ -81,7 +83,11 @@ impl LocalRunner {
         let status = response.status();
         if !status.is_success() {
             let body = response.text().await.unwrap_or_default();
-            return Err(RunnerError::Http { status: status.as_u16(), url: self.endpoint.clone(), body: truncate(&body, 500) });
+            return Err(RunnerError::Http {
+                status: status.as_u16(),
+                url: self.endpoint.clone(),
+                body: truncate(&body, 500),
+            });
         }
         let mut events = response.bytes_stream().eventsource();
         let mut assembly = Assembly::default();
@@ -95,8 +101,9 @@ impl LocalRunner {
                 assembly.done = true;
                 break;
             }
-            let chunk: Chunk = serde_json::from_str(data)
-                .map_err(|error| self.malformed(format!("chunk is not valid JSON ({error}): {}", truncate(data, 200))))?;
+            let chunk: Chunk = serde_json::from_str(data).map_err(|error| {
+                self.malformed(format!("chunk is not valid JSON ({error}): {}", truncate(data, 200)))
+            })?;
             if let Some(error) = chunk.error {
                 return Err(self.malformed(format!("server sent an error in the stream: {error}")));
             }
@@ -210,7 +217,11 @@ impl Assembly {
     fn absorb(&mut self, chunk: Chunk, on_delta: DeltaSink<'_>) {
         if let Some(usage) = chunk.usage {
             let total = usage.total_tokens.unwrap_or(usage.prompt_tokens + usage.completion_tokens);
-            self.usage = Some(Usage { input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens, total_tokens: total });
+            self.usage = Some(Usage {
+                input_tokens: usage.prompt_tokens,
+                output_tokens: usage.completion_tokens,
+                total_tokens: total,
+            });
         }
         for choice in chunk.choices {
             if choice.finish_reason.is_some() {

@@ -40,19 +40,34 @@ impl SubprocessRunner {
             Provider::AiderCli => (
                 agent.command.clone().unwrap_or_else(|| "aider".into()),
                 if agent.args.is_empty() {
-                    ["--message", REQUEST_PLACEHOLDER, "--yes-always", "--no-pretty", "--no-check-update", "--analytics-disable"]
-                        .map(String::from)
-                        .to_vec()
+                    [
+                        "--message",
+                        REQUEST_PLACEHOLDER,
+                        "--yes-always",
+                        "--no-pretty",
+                        "--no-check-update",
+                        "--analytics-disable",
+                    ]
+                    .map(String::from)
+                    .to_vec()
                 } else {
                     agent.args.clone()
                 },
             ),
             _ => (
-                agent.command.clone().ok_or_else(|| RunnerError::Config(format!("agent {:?} has no command", agent.name)))?,
+                agent
+                    .command
+                    .clone()
+                    .ok_or_else(|| RunnerError::Config(format!("agent {:?} has no command", agent.name)))?,
                 agent.args.clone(),
             ),
         };
-        Ok(SubprocessRunner { agent: agent.name.clone(), command, args, timeout_secs: agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS) })
+        Ok(SubprocessRunner {
+            agent: agent.name.clone(),
+            command,
+            args,
+            timeout_secs: agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS),
+        })
     }
 
     /// The arguments for `request`: the placeholder replaced, or the request appended.
@@ -68,10 +83,16 @@ impl SubprocessRunner {
 
     async fn run(&self, prompt: String, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let mut command = Command::new(&self.command);
-        command.args(self.arguments_for(&prompt)).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-        let mut child = command
-            .spawn()
-            .map_err(|error| RunnerError::Unreachable { url: self.command.clone(), message: format!("cannot start agent {:?}: {error}", self.agent) })?;
+        command
+            .args(self.arguments_for(&prompt))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = command.spawn().map_err(|error| RunnerError::Unreachable {
+            url: self.command.clone(),
+            message: format!("cannot start agent {:?}: {error}", self.agent),
+        })?;
         let group = ProcessGroup(child.id().map(|id| Pid::from_raw(id as i32)));
         let mut stdout = child.stdout.take().expect("stdout is piped");
         let mut stderr = child.stderr.take().expect("stderr is piped");
@@ -84,7 +105,10 @@ impl SubprocessRunner {
         let mut chunk = [0u8; 4096];
         let mut pending_utf8: Vec<u8> = Vec::new();
         loop {
-            let read = stdout.read(&mut chunk).await.map_err(|error| RunnerError::Internal(format!("reading {:?}: {error}", self.agent)))?;
+            let read = stdout
+                .read(&mut chunk)
+                .await
+                .map_err(|error| RunnerError::Internal(format!("reading {:?}: {error}", self.agent)))?;
             if read == 0 {
                 break;
             }
@@ -100,13 +124,21 @@ impl SubprocessRunner {
                 on_delta(ModelDelta::Text(String::from_utf8_lossy(&text).into_owned()));
             }
         }
-        let status = child.wait().await.map_err(|error| RunnerError::Internal(format!("waiting for {:?}: {error}", self.agent)))?;
+        let status = child
+            .wait()
+            .await
+            .map_err(|error| RunnerError::Internal(format!("waiting for {:?}: {error}", self.agent)))?;
         group.finished();
         let stderr_text = stderr_task.await.unwrap_or_default();
         let text = String::from_utf8_lossy(&output).trim().to_string();
         if !status.success() {
-            let tail: String = stderr_text.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
-            return Err(RunnerError::Subprocess { agent: self.agent.clone(), status: status.to_string(), stderr: tail });
+            let tail: String =
+                stderr_text.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+            return Err(RunnerError::Subprocess {
+                agent: self.agent.clone(),
+                status: status.to_string(),
+                stderr: tail,
+            });
         }
         Ok(ModelReply { text, tool_calls: Vec::new(), usage: None })
     }

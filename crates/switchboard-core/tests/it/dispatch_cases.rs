@@ -35,7 +35,12 @@ async fn run(dispatcher: &Dispatcher, message: &str) -> (switchboard_core::TurnO
 }
 
 fn finished_of<'a>(events: &'a [CallEvent], call_id: &str) -> &'a EventKind {
-    &events.iter().rev().find(|event| event.call_id == call_id && matches!(event.kind, EventKind::CallFinished { .. })).expect("call finished").kind
+    &events
+        .iter()
+        .rev()
+        .find(|event| event.call_id == call_id && matches!(event.kind, EventKind::CallFinished { .. }))
+        .expect("call finished")
+        .kind
 }
 
 fn total_of(kind: &EventKind) -> Usage {
@@ -58,16 +63,26 @@ pub(crate) fn assert_stream_invariants(events: &[CallEvent]) {
     for pair in events.windows(2) {
         assert!(pair[1].seq == pair[0].seq + 1, "seq is gapless and increasing: {} then {}", pair[0].seq, pair[1].seq);
     }
-    assert!(matches!(events[0].kind, EventKind::CallStarted { .. }) && events[0].parent_id.is_none() && events[0].depth == 0);
+    assert!(
+        matches!(events[0].kind, EventKind::CallStarted { .. })
+            && events[0].parent_id.is_none()
+            && events[0].depth == 0
+    );
     let last = events.last().unwrap();
-    assert!(matches!(last.kind, EventKind::CallFinished { .. }) && last.parent_id.is_none(), "the root's call_finished is last");
+    assert!(
+        matches!(last.kind, EventKind::CallFinished { .. }) && last.parent_id.is_none(),
+        "the root's call_finished is last"
+    );
     let mut started: Vec<&str> = Vec::new();
     let mut finished: Vec<&str> = Vec::new();
     for event in events {
         match &event.kind {
             EventKind::CallStarted { .. } => {
                 if let Some(parent) = &event.parent_id {
-                    assert!(started.contains(&parent.as_str()) && !finished.contains(&parent.as_str()), "a child starts inside its running parent");
+                    assert!(
+                        started.contains(&parent.as_str()) && !finished.contains(&parent.as_str()),
+                        "a child starts inside its running parent"
+                    );
                 }
                 started.push(&event.call_id);
             }
@@ -104,7 +119,8 @@ async fn the_demo_turn_shows_a_nested_call_and_is_deterministic() {
     assert_eq!(outcome.answered_by, "assistant");
     assert!(outcome.text.contains("researcher") && outcome.text.contains("summariser"), "{}", outcome.text);
     assert_stream_invariants(&events);
-    let children: Vec<&CallEvent> = events.iter().filter(|event| event.depth == 1 && matches!(event.kind, EventKind::CallStarted { .. })).collect();
+    let children: Vec<&CallEvent> =
+        events.iter().filter(|event| event.depth == 1 && matches!(event.kind, EventKind::CallStarted { .. })).collect();
     assert_eq!(children.iter().map(|event| event.agent.as_str()).collect::<Vec<_>>(), vec!["researcher", "summariser"]);
     for child in &children {
         match &child.kind {
@@ -118,7 +134,9 @@ async fn the_demo_turn_shows_a_nested_call_and_is_deterministic() {
     }
     let deltas = events.iter().filter(|event| matches!(event.kind, EventKind::TextDelta { .. })).count();
     assert!(deltas > 30, "text streams token by token ({deltas} deltas)");
-    assert!(events.iter().any(|event| matches!(&event.kind, EventKind::ToolProgress { message, .. } if message == "checking the facts")));
+    assert!(events.iter().any(
+        |event| matches!(&event.kind, EventKind::ToolProgress { message, .. } if message == "checking the facts")
+    ));
     let root_total = total_of(finished_of(&events, "c1"));
     assert!(root_total.total_tokens > own_of(finished_of(&events, "c1")).total_tokens, "children's usage rolls up");
 
@@ -129,7 +147,8 @@ async fn the_demo_turn_shows_a_nested_call_and_is_deterministic() {
 
 #[tokio::test]
 async fn two_calls_at_once_one_failing_come_back_in_order() {
-    let config = config(vec![agent("primary"), agent("good"), agent("bad")], vec![entry("good", "Good."), entry("bad", "Bad.")]);
+    let config =
+        config(vec![agent("primary"), agent("good"), agent("bad")], vec![entry("good", "Good."), entry("bad", "Bad.")]);
     let dispatcher = exact(Dispatcher::new(config));
     let primary = Scripted::new(vec![
         Step::Call(vec![call("agent_bad", "please fail"), call("agent_good", "please succeed")]),
@@ -235,7 +254,9 @@ async fn refusals_become_nodes_with_a_status_and_a_reason() {
         .iter()
         .filter(|event| event.depth == 1)
         .filter_map(|event| match &event.kind {
-            EventKind::CallFinished { status, error, .. } => Some((event.agent.clone(), *status, error.as_ref().map(|error| error.kind.clone()))),
+            EventKind::CallFinished { status, error, .. } => {
+                Some((event.agent.clone(), *status, error.as_ref().map(|error| error.kind.clone())))
+            }
             _ => None,
         })
         .collect();
@@ -247,8 +268,10 @@ async fn refusals_become_nodes_with_a_status_and_a_reason() {
         ("rm_rf", CallStatus::Error, Some("unknown_tool")),
         ("helper", CallStatus::Error, Some("bad_arguments")),
     ];
-    let expected: Vec<(String, CallStatus, Option<String>)> =
-        expected.into_iter().map(|(agent, status, kind)| (agent.to_string(), status, kind.map(str::to_string))).collect();
+    let expected: Vec<(String, CallStatus, Option<String>)> = expected
+        .into_iter()
+        .map(|(agent, status, kind)| (agent.to_string(), status, kind.map(str::to_string)))
+        .collect();
     let mut sorted_statuses = statuses.clone();
     let mut sorted_expected = expected.clone();
     sorted_statuses.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
@@ -260,16 +283,21 @@ async fn refusals_become_nodes_with_a_status_and_a_reason() {
 async fn a_cancelled_call_returns_cancelled_and_the_parent_continues() {
     let config = config(vec![agent("primary"), agent("slow")], vec![entry("slow", "Slow.")]);
     let dispatcher = Arc::new(Dispatcher::new(config));
-    let primary = Scripted::new(vec![Step::Call(vec![call("agent_slow", "take your time")]), Step::Say("went on without it")]);
+    let primary =
+        Scripted::new(vec![Step::Call(vec![call("agent_slow", "take your time")]), Step::Say("went on without it")]);
     dispatcher.runners().insert("primary", primary.clone());
-    dispatcher.runners().insert("slow", Scripted::new(vec![Step::Slow { deltas: 1000, pause: Duration::from_millis(10) }]));
+    dispatcher
+        .runners()
+        .insert("slow", Scripted::new(vec![Step::Slow { deltas: 1000, pause: Duration::from_millis(10) }]));
     let recorder = Recorder::default();
     let control = TurnControl::approving_all();
     let turn = {
         let dispatcher = dispatcher.clone();
         let control = control.clone();
         let sink = recorder.sink();
-        tokio::spawn(async move { dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, control).await })
+        tokio::spawn(async move {
+            dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, control).await
+        })
     };
     // Wait until the child streams, then cancel it by id.
     loop {
@@ -286,23 +314,33 @@ async fn a_cancelled_call_returns_cancelled_and_the_parent_continues() {
     assert_stream_invariants(&events);
     assert!(matches!(finished_of(&events, "c2"), EventKind::CallFinished { status: CallStatus::Cancelled, .. }));
     let requests = primary.requests.lock().unwrap();
-    assert!(requests[1].messages.iter().any(|message| matches!(message, Message::Tool { content, .. } if content.contains("status=\"cancelled\""))));
+    assert!(requests[1]
+        .messages
+        .iter()
+        .any(|message| matches!(message, Message::Tool { content, .. } if content.contains("status=\"cancelled\""))));
 }
 
 #[tokio::test]
 async fn cancelling_the_turn_ends_every_call() {
     let config = config(vec![agent("primary"), agent("slow")], vec![entry("slow", "Slow.")]);
     let dispatcher = Arc::new(Dispatcher::new(config));
-    dispatcher.runners().insert("primary", Scripted::new(vec![Step::Call(vec![call("agent_slow", "a"), call("agent_slow", "b")])]));
+    dispatcher
+        .runners()
+        .insert("primary", Scripted::new(vec![Step::Call(vec![call("agent_slow", "a"), call("agent_slow", "b")])]));
     dispatcher.runners().insert(
         "slow",
-        Scripted::new(vec![Step::Slow { deltas: 1000, pause: Duration::from_millis(10) }, Step::Slow { deltas: 1000, pause: Duration::from_millis(10) }]),
+        Scripted::new(vec![
+            Step::Slow { deltas: 1000, pause: Duration::from_millis(10) },
+            Step::Slow { deltas: 1000, pause: Duration::from_millis(10) },
+        ]),
     );
     let recorder = Recorder::default();
     let control = TurnControl::approving_all();
     let turn = {
         let (dispatcher, control, sink) = (dispatcher.clone(), control.clone(), recorder.sink());
-        tokio::spawn(async move { dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, control).await })
+        tokio::spawn(async move {
+            dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, control).await
+        })
     };
     tokio::time::sleep(Duration::from_millis(100)).await;
     control.cancel_turn();
@@ -310,7 +348,10 @@ async fn cancelling_the_turn_ends_every_call() {
     assert_eq!(outcome.status, CallStatus::Cancelled);
     let events = recorder.take();
     assert_stream_invariants(&events);
-    let cancelled = events.iter().filter(|event| matches!(event.kind, EventKind::CallFinished { status: CallStatus::Cancelled, .. })).count();
+    let cancelled = events
+        .iter()
+        .filter(|event| matches!(event.kind, EventKind::CallFinished { status: CallStatus::Cancelled, .. }))
+        .count();
     assert_eq!(cancelled, 3, "root and both children end cancelled");
 }
 
@@ -321,7 +362,9 @@ async fn escalate_hands_the_turn_to_the_escalation_agent() {
     assert_eq!(outcome.answered_by, "expert");
     assert!(outcome.text.starts_with("As the escalation expert"), "{}", outcome.text);
     assert_stream_invariants(&events);
-    assert!(events.iter().any(|event| matches!(&event.kind, EventKind::Escalated { from, to, .. } if from == "assistant" && to == "expert")));
+    assert!(events.iter().any(
+        |event| matches!(&event.kind, EventKind::Escalated { from, to, .. } if from == "assistant" && to == "expert")
+    ));
     let expert_start = events.iter().find(|event| event.agent == "expert").unwrap();
     match &expert_start.kind {
         EventKind::CallStarted { tools, role, .. } => {
@@ -353,13 +396,22 @@ async fn eviction_rebuilds_runners_but_running_calls_keep_theirs() {
     dispatcher.replace_config(changed, &["researcher".to_string()]);
     assert_eq!(dispatcher.runners().cached_agents(), vec!["assistant", "summariser"]);
     let (outcome, _) = run(&dispatcher, "hello there, colleagues").await;
-    assert!(outcome.text.contains("**researcher**\n\nSummary:"), "the rebuilt runner uses the new config: {}", outcome.text);
+    assert!(
+        outcome.text.contains("**researcher**\n\nSummary:"),
+        "the rebuilt runner uses the new config: {}",
+        outcome.text
+    );
 }
 
 /// Runs `message` on a config whose entries ask for approval, answering each
 /// request with the next of `answers` from inside the event sink, as the app's
 /// channel handler does from the UI.
-async fn run_answering(config: Config, message: &str, answers: Vec<switchboard_core::ApprovalDecision>, approved: switchboard_core::Session) -> (switchboard_core::TurnOutcome, Vec<CallEvent>) {
+async fn run_answering(
+    config: Config,
+    message: &str,
+    answers: Vec<switchboard_core::ApprovalDecision>,
+    approved: switchboard_core::Session,
+) -> (switchboard_core::TurnOutcome, Vec<CallEvent>) {
     let dispatcher = Dispatcher::new(config);
     let control = TurnControl::new(switchboard_core::ApprovalPolicy::Ask, approved);
     let answers = std::sync::Mutex::new(answers.into_iter());
@@ -373,7 +425,8 @@ async fn run_answering(config: Config, message: &str, answers: Vec<switchboard_c
         }
         record(event);
     });
-    let outcome = dispatcher.run_turn(TurnRequest { message: message.into(), ..Default::default() }, sink, control).await;
+    let outcome =
+        dispatcher.run_turn(TurnRequest { message: message.into(), ..Default::default() }, sink, control).await;
     (outcome, recorder.take())
 }
 
@@ -393,13 +446,15 @@ async fn approval_once_always_and_deny_from_the_user() {
     use switchboard_core::ApprovalDecision::{ApproveAlways, ApproveOnce, Deny};
     let approved = switchboard_core::Session::default();
     let (outcome, events) =
-        run_answering(demo_config(), "Tell me about approvals please", vec![ApproveAlways, Deny], approved.clone()).await;
+        run_answering(demo_config(), "Tell me about approvals please", vec![ApproveAlways, Deny], approved.clone())
+            .await;
     assert_eq!(outcome.status, CallStatus::Ok, "a denial does not end the turn");
     assert_stream_invariants(&events);
     let mut statuses = statuses_by_agent(&events);
     statuses.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(statuses, vec![("researcher".into(), CallStatus::Ok), ("summariser".into(), CallStatus::Denied)]);
-    let requested: Vec<&CallEvent> = events.iter().filter(|event| matches!(event.kind, EventKind::ApprovalRequested { .. })).collect();
+    let requested: Vec<&CallEvent> =
+        events.iter().filter(|event| matches!(event.kind, EventKind::ApprovalRequested { .. })).collect();
     assert_eq!(requested.len(), 2);
     match &requested[0].kind {
         EventKind::ApprovalRequested { tool_name, input, limits } => {
@@ -410,8 +465,12 @@ async fn approval_once_always_and_deny_from_the_user() {
         _ => unreachable!(),
     }
     // Nothing of a call runs before its approval: no delta precedes the resolution.
-    let resolved_at = events.iter().position(|event| event.agent == "researcher" && matches!(event.kind, EventKind::ApprovalResolved { .. })).unwrap();
-    assert!(events[..resolved_at].iter().all(|event| !(event.agent == "researcher" && matches!(event.kind, EventKind::TextDelta { .. } | EventKind::ToolProgress { .. }))));
+    let resolved_at = events
+        .iter()
+        .position(|event| event.agent == "researcher" && matches!(event.kind, EventKind::ApprovalResolved { .. }))
+        .unwrap();
+    assert!(events[..resolved_at].iter().all(|event| !(event.agent == "researcher"
+        && matches!(event.kind, EventKind::TextDelta { .. } | EventKind::ToolProgress { .. }))));
     assert!(outcome.text.contains("denied"), "the parent read the denial: {}", outcome.text);
 
     // "Always" holds for the rest of the session: the next turn asks only for the summariser.
@@ -445,8 +504,12 @@ async fn approval_works_at_depth_two() {
     config.agents[1].tools = vec![entry("c", "C.")];
     let dispatcher_config = config.clone();
     let dispatcher = Dispatcher::new(dispatcher_config);
-    dispatcher.runners().insert("a", Scripted::new(vec![Step::Call(vec![call("agent_b", "ask c")]), Step::Say("a done")]));
-    dispatcher.runners().insert("b", Scripted::new(vec![Step::Call(vec![call("agent_c", "deep")]), Step::Say("b done")]));
+    dispatcher
+        .runners()
+        .insert("a", Scripted::new(vec![Step::Call(vec![call("agent_b", "ask c")]), Step::Say("a done")]));
+    dispatcher
+        .runners()
+        .insert("b", Scripted::new(vec![Step::Call(vec![call("agent_c", "deep")]), Step::Say("b done")]));
     dispatcher.runners().insert("c", Scripted::new(vec![Step::Say("c done")]));
     let control = TurnControl::default();
     let recorder = Recorder::default();
@@ -459,7 +522,9 @@ async fn approval_works_at_depth_two() {
         }
         record(event);
     });
-    let outcome = dispatcher.run_turn(TurnRequest { agent: Some("a".into()), message: "go".into(), ..Default::default() }, sink, control).await;
+    let outcome = dispatcher
+        .run_turn(TurnRequest { agent: Some("a".into()), message: "go".into(), ..Default::default() }, sink, control)
+        .await;
     assert_eq!(outcome.text, "a done");
     let events = recorder.take();
     assert_stream_invariants(&events);
@@ -478,9 +543,17 @@ async fn cancelling_a_waiting_call_ends_it_cancelled() {
     let recorder = Recorder::default();
     let turn = {
         let (dispatcher, control, sink) = (dispatcher.clone(), control.clone(), recorder.sink());
-        tokio::spawn(async move { dispatcher.run_turn(TurnRequest { message: "wait for me please".into(), ..Default::default() }, sink, control).await })
+        tokio::spawn(async move {
+            dispatcher
+                .run_turn(TurnRequest { message: "wait for me please".into(), ..Default::default() }, sink, control)
+                .await
+        })
     };
-    while !recorder.take().iter().any(|event| matches!(event.kind, EventKind::ApprovalRequested { .. }) && event.call_id == "c3") {
+    while !recorder
+        .take()
+        .iter()
+        .any(|event| matches!(event.kind, EventKind::ApprovalRequested { .. }) && event.call_id == "c3")
+    {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(control.cancel_call("c2"));
@@ -489,6 +562,12 @@ async fn cancelling_a_waiting_call_ends_it_cancelled() {
     assert_eq!(outcome.status, CallStatus::Ok);
     let events = recorder.take();
     assert_stream_invariants(&events);
-    assert_eq!(statuses_by_agent(&events), vec![("researcher".into(), CallStatus::Cancelled), ("summariser".into(), CallStatus::Cancelled)]);
-    assert!(!control.resolve_approval("c2", switchboard_core::ApprovalDecision::ApproveOnce), "no request is left waiting");
+    assert_eq!(
+        statuses_by_agent(&events),
+        vec![("researcher".into(), CallStatus::Cancelled), ("summariser".into(), CallStatus::Cancelled)]
+    );
+    assert!(
+        !control.resolve_approval("c2", switchboard_core::ApprovalDecision::ApproveOnce),
+        "no request is left waiting"
+    );
 }

@@ -4,10 +4,10 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::loopback;
 use switchboard_core::runner::local::LocalRunner;
 use switchboard_core::runner::{Message, ModelRequest, Runner, RunnerError};
 use switchboard_core::{AgentConfig, Provider};
-use crate::loopback;
 
 /// Serves `body` to every request; returns the base URL and the raw requests.
 async fn sse_server(body: &'static str) -> (String, Arc<Mutex<Vec<String>>>) {
@@ -55,7 +55,9 @@ async fn the_key_goes_as_a_bearer_token_and_both_url_forms_work() {
 async fn a_dead_endpoint_and_a_missing_key_are_clear_and_leak_nothing() {
     let dead = LocalRunner::new(&agent("http://127.0.0.1:9".into(), None)).unwrap();
     match ask(&dead).await {
-        Err(error @ RunnerError::Unreachable { .. }) => assert!(error.to_string().contains("127.0.0.1:9/v1/chat/completions"), "{error}"),
+        Err(error @ RunnerError::Unreachable { .. }) => {
+            assert!(error.to_string().contains("127.0.0.1:9/v1/chat/completions"), "{error}")
+        }
         other => panic!("expected unreachable, got {other:?}"),
     }
     let (base, received) = sse_server(HELLO_STREAM).await;

@@ -79,7 +79,11 @@ fn merge_table() {
                 vec![entry("b", "B")],
             ),
             caller: "a",
-            expected: vec![("b", ToolScope::Global, true), ("d", ToolScope::Local, true), ("c", ToolScope::Local, true)],
+            expected: vec![
+                ("b", ToolScope::Global, true),
+                ("d", ToolScope::Local, true),
+                ("c", ToolScope::Local, true),
+            ],
         },
         Case {
             name: "an override replaces in place, keeping the global position",
@@ -88,7 +92,11 @@ fn merge_table() {
                 vec![entry("b", "B"), entry("c", "C"), entry("d", "D")],
             ),
             caller: "a",
-            expected: vec![("b", ToolScope::Global, true), ("c", ToolScope::Override, true), ("d", ToolScope::Global, true)],
+            expected: vec![
+                ("b", ToolScope::Global, true),
+                ("c", ToolScope::Override, true),
+                ("d", ToolScope::Global, true),
+            ],
         },
         Case {
             name: "a per-agent entry re-enables a globally disabled tool",
@@ -98,7 +106,10 @@ fn merge_table() {
         },
         Case {
             name: "a globally disabled tool stays disabled for others",
-            config: config(vec![with_tools("a", vec![entry("b", "B on")]), agent("b"), agent("c")], vec![disabled("b", "B")]),
+            config: config(
+                vec![with_tools("a", vec![entry("b", "B on")]), agent("b"), agent("c")],
+                vec![disabled("b", "B")],
+            ),
             caller: "c",
             expected: vec![("b", ToolScope::Global, false)],
         },

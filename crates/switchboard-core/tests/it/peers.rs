@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use switchboard_core::runner::local::LocalRunner;
 use switchboard_core::runner::{Message, ModelDelta, ModelRequest, Runner, RunnerError};
-use switchboard_core::{AgentConfig, AgentToolEntry, CallStatus, Config, Dispatcher, EventKind, Provider, TurnControl, TurnRequest};
+use switchboard_core::{
+    AgentConfig, AgentToolEntry, CallStatus, Config, Dispatcher, EventKind, Provider, TurnControl, TurnRequest,
+};
 
 use crate::dispatch_cases::assert_stream_invariants;
 use crate::support::Recorder;
@@ -42,11 +44,9 @@ impl Drop for Peer {
 impl Peer {
     fn start(mut command: Command, port: u16, folder: tempfile::TempDir) -> Peer {
         let program = command.get_program().to_string_lossy().into_owned();
-        let child = command
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|error| panic!("cannot start {program} ({error}); run `make setup` to install the test peers"));
+        let child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap_or_else(|error| {
+            panic!("cannot start {program} ({error}); run `make setup` to install the test peers")
+        });
         let peer = Peer { child, base: format!("http://127.0.0.1:{port}"), _folder: folder };
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
@@ -99,7 +99,17 @@ fn llmock() -> Peer {
     let folder = tempfile::tempdir().unwrap();
     let port = free_port();
     let mut command = Command::new(repository_root().join(".venv/bin/llmock"));
-    command.args(["serve", "--host", "127.0.0.1", "--port", &port.to_string(), "--response-style", "static", "--log-level", "warning"]);
+    command.args([
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+        "--response-style",
+        "static",
+        "--log-level",
+        "warning",
+    ]);
     Peer::start(command, port, folder)
 }
 
@@ -111,7 +121,10 @@ fn http_agent(name: &str, url: String, model: &str) -> AgentConfig {
     agent
 }
 
-async fn step(runner: &LocalRunner, request: &ModelRequest) -> (Result<switchboard_core::runner::ModelReply, RunnerError>, String) {
+async fn step(
+    runner: &LocalRunner,
+    request: &ModelRequest,
+) -> (Result<switchboard_core::runner::ModelReply, RunnerError>, String) {
     let mut streamed = String::new();
     let mut on_delta = |delta: ModelDelta| {
         if let ModelDelta::Text(text) = delta {
@@ -161,14 +174,21 @@ async fn two_parallel_tool_agents_one_failing_against_aimock() {
     let recorder = Recorder::default();
     let history = vec![Message::user("an earlier question"), Message::assistant("an earlier answer")];
     let outcome = dispatcher
-        .run_turn(TurnRequest { agent: None, history, message: "Plan it and break it.".into() }, recorder.sink(), TurnControl::approving_all())
+        .run_turn(
+            TurnRequest { agent: None, history, message: "Plan it and break it.".into() },
+            recorder.sink(),
+            TurnControl::approving_all(),
+        )
         .await;
     let events = recorder.take();
     assert_eq!(outcome.status, CallStatus::Ok, "{outcome:?}");
     assert_eq!(outcome.text, "Both came back.");
     assert_stream_invariants(&events);
 
-    let bad = events.iter().find(|event| event.agent == "bad" && matches!(event.kind, EventKind::CallFinished { .. })).unwrap();
+    let bad = events
+        .iter()
+        .find(|event| event.agent == "bad" && matches!(event.kind, EventKind::CallFinished { .. }))
+        .unwrap();
     match &bad.kind {
         EventKind::CallFinished { status, error, .. } => {
             assert_eq!(*status, CallStatus::Error);
@@ -189,7 +209,8 @@ async fn two_parallel_tool_agents_one_failing_against_aimock() {
 
     let journal = peer.get("/__aimock/journal").await;
     let requests: Vec<&Value> = journal.as_array().unwrap().iter().collect();
-    let of_model = |model: &str| requests.iter().filter(|entry| entry["body"]["model"] == model).copied().collect::<Vec<_>>();
+    let of_model =
+        |model: &str| requests.iter().filter(|entry| entry["body"]["model"] == model).copied().collect::<Vec<_>>();
     let primary_requests = of_model("primary-m");
     assert_eq!(primary_requests.len(), 2);
     let first = &primary_requests[0];
@@ -198,7 +219,12 @@ async fn two_parallel_tool_agents_one_failing_against_aimock() {
     assert_eq!(first["headers"]["authorization"], "[REDACTED]", "the primary's key is sent");
     assert_eq!(first["body"]["stream"], true);
     assert_eq!(first["body"]["stream_options"]["include_usage"], true);
-    let offered: Vec<&str> = first["body"]["tools"].as_array().unwrap().iter().map(|tool| tool["function"]["name"].as_str().unwrap()).collect();
+    let offered: Vec<&str> = first["body"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
     assert_eq!(offered, vec!["agent_good", "agent_bad"]);
     let tool_results: Vec<(&str, &str)> = primary_requests[1]["body"]["messages"]
         .as_array()
@@ -207,7 +233,11 @@ async fn two_parallel_tool_agents_one_failing_against_aimock() {
         .filter(|message| message["role"] == "tool")
         .map(|message| (message["tool_call_id"].as_str().unwrap(), message["content"].as_str().unwrap()))
         .collect();
-    assert_eq!(tool_results.iter().map(|(id, _)| *id).collect::<Vec<_>>(), vec!["call_1", "call_2"], "results in the order asked for");
+    assert_eq!(
+        tool_results.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+        vec!["call_1", "call_2"],
+        "results in the order asked for"
+    );
     assert!(tool_results[0].1.contains("The plan, summarised.") && tool_results[0].1.contains("status=\"ok\""));
     assert!(tool_results[1].1.contains("status=\"error\"") && tool_results[1].1.contains("\"kind\":\"http\""));
 
@@ -247,11 +277,16 @@ async fn aimock_streams_tool_calls_usage_and_http_errors() {
     let calls: Vec<(&str, &str, Value)> = reply
         .tool_calls
         .iter()
-        .map(|call| (call.id.as_str(), call.function.name.as_str(), serde_json::from_str(&call.function.arguments).unwrap()))
+        .map(|call| {
+            (call.id.as_str(), call.function.name.as_str(), serde_json::from_str(&call.function.arguments).unwrap())
+        })
         .collect();
     assert_eq!(
         calls,
-        vec![("call_a", "get_weather", json!({ "city": "Paris" })), ("call_b", "get_time", json!({ "tz": "Europe/Paris" }))],
+        vec![
+            ("call_a", "get_weather", json!({ "city": "Paris" })),
+            ("call_b", "get_time", json!({ "tz": "Europe/Paris" }))
+        ],
         "tool call deltas assembled by index"
     );
 
@@ -287,11 +322,23 @@ async fn llmock_streams_and_every_fault_is_a_clear_error() {
     assert!(reply.usage.unwrap().total_tokens > 0, "usage read although every other chunk says usage: null");
 
     let faults: Vec<(Value, &str, &str)> = vec![
-        (json!({ "type": "stream_fault", "kind": "disconnect", "after_chunks": 2 }), "malformed_stream", "stream broke"),
+        (
+            json!({ "type": "stream_fault", "kind": "disconnect", "after_chunks": 2 }),
+            "malformed_stream",
+            "stream broke",
+        ),
         (json!({ "type": "stream_fault", "kind": "truncate", "after_chunks": 2 }), "malformed_stream", "ended before"),
-        (json!({ "type": "stream_fault", "kind": "malformed", "after_chunks": 2 }), "malformed_stream", "not valid JSON"),
+        (
+            json!({ "type": "stream_fault", "kind": "malformed", "after_chunks": 2 }),
+            "malformed_stream",
+            "not valid JSON",
+        ),
         (json!({ "type": "fail", "status": 429, "retry_after": 2 }), "http", "429"),
-        (json!({ "type": "stream_fault", "kind": "stall", "after_chunks": 2, "stall_seconds": 3 }), "timeout", "within 1 s"),
+        (
+            json!({ "type": "stream_fault", "kind": "stall", "after_chunks": 2, "stall_seconds": 3 }),
+            "timeout",
+            "within 1 s",
+        ),
     ];
     for (behaviour, kind, needle) in faults {
         peer.post("/_llmock/reset", json!({})).await;

@@ -11,7 +11,8 @@ use serde_json::json;
 use switchboard_core::config::{DelegationTool, Prices, SessionMode, SkillSetting};
 use switchboard_core::runner::Message;
 use switchboard_core::{
-    AgentConfig, CallEvent, CallRole, CallStatus, Config, Dispatcher, EventKind, Limits, Provider, Session, TurnControl, TurnRequest,
+    AgentConfig, CallEvent, CallRole, CallStatus, Config, Dispatcher, EventKind, Limits, Provider, Session,
+    TurnControl, TurnRequest,
 };
 
 use crate::dispatch_cases::assert_stream_invariants;
@@ -21,7 +22,12 @@ fn exact(config: Config) -> Dispatcher {
     Dispatcher::new(config).with_sources(Arc::new(|| 0), Arc::new(|| "NONCE".to_string()))
 }
 
-async fn run_as(dispatcher: &Dispatcher, agent: &str, message: &str, control: TurnControl) -> (switchboard_core::TurnOutcome, Vec<CallEvent>) {
+async fn run_as(
+    dispatcher: &Dispatcher,
+    agent: &str,
+    message: &str,
+    control: TurnControl,
+) -> (switchboard_core::TurnOutcome, Vec<CallEvent>) {
     let recorder = Recorder::default();
     let request = TurnRequest { agent: Some(agent.into()), message: message.into(), ..Default::default() };
     let outcome = dispatcher.run_turn(request, recorder.sink(), control).await;
@@ -36,7 +42,9 @@ fn finishes(events: &[CallEvent]) -> Vec<(String, CallStatus, Option<String>)> {
         .iter()
         .filter(|event| event.depth > 0)
         .filter_map(|event| match &event.kind {
-            EventKind::CallFinished { status, error, .. } => Some((event.agent.clone(), *status, error.as_ref().map(|error| error.kind.clone()))),
+            EventKind::CallFinished { status, error, .. } => {
+                Some((event.agent.clone(), *status, error.as_ref().map(|error| error.kind.clone())))
+            }
             _ => None,
         })
         .collect()
@@ -57,13 +65,20 @@ async fn a_cycle_is_refused_even_with_depth_to_spare() {
     let mut config = config(vec![agent("a"), agent("b")], vec![entry("a", "A."), entry("b", "B.")]);
     config.limits.max_depth = Some(3);
     let dispatcher = exact(config);
-    dispatcher.runners().insert("a", Scripted::new(vec![Step::Call(vec![call("agent_b", "go on")]), Step::Say("a done")]));
+    dispatcher
+        .runners()
+        .insert("a", Scripted::new(vec![Step::Call(vec![call("agent_b", "go on")]), Step::Say("a done")]));
     // b calls a back although a is not offered to it (it is on the path).
-    dispatcher.runners().insert("b", Scripted::new(vec![Step::Call(vec![call("agent_a", "back to you")]), Step::Say("b done")]));
+    dispatcher
+        .runners()
+        .insert("b", Scripted::new(vec![Step::Call(vec![call("agent_a", "back to you")]), Step::Say("b done")]));
     let (outcome, events) = run_as(&dispatcher, "a", "start", TurnControl::approving_all()).await;
     assert_eq!(outcome.text, "a done");
     assert!(offered_to(&events, "b").is_empty(), "the only agent b could call is on the path");
-    assert_eq!(finishes(&events), vec![("a".into(), CallStatus::Limited, Some("cycle".into())), ("b".into(), CallStatus::Ok, None)]);
+    assert_eq!(
+        finishes(&events),
+        vec![("a".into(), CallStatus::Limited, Some("cycle".into())), ("b".into(), CallStatus::Ok, None)]
+    );
 }
 
 #[tokio::test]
@@ -79,21 +94,33 @@ async fn fifty_calls_in_one_turn_meet_the_ceiling() {
     let results = finishes(&events);
     assert_eq!(results.len(), 50, "every call is a node");
     let ran = results.iter().filter(|(_, status, _)| *status == CallStatus::Ok).count();
-    let refused = results.iter().filter(|(_, status, kind)| *status == CallStatus::Limited && kind.as_deref() == Some("max_calls_per_turn")).count();
+    let refused = results
+        .iter()
+        .filter(|(_, status, kind)| *status == CallStatus::Limited && kind.as_deref() == Some("max_calls_per_turn"))
+        .count();
     assert_eq!((ran, refused), (Limits::DEFAULT_MAX_CALLS_PER_TURN as usize, 42));
 }
 
 #[tokio::test]
 async fn a_child_streaming_past_the_token_budget_is_stopped() {
-    let mut config = config(vec![agent("boss"), agent("chatty"), agent("late")], vec![entry("chatty", "Talks."), entry("late", "Late.")]);
+    let mut config = config(
+        vec![agent("boss"), agent("chatty"), agent("late")],
+        vec![entry("chatty", "Talks."), entry("late", "Late.")],
+    );
     config.limits.max_tokens_per_turn = Some(300);
     let dispatcher = exact(config);
     dispatcher.runners().insert(
         "boss",
-        Scripted::new(vec![Step::Call(vec![call("agent_chatty", "talk")]), Step::Call(vec![call("agent_late", "and you")]), Step::Say("stopped")]),
+        Scripted::new(vec![
+            Step::Call(vec![call("agent_chatty", "talk")]),
+            Step::Call(vec![call("agent_late", "and you")]),
+            Step::Say("stopped"),
+        ]),
     );
     // Ten thousand deltas, with no usage reported until the end: only the live estimate can stop it.
-    dispatcher.runners().insert("chatty", Scripted::new(vec![Step::Slow { deltas: 10_000, pause: Duration::from_millis(1) }]));
+    dispatcher
+        .runners()
+        .insert("chatty", Scripted::new(vec![Step::Slow { deltas: 10_000, pause: Duration::from_millis(1) }]));
     dispatcher.runners().insert("late", Scripted::new(vec![Step::Say("never")]));
     let started = Instant::now();
     let (outcome, events) = run_as(&dispatcher, "boss", "go", TurnControl::approving_all()).await;
@@ -101,9 +128,15 @@ async fn a_child_streaming_past_the_token_budget_is_stopped() {
     assert_eq!(outcome.text, "stopped");
     assert_eq!(
         finishes(&events),
-        vec![("chatty".into(), CallStatus::Limited, Some("budget".into())), ("late".into(), CallStatus::Limited, Some("budget".into()))]
+        vec![
+            ("chatty".into(), CallStatus::Limited, Some("budget".into())),
+            ("late".into(), CallStatus::Limited, Some("budget".into()))
+        ]
     );
-    let deltas = events.iter().filter(|event| event.agent == "chatty" && matches!(event.kind, EventKind::TextDelta { .. })).count();
+    let deltas = events
+        .iter()
+        .filter(|event| event.agent == "chatty" && matches!(event.kind, EventKind::TextDelta { .. }))
+        .count();
     assert!(deltas < 1000, "stopped near the budget, after {deltas} deltas");
 }
 
@@ -137,12 +170,17 @@ async fn cost_is_attributed_counted_and_budgeted() {
     boss.prices = Some(Prices { input_per_million: 1_000.0, output_per_million: 2_000.0 });
     let mut pricey = agent("pricey");
     pricey.prices = Some(Prices { input_per_million: 10_000.0, output_per_million: 20_000.0 });
-    let mut config = config(vec![boss, pricey, agent("free")], vec![entry("pricey", "Expensive."), entry("free", "Free.")]);
+    let mut config =
+        config(vec![boss, pricey, agent("free")], vec![entry("pricey", "Expensive."), entry("free", "Free.")]);
     config.limits.max_cost_per_turn = Some(0.2);
     let dispatcher = exact(config);
     dispatcher.runners().insert(
         "boss",
-        Scripted::new(vec![Step::Call(vec![call("agent_pricey", "one")]), Step::Call(vec![call("agent_pricey", "two"), call("agent_free", "three")]), Step::Say("done")]),
+        Scripted::new(vec![
+            Step::Call(vec![call("agent_pricey", "one")]),
+            Step::Call(vec![call("agent_pricey", "two"), call("agent_free", "three")]),
+            Step::Say("done"),
+        ]),
     );
     dispatcher.runners().insert("pricey", Scripted::new(vec![Step::Say("a"), Step::Say("b")]));
     dispatcher.runners().insert("free", Scripted::new(vec![Step::Say("c")]));
@@ -153,13 +191,27 @@ async fn cost_is_attributed_counted_and_budgeted() {
     let pricey_cost = 10.0 * 10_000.0 / 1e6 + 5.0 * 20_000.0 / 1e6;
     let boss_step = 10.0 * 1_000.0 / 1e6 + 5.0 * 2_000.0 / 1e6;
     assert_eq!(
-        finishes(&events).iter().map(|(agent, status, kind)| (agent.as_str(), *status, kind.as_deref())).collect::<Vec<_>>(),
-        vec![("pricey", CallStatus::Ok, None), ("pricey", CallStatus::Limited, Some("budget")), ("free", CallStatus::Limited, Some("budget"))],
+        finishes(&events)
+            .iter()
+            .map(|(agent, status, kind)| (agent.as_str(), *status, kind.as_deref()))
+            .collect::<Vec<_>>(),
+        vec![
+            ("pricey", CallStatus::Ok, None),
+            ("pricey", CallStatus::Limited, Some("budget")),
+            ("free", CallStatus::Limited, Some("budget"))
+        ],
         "after the first round (0.22) the turn is past its 0.2 budget"
     );
     let cost_total = outcome.cost_total.expect("a cost total");
     assert!((cost_total - (pricey_cost + 3.0 * boss_step)).abs() < 1e-9, "{cost_total}");
-    match &events.iter().find(|event| event.agent == "pricey" && matches!(event.kind, EventKind::CallFinished { status: CallStatus::Ok, .. })).unwrap().kind {
+    match &events
+        .iter()
+        .find(|event| {
+            event.agent == "pricey" && matches!(event.kind, EventKind::CallFinished { status: CallStatus::Ok, .. })
+        })
+        .unwrap()
+        .kind
+    {
         EventKind::CallFinished { cost, cost_total, .. } => {
             assert!((cost.unwrap() - pricey_cost).abs() < 1e-9);
             assert_eq!(cost, cost_total);
@@ -188,7 +240,9 @@ async fn shared_context_and_persistent_sessions_reach_the_delegate() {
     dispatcher.runners().insert("memo", memo_runner.clone());
     let session = Session::default();
     for (round, request) in ["remember seven", "what was it?"].iter().enumerate() {
-        dispatcher.runners().insert("boss", Scripted::new(vec![Step::Call(vec![call("agent_memo", request)]), Step::Say("ok")]));
+        dispatcher
+            .runners()
+            .insert("boss", Scripted::new(vec![Step::Call(vec![call("agent_memo", request)]), Step::Say("ok")]));
         let history = if round == 0 { vec![] } else { vec![Message::user("earlier"), Message::assistant("ok")] };
         let control = TurnControl::new(switchboard_core::ApprovalPolicy::ApproveAll, session.clone());
         let recorder = Recorder::default();
@@ -225,7 +279,9 @@ async fn the_guidance_skill_goes_to_callers_only_and_can_be_switched_off() {
     dispatcher.runners().insert("helper", helper_runner.clone());
     run_as(&dispatcher, "guided", "go", TurnControl::approving_all()).await;
     run_as(&dispatcher, "quiet", "go", TurnControl::approving_all()).await;
-    let system_of = |runner: &Arc<Scripted>| runner.requests.lock().unwrap()[0].messages.first().map(|message| message.text().to_string());
+    let system_of = |runner: &Arc<Scripted>| {
+        runner.requests.lock().unwrap()[0].messages.first().map(|message| message.text().to_string())
+    };
     let guided_system = system_of(&guided_runner).unwrap();
     assert!(guided_system.starts_with("Be kind.\n\n# Delegating to other agents"), "{guided_system}");
     assert_eq!(system_of(&quiet_runner).as_deref(), Some("Be brief."), "skill: false leaves the prompt alone");
@@ -236,7 +292,8 @@ async fn the_guidance_skill_goes_to_callers_only_and_can_be_switched_off() {
 async fn ask_agent_offers_one_tool_and_checks_its_arguments() {
     let mut coder = agent("coder");
     coder.allowed_models = vec!["small".into(), "large".into()];
-    let mut config = config(vec![agent("boss"), coder, agent("writer")], vec![entry("coder", "Codes."), entry("writer", "Writes.")]);
+    let mut config =
+        config(vec![agent("boss"), coder, agent("writer")], vec![entry("coder", "Codes."), entry("writer", "Writes.")]);
     config.delegation_tool = Some(DelegationTool::AskAgent);
     let dispatcher = exact(config);
     let boss = Scripted::new(vec![
@@ -261,7 +318,11 @@ async fn ask_agent_offers_one_tool_and_checks_its_arguments() {
     assert!(results.contains(&("nobody".into(), CallStatus::Limited, Some("not_offered".into()))));
     assert!(results.contains(&("writer".into(), CallStatus::Error, Some("bad_arguments".into()))));
     assert!(results.contains(&("coder".into(), CallStatus::Limited, Some("not_offered".into()))));
-    assert_eq!(coder_runner.requests.lock().unwrap()[0].model.as_deref(), Some("large"), "the model hint reaches the runner");
+    assert_eq!(
+        coder_runner.requests.lock().unwrap()[0].model.as_deref(),
+        Some("large"),
+        "the model hint reaches the runner"
+    );
 }
 
 #[tokio::test]
@@ -271,12 +332,19 @@ async fn ask_model_gets_one_answer_from_the_advisor_with_no_tools() {
     advisor.approval = Some(switchboard_core::Approval::Auto);
     config.advisor = Some(advisor);
     let dispatcher = exact(config);
-    dispatcher.runners().insert("boss", Scripted::new(vec![Step::Call(vec![("ask_model", json!({ "question": "is it safe?" }))]), Step::Say("done")]));
+    dispatcher.runners().insert(
+        "boss",
+        Scripted::new(vec![Step::Call(vec![("ask_model", json!({ "question": "is it safe?" }))]), Step::Say("done")]),
+    );
     let sage = Scripted::new(vec![Step::Say("yes")]);
     dispatcher.runners().insert("sage", sage.clone());
     let (outcome, events) = run_as(&dispatcher, "boss", "go", TurnControl::default()).await;
     assert_eq!(outcome.text, "done", "an auto-approved advisor needs no answer");
-    assert_eq!(offered_to(&events, "boss"), vec!["agent_helper", "ask_model"], "the advisor is offered as ask_model only");
+    assert_eq!(
+        offered_to(&events, "boss"),
+        vec!["agent_helper", "ask_model"],
+        "the advisor is offered as ask_model only"
+    );
     let sage_start = events.iter().find(|event| event.agent == "sage").unwrap();
     match &sage_start.kind {
         EventKind::CallStarted { role, tools, .. } => assert_eq!((*role, tools.len()), (CallRole::Advisor, 0)),
@@ -292,8 +360,12 @@ async fn a_per_entry_call_timeout_ends_a_slow_delegate() {
     slow_entry.limits = Some(Limits { timeout_secs: Some(1), ..Limits::default() });
     boss.tools = vec![slow_entry];
     let dispatcher = exact(config(vec![boss, agent("slow")], vec![]));
-    dispatcher.runners().insert("boss", Scripted::new(vec![Step::Call(vec![call("agent_slow", "take ages")]), Step::Say("moved on")]));
-    dispatcher.runners().insert("slow", Scripted::new(vec![Step::Slow { deltas: 100, pause: Duration::from_millis(100) }]));
+    dispatcher
+        .runners()
+        .insert("boss", Scripted::new(vec![Step::Call(vec![call("agent_slow", "take ages")]), Step::Say("moved on")]));
+    dispatcher
+        .runners()
+        .insert("slow", Scripted::new(vec![Step::Slow { deltas: 100, pause: Duration::from_millis(100) }]));
     let started = Instant::now();
     let (outcome, events) = run_as(&dispatcher, "boss", "go", TurnControl::approving_all()).await;
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -331,15 +403,28 @@ async fn cancelling_a_subprocess_agent_leaves_no_process_behind() {
         "{request}".into(),
     ];
     let dispatcher = Arc::new(exact(config(vec![agent("boss"), worker], vec![entry("worker", "Works in a shell.")])));
-    dispatcher.runners().insert("boss", Scripted::new(vec![Step::Call(vec![call("agent_worker", "the long job")]), Step::Say("gave up")]));
+    dispatcher.runners().insert(
+        "boss",
+        Scripted::new(vec![Step::Call(vec![call("agent_worker", "the long job")]), Step::Say("gave up")]),
+    );
     let recorder = Recorder::default();
     let control = TurnControl::approving_all();
     let turn = {
         let (dispatcher, control, sink) = (dispatcher.clone(), control.clone(), recorder.sink());
-        tokio::spawn(async move { dispatcher.run_turn(TurnRequest { agent: Some("boss".into()), message: "go".into(), ..Default::default() }, sink, control).await })
+        tokio::spawn(async move {
+            dispatcher
+                .run_turn(
+                    TurnRequest { agent: Some("boss".into()), message: "go".into(), ..Default::default() },
+                    sink,
+                    control,
+                )
+                .await
+        })
     };
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !recorder.take().iter().any(|event| event.agent == "worker" && matches!(&event.kind, EventKind::TextDelta { text } if text.contains("the long job"))) {
+    while !recorder.take().iter().any(|event| {
+        event.agent == "worker" && matches!(&event.kind, EventKind::TextDelta { text } if text.contains("the long job"))
+    }) {
         assert!(Instant::now() < deadline, "the worker never streamed");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -365,7 +450,9 @@ async fn a_crashing_subprocess_agent_is_a_clear_error() {
     crasher.command = Some("sh".into());
     crasher.args = vec!["-c".into(), "echo partial; echo 'Traceback: boom' >&2; exit 3".into()];
     let dispatcher = exact(config(vec![agent("boss"), crasher], vec![entry("crasher", "Crashes.")]));
-    dispatcher.runners().insert("boss", Scripted::new(vec![Step::Call(vec![call("agent_crasher", "try")]), Step::Say("ok")]));
+    dispatcher
+        .runners()
+        .insert("boss", Scripted::new(vec![Step::Call(vec![call("agent_crasher", "try")]), Step::Say("ok")]));
     let (outcome, events) = run_as(&dispatcher, "boss", "go", TurnControl::approving_all()).await;
     assert_eq!(outcome.status, CallStatus::Ok);
     let error = events

@@ -9,7 +9,8 @@ use switchboard_core::Config;
 
 fn check(config: &Config, agent: &str, expected: Expect) {
     let max_depth = limits_for(config, config.agent(agent).unwrap(), None).effective_max_depth();
-    let definitions: Vec<serde_json::Value> = offered_tools(config, agent, Standing::Root, &[], max_depth).into_iter().map(|tool| tool.definition).collect();
+    let definitions: Vec<serde_json::Value> =
+        offered_tools(config, agent, Standing::Root, &[], max_depth).into_iter().map(|tool| tool.definition).collect();
     expected.assert_eq(&serde_json::to_string_pretty(&definitions).unwrap());
 }
 
@@ -94,7 +95,10 @@ fn the_ask_agent_form_is_one_function_with_an_enum() {
     let mut config = Config::demo_default();
     config.delegation_tool = Some(DelegationTool::AskAgent);
     config.escalation = None;
-    check(&config, "assistant", expect![[r#"
+    check(
+        &config,
+        "assistant",
+        expect![[r#"
         [
           {
             "type": "function",
@@ -128,5 +132,6 @@ fn the_ask_agent_form_is_one_function_with_an_enum() {
               }
             }
           }
-        ]"#]]);
+        ]"#]],
+    );
 }

@@ -32,15 +32,26 @@ fn sessions_round_trip_and_list_newest_first() {
         SessionRecord::UserMessage { turn_id: "t1".into(), text: "hello".into(), agent: None, ts_ms: 300 },
         delta("t1", 1, "Hi"),
         delta("t1", 2, " there"),
-        SessionRecord::TurnEnded { turn_id: "t1".into(), status: CallStatus::Ok, text: "Hi there".into(), answered_by: "assistant".into() },
-        SessionRecord::UserMessage { turn_id: "t2".into(), text: "again".into(), agent: Some("expert".into()), ts_ms: 400 },
+        SessionRecord::TurnEnded {
+            turn_id: "t1".into(),
+            status: CallStatus::Ok,
+            text: "Hi there".into(),
+            answered_by: "assistant".into(),
+        },
+        SessionRecord::UserMessage {
+            turn_id: "t2".into(),
+            text: "again".into(),
+            agent: Some("expert".into()),
+            ts_ms: 400,
+        },
         SessionRecord::Retracted { turn_id: "t2".into() },
     ];
     for record in &records {
         store.append("older", record).unwrap();
     }
     store.rename("older", "Renamed chat").unwrap();
-    let listed: Vec<(String, String, u32)> = store.list().unwrap().into_iter().map(|summary| (summary.id, summary.title, summary.turns)).collect();
+    let listed: Vec<(String, String, u32)> =
+        store.list().unwrap().into_iter().map(|summary| (summary.id, summary.title, summary.turns)).collect();
     assert_eq!(listed, vec![("older".into(), "Renamed chat".into(), 1), ("newer".into(), "Second chat".into(), 0)]);
 
     // A second store (the app restarted) reads the same log back.
@@ -86,9 +97,13 @@ fn a_killed_writer_loses_at_most_one_line() {
     assert!(log.records.len() > 100, "the writer wrote for a while ({} records)", log.records.len());
     assert!(log.skipped_lines <= 1, "only a torn last line may be lost ({} skipped)", log.skipped_lines);
     // The events that survived are gapless from the start.
-    let sequence: Vec<u64> = log.records.iter().filter_map(|record| match record {
-        SessionRecord::Event { event, .. } => Some(event.seq),
-        _ => None,
-    }).collect();
+    let sequence: Vec<u64> = log
+        .records
+        .iter()
+        .filter_map(|record| match record {
+            SessionRecord::Event { event, .. } => Some(event.seq),
+            _ => None,
+        })
+        .collect();
     assert!(sequence.iter().enumerate().all(|(index, seq)| *seq == index as u64 + 1));
 }

@@ -135,7 +135,11 @@ fn tool_edits_follow_the_spec_rules() {
         },
         Case {
             name: "add appends to an agent's list",
-            edit: Edit::AddTool { target: ToolTarget::Agent("expert".into()), tool_agent: researcher(), description: "Ask for facts.".into() },
+            edit: Edit::AddTool {
+                target: ToolTarget::Agent("expert".into()),
+                tool_agent: researcher(),
+                description: "Ask for facts.".into(),
+            },
             check: |config| assert_eq!(config.agent("expert").unwrap().tools[0].description, "Ask for facts."),
         },
         Case {
@@ -189,11 +193,17 @@ fn eviction_names_exactly_the_affected_agents() {
         vec!["assistant", "expert", "summariser"]
     );
     // A per-agent change affects that agent only.
-    assert_eq!(evicted(Edit::DisableTool { target: ToolTarget::Agent("assistant".into()), tool_agent: "researcher".into() }), vec!["assistant"]);
+    assert_eq!(
+        evicted(Edit::DisableTool { target: ToolTarget::Agent("assistant".into()), tool_agent: "researcher".into() }),
+        vec!["assistant"]
+    );
     // Editing an agent evicts it; removing one evicts it and whoever was offered it.
     let mut slower = base.agent("summariser").unwrap().clone();
     slower.delay_ms = Some(500);
     assert_eq!(evicted(Edit::EditAgent { name: "summariser".into(), agent: slower }), vec!["summariser"]);
-    assert_eq!(evicted(Edit::RemoveAgent { name: "summariser".into() }), vec!["assistant", "expert", "researcher", "summariser"]);
+    assert_eq!(
+        evicted(Edit::RemoveAgent { name: "summariser".into() }),
+        vec!["assistant", "expert", "researcher", "summariser"]
+    );
     assert_eq!(evicted(Edit::SetEscalation { agent: None }), Vec::<String>::new());
 }

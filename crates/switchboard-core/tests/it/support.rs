@@ -38,7 +38,10 @@ pub enum Step {
     Call(Vec<(&'static str, Value)>),
     Fail(&'static str),
     /// Streams `n` deltas with `pause` between them, then says "slow done".
-    Slow { deltas: usize, pause: Duration },
+    Slow {
+        deltas: usize,
+        pause: Duration,
+    },
 }
 
 /// A runner that plays a script, one step per model request, and records requests.
@@ -50,7 +53,11 @@ pub struct Scripted {
 
 impl Scripted {
     pub fn new(steps: Vec<Step>) -> Arc<Scripted> {
-        Arc::new(Scripted { steps: Mutex::new(steps.into()), requests: Mutex::new(Vec::new()), usage: Usage::new(10, 5) })
+        Arc::new(Scripted {
+            steps: Mutex::new(steps.into()),
+            requests: Mutex::new(Vec::new()),
+            usage: Usage::new(10, 5),
+        })
     }
 }
 
@@ -75,7 +82,10 @@ impl Runner for Scripted {
                     .collect(),
                 usage: Some(self.usage),
             }),
-            Step::Fail(message) => Err(RunnerError::Unreachable { url: "http://127.0.0.1:9/v1/chat/completions".into(), message: message.into() }),
+            Step::Fail(message) => Err(RunnerError::Unreachable {
+                url: "http://127.0.0.1:9/v1/chat/completions".into(),
+                message: message.into(),
+            }),
             Step::Slow { deltas, pause } => {
                 for index in 0..deltas {
                     on_delta(ModelDelta::Text(format!("d{index} ")));

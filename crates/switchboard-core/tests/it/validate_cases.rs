@@ -11,7 +11,9 @@ fn problems_of(text: &str) -> Vec<String> {
     let config = parse(Path::new("c.json"), text).expect("parses");
     validate(&config)
         .into_iter()
-        .map(|problem| format!("{} {}", if problem.severity == Severity::Error { "error" } else { "warning" }, problem.path))
+        .map(|problem| {
+            format!("{} {}", if problem.severity == Severity::Error { "error" } else { "warning" }, problem.path)
+        })
         .collect()
 }
 

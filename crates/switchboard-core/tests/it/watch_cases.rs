@@ -53,10 +53,13 @@ fn reloads_apply_refuse_and_recover() {
     }
 
     // The next valid write recovers; the change is measured against the last good config.
-    fs::write(&path, render_with(|config| {
-        config.agent_mut("expert").unwrap().delay_ms = Some(1);
-        config.agent_tools.retain(|entry| entry.agent != "summariser");
-    }))
+    fs::write(
+        &path,
+        render_with(|config| {
+            config.agent_mut("expert").unwrap().delay_ms = Some(1);
+            config.agent_tools.retain(|entry| entry.agent != "summariser");
+        }),
+    )
     .unwrap();
     match receiver.recv_timeout(WAIT).expect("a reload") {
         Reload::Applied { changed_agents, .. } => {
