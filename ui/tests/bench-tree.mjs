@@ -11,7 +11,11 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 const ui = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const server = spawn(path.join(ui, "node_modules", ".bin", "vite"), ["preview", "--mode", "e2e", "--outDir", "dist-e2e", "--port", "4174"], { cwd: ui, stdio: "ignore" });
+const server = spawn(
+  path.join(ui, "node_modules", ".bin", "vite"),
+  ["preview", "--mode", "e2e", "--outDir", "dist-e2e", "--port", "4174"],
+  { cwd: ui, stdio: "ignore" },
+);
 const base = "http://127.0.0.1:4174/e2e.html?bench";
 
 async function waitForServer() {
@@ -57,17 +61,34 @@ const recordFrames = () => {
 function summary(frames) {
   const sorted = [...frames].sort((a, b) => a - b);
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  return { frames: sorted.length, median: at(0.5), p95: at(0.95), max: sorted[sorted.length - 1], over50: sorted.filter((ms) => ms > 50).length };
+  return {
+    frames: sorted.length,
+    median: at(0.5),
+    p95: at(0.95),
+    max: sorted[sorted.length - 1],
+    over50: sorted.filter((ms) => ms > 50).length,
+  };
 }
 
 const show = (label, stats) =>
-  console.log(`${label.padEnd(34)} ${String(stats.frames).padStart(5)} frames  median ${stats.median.toFixed(1)} ms  p95 ${stats.p95.toFixed(1)} ms  max ${stats.max.toFixed(1)} ms  over 50 ms: ${stats.over50}`);
+  console.log(
+    `${label.padEnd(34)} ${String(stats.frames).padStart(5)} frames  median ${stats.median.toFixed(1)} ms  p95 ${stats.p95.toFixed(1)} ms  max ${stats.max.toFixed(1)} ms  over 50 ms: ${stats.over50}`,
+  );
 
 try {
   await waitForServer();
   const browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await page.goto(base);
@@ -75,26 +96,39 @@ try {
 
   await page.evaluate(recordFrames);
   await page.waitForTimeout(2000);
-  const idle = await page.evaluate(() => (window.__stopFrames(), { frames: window.__frames.slice(1), work: window.__work.slice(1) }));
+  const idle = await page.evaluate(
+    () => (window.__stopFrames(), { frames: window.__frames.slice(1), work: window.__work.slice(1) }),
+  );
 
   const input = page.getByRole("textbox", { name: "Message" });
   await input.fill("replay the big turn");
   await page.evaluate(recordFrames);
   const started = Date.now();
   await input.press("Enter");
-  await page.getByRole("listitem", { name: "Answer from agent0" }).getByText("bench done").waitFor({ timeout: 120_000 });
+  await page
+    .getByRole("listitem", { name: "Answer from agent0" })
+    .getByText("bench done")
+    .waitFor({ timeout: 120_000 });
   const elapsed = Date.now() - started;
-  const busy = await page.evaluate(() => (window.__stopFrames(), { frames: window.__frames.slice(1), work: window.__work.slice(1) }));
+  const busy = await page.evaluate(
+    () => (window.__stopFrames(), { frames: window.__frames.slice(1), work: window.__work.slice(1) }),
+  );
   const items = await page.getByRole("treeitem").count();
-  console.log(`replayed 1,000 calls and 20,000 deltas (23,000 events) in ${(elapsed / 1000).toFixed(1)} s; ${items} tree rows in the DOM (virtualized)`);
+  console.log(
+    `replayed 1,000 calls and 20,000 deltas (23,000 events) in ${(elapsed / 1000).toFixed(1)} s; ${items} tree rows in the DOM (virtualized)`,
+  );
   show("frame work, idle page (baseline)", summary(idle.work));
   show("frame work, while events stream", summary(busy.work));
   show("frame interval, idle (baseline)", summary(idle.frames));
   show("frame interval, while streaming", summary(busy.frames));
   const longTasks = await page.evaluate(() => window.__longTasks);
-  console.log(`main-thread tasks over 50 ms during the replay (PerformanceObserver "longtask"): ${longTasks.length ? longTasks.join(", ") + " ms" : "none"}`);
+  console.log(
+    `main-thread tasks over 50 ms during the replay (PerformanceObserver "longtask"): ${longTasks.length ? longTasks.join(", ") + " ms" : "none"}`,
+  );
   const longest = busy.frames.indexOf(Math.max(...busy.frames));
-  console.log(`longest interval: frame ${longest + 1} of ${busy.frames.length} (the first frames follow the click that starts the turn)`);
+  console.log(
+    `longest interval: frame ${longest + 1} of ${busy.frames.length} (the first frames follow the click that starts the turn)`,
+  );
   await browser.close();
 } finally {
   server.kill("SIGTERM");

@@ -45,7 +45,16 @@ before(async () => {
   await waitForServer(base, 15_000);
   browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 });
 
@@ -80,12 +89,23 @@ test("a turn streams into the chat and every node status shows in the tree", asy
   await page.screenshot({ path: path.join(artifacts, "approval-waiting.png") });
   await prompt.getByRole("button", { name: "Deny summariser" }).click();
   assert.deepEqual(await page.evaluate(() => window.__approvalAnswers), [{ callId: "c5", decision: "deny" }]);
-  for (const name of ["assistant, ok", "researcher, ok", "summariser, error", "coder, cancelled", "summariser, denied", "researcher, limited"]) {
+  for (const name of [
+    "assistant, ok",
+    "researcher, ok",
+    "summariser, error",
+    "coder, cancelled",
+    "summariser, denied",
+    "researcher, limited",
+  ]) {
     await tree.getByRole("treeitem", { name }).waitFor({ timeout: 10_000 });
   }
   const answer = page.getByRole("listitem", { name: "Answer from assistant" });
   await answer.locator("strong", { hasText: "from the mocked turn" }).waitFor();
-  assert.equal(await answer.locator("code.language-rust .hljs-keyword").first().textContent(), "fn", "code is highlighted");
+  assert.equal(
+    await answer.locator("code.language-rust .hljs-keyword").first().textContent(),
+    "fn",
+    "code is highlighted",
+  );
   assert.equal(await tree.getByRole("treeitem").count(), 6);
   assert.equal(await tree.getByRole("treeitem", { name: "assistant, ok" }).getAttribute("aria-expanded"), "true");
 
@@ -99,7 +119,10 @@ test("a turn streams into the chat and every node status shows in the tree", asy
   await tree.getByRole("treeitem", { name: "assistant, ok" }).click();
   await page.keyboard.press("ArrowDown");
   await page.keyboard.press("Enter");
-  await page.getByRole("region", { name: "Details of researcher" }).getByText("Find facts: How do agents call agents?").waitFor();
+  await page
+    .getByRole("region", { name: "Details of researcher" })
+    .getByText("Find facts: How do agents call agents?")
+    .waitFor();
 
   await page.getByRole("button", { name: "Toggle dark theme" }).click();
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), "dark");
@@ -159,10 +182,13 @@ async function sessionsScenario(page, problems) {
   await input.press("Enter");
   const approveOnce = page.getByRole("button", { name: "Approve summariser once" }).first();
   await approveOnce.click();
-  await page.getByRole("button", { name: "Retry the last message" }).waitFor().catch(async (error) => {
-    await page.screenshot({ path: path.join(artifacts, "debug-retry.png") });
-    throw error;
-  });
+  await page
+    .getByRole("button", { name: "Retry the last message" })
+    .waitFor()
+    .catch(async (error) => {
+      await page.screenshot({ path: path.join(artifacts, "debug-retry.png") });
+      throw error;
+    });
   await sessions.getByRole("button", { name: /^Plan the garden layout please/ }).waitFor();
 
   // A second session, then back to the first: its messages and tree are replayed from the log.
@@ -170,10 +196,13 @@ async function sessionsScenario(page, problems) {
   await input.fill("Another topic entirely");
   await input.press("Enter");
   await page.getByRole("button", { name: "Deny summariser" }).first().click();
-  await page.getByRole("button", { name: "Retry the last message" }).waitFor().catch(async (error) => {
-    await page.screenshot({ path: path.join(artifacts, "debug-retry.png") });
-    throw error;
-  });
+  await page
+    .getByRole("button", { name: "Retry the last message" })
+    .waitFor()
+    .catch(async (error) => {
+      await page.screenshot({ path: path.join(artifacts, "debug-retry.png") });
+      throw error;
+    });
   await sessions.getByRole("button", { name: /^Plan the garden/ }).click();
   await page.getByRole("listitem", { name: "You" }).getByText("Plan the garden layout please").waitFor();
   await page.getByRole("tree", { name: "Call tree" }).getByRole("treeitem", { name: "summariser, ok" }).waitFor();
@@ -199,7 +228,10 @@ async function sessionsScenario(page, problems) {
   await page.screenshot({ path: path.join(artifacts, "usage.png") });
   await page.getByRole("tab", { name: "Calls" }).click();
   await page.getByRole("button", { name: "Export JSON" }).click();
-  await page.getByRole("status").getByText(/Saved to .*exports/).waitFor();
+  await page
+    .getByRole("status")
+    .getByText(/Saved to .*exports/)
+    .waitFor();
 
   // Rename, search, delete.
   await page.getByRole("button", { name: "Rename Another topic entirely" }).click({ force: true });

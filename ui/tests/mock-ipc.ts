@@ -53,8 +53,18 @@ function script(message: string): Array<[string, string | null, string, number, 
     ["c4", "c1", "coder", 1, started("agent_coder", "Write code")],
     ["c5", "c1", "summariser", 1, started("agent_summariser", "Again")],
     // c5 waits here until the test answers its approval request in the UI.
-    ["c5", "c1", "summariser", 1, { type: "approval_requested", tool_name: "agent_summariser", input: { request: "Again" },
-      limits: { may_delegate: false, depth: 1, max_depth: 1, calls_left: 5, timeout_secs: 30 } }],
+    [
+      "c5",
+      "c1",
+      "summariser",
+      1,
+      {
+        type: "approval_requested",
+        tool_name: "agent_summariser",
+        input: { request: "Again" },
+        limits: { may_delegate: false, depth: 1, max_depth: 1, calls_left: 5, timeout_secs: 30 },
+      },
+    ],
     ["c6", "c1", "researcher", 1, started("agent_researcher", "Too many")],
     ["c2", "c1", "researcher", 1, { type: "tool_progress", message: "checking the facts", data: null }],
     ["c2", "c1", "researcher", 1, { type: "text_delta", text: "Findings: " }],
@@ -64,7 +74,13 @@ function script(message: string): Array<[string, string | null, string, number, 
     ["c6", "c1", "researcher", 1, done("limited", null, "this turn already made 8 tool-agent calls")],
     ["c2", "c1", "researcher", 1, done("ok", 40)],
     ["c1", null, "assistant", 0, { type: "text_delta", text: "Here is the answer " }],
-    ["c1", null, "assistant", 0, { type: "text_delta", text: "**from the mocked turn**.\n\n```rust\nfn main() {}\n```" }],
+    [
+      "c1",
+      null,
+      "assistant",
+      0,
+      { type: "text_delta", text: "**from the mocked turn**.\n\n```rust\nfn main() {}\n```" },
+    ],
     ["c1", null, "assistant", 0, done("ok", 120)],
   ];
 }
@@ -125,21 +141,53 @@ async function replayBenchTurn(payload: Record<string, unknown>) {
   const channel = payload.onEvent as { id: number };
   const events: Array<Record<string, unknown>> = [];
   const started = (callId: string, parentId: string | null, depth: number, agent: string) => ({
-    call_id: callId, parent_id: parentId, depth, agent, type: "call_started", role: parentId ? "tool" : "turn",
-    tool_name: parentId ? `agent_${agent}` : null, input: parentId ? { request: `work item ${callId}` } : null, tools: [], model: null,
+    call_id: callId,
+    parent_id: parentId,
+    depth,
+    agent,
+    type: "call_started",
+    role: parentId ? "tool" : "turn",
+    tool_name: parentId ? `agent_${agent}` : null,
+    input: parentId ? { request: `work item ${callId}` } : null,
+    tools: [],
+    model: null,
   });
   const calls: Array<[string, string | null, number]> = [["c0", null, 0]];
   for (let child = 0; child < 10; child++) calls.push([`c${calls.length}`, "c0", 1]);
-  for (let index = 1; index <= 10 && calls.length < 111; index++) for (let child = 0; child < 10; child++) calls.push([`c${calls.length}`, `c${index}`, 2]);
-  for (let index = 11; calls.length < 1000; index = index >= 110 ? 11 : index + 1) calls.push([`c${calls.length}`, `c${index}`, 3]);
-  for (const [callId, parentId, depth] of calls) events.push(started(callId, parentId, depth, `agent${Number(callId.slice(1)) % 17}`));
+  for (let index = 1; index <= 10 && calls.length < 111; index++)
+    for (let child = 0; child < 10; child++) calls.push([`c${calls.length}`, `c${index}`, 2]);
+  for (let index = 11; calls.length < 1000; index = index >= 110 ? 11 : index + 1)
+    calls.push([`c${calls.length}`, `c${index}`, 3]);
+  for (const [callId, parentId, depth] of calls)
+    events.push(started(callId, parentId, depth, `agent${Number(callId.slice(1)) % 17}`));
   for (let delta = 0; delta < 20_000; delta++) {
     const [callId, parentId, depth] = calls[delta % calls.length];
-    events.push({ call_id: callId, parent_id: parentId, depth, agent: `agent${Number(callId.slice(1)) % 17}`, type: "text_delta", text: `word${delta} ` });
+    events.push({
+      call_id: callId,
+      parent_id: parentId,
+      depth,
+      agent: `agent${Number(callId.slice(1)) % 17}`,
+      type: "text_delta",
+      text: `word${delta} `,
+    });
   }
   for (const [callId, parentId, depth] of [...calls].reverse()) {
-    events.push({ call_id: callId, parent_id: parentId, depth, agent: `agent${Number(callId.slice(1)) % 17}`, type: "call_finished", status: "ok", result: "done",
-      usage: usage(10), usage_total: usage(10), cost: null, cost_total: null, turns: 1, error: null, delivered: null });
+    events.push({
+      call_id: callId,
+      parent_id: parentId,
+      depth,
+      agent: `agent${Number(callId.slice(1)) % 17}`,
+      type: "call_finished",
+      status: "ok",
+      result: "done",
+      usage: usage(10),
+      usage_total: usage(10),
+      cost: null,
+      cost_total: null,
+      turns: 1,
+      error: null,
+      delivered: null,
+    });
   }
   for (let start = 0; start < events.length; start += 60) {
     for (let index = start; index < Math.min(events.length, start + 60); index++) {
@@ -166,7 +214,13 @@ mockIPC(
         return [...sessions].sort((a, b) => b.updated_ms - a.updated_ms);
       case "create_session": {
         const id = `s${++sessionCounter}`;
-        const session = { id, title: payload.title as string, created_ms: Date.now(), updated_ms: Date.now() + sessionCounter, turns: 0 };
+        const session = {
+          id,
+          title: payload.title as string,
+          created_ms: Date.now(),
+          updated_ms: Date.now() + sessionCounter,
+          turns: 0,
+        };
         sessions.push(session);
         logs.set(id, [{ type: "created", title: session.title, created_ms: session.created_ms }]);
         return session;
@@ -205,8 +259,19 @@ mockIPC(
         return true;
       case "send_message": {
         if (new URLSearchParams(location.search).has("bench")) return replayBenchTurn(payload);
-        const request = payload.request as { message: string; session_id: string; turn_id: string; agent: string | null };
-        log(request.session_id, { type: "user_message", turn_id: request.turn_id, text: request.message, agent: request.agent, ts_ms: Date.now() });
+        const request = payload.request as {
+          message: string;
+          session_id: string;
+          turn_id: string;
+          agent: string | null;
+        };
+        log(request.session_id, {
+          type: "user_message",
+          turn_id: request.turn_id,
+          text: request.message,
+          agent: request.agent,
+          ts_ms: Date.now(),
+        });
         const channel = payload.onEvent as { id: number };
         const steps = script(request.message);
         const hold = new URLSearchParams(location.search).has("hold");
@@ -215,7 +280,15 @@ mockIPC(
         let seq = 0;
         const send = (callId: string, parentId: string | null, agent: string, depth: number, kind: Kind) => {
           seq += 1;
-          const event = { seq, ts_ms: Date.now(), call_id: callId, parent_id: parentId, agent, depth, ...kind } as CallEvent;
+          const event = {
+            seq,
+            ts_ms: Date.now(),
+            call_id: callId,
+            parent_id: parentId,
+            agent,
+            depth,
+            ...kind,
+          } as CallEvent;
           log(request.session_id, { type: "event", turn_id: request.turn_id, event });
           window.__TAURI_INTERNALS__.runCallback(channel.id, { message: event, index: seq - 1 });
         };
@@ -230,13 +303,20 @@ mockIPC(
             const decision = await new Promise<string>((resolve) => (window.__answerApproval = resolve));
             if (decision === "approve_always") alwaysApproved.add(agent);
             send(callId, parentId, agent, depth, { type: "approval_resolved", decision, by: "user" });
-            if (decision === "deny") send(callId, parentId, agent, depth, done("denied", null, "the user denied this call"));
+            if (decision === "deny")
+              send(callId, parentId, agent, depth, done("denied", null, "the user denied this call"));
             else send(callId, parentId, agent, depth, done("ok", 9));
           }
           await new Promise((resolve) => setTimeout(resolve, 15));
         }
         const text = "Here is the answer **from the mocked turn**.\n\n```rust\nfn main() {}\n```";
-        log(request.session_id, { type: "turn_ended", turn_id: request.turn_id, status: "ok", text, answered_by: "assistant" });
+        log(request.session_id, {
+          type: "turn_ended",
+          turn_id: request.turn_id,
+          status: "ok",
+          text,
+          answered_by: "assistant",
+        });
         return { status: "ok", text, answered_by: "assistant", usage_total: null, cost_total: null };
       }
       default:

@@ -4,7 +4,9 @@ import { IncrementalMarkdown, parseStats, renderMarkdown, stableEnd } from "./ma
 
 describe("renderMarkdown", () => {
   it("renders Markdown and removes what could run code", () => {
-    const html = renderMarkdown("**bold** <script>alert(1)</script><img src=x onerror=alert(2)> [link](javascript:alert(3))");
+    const html = renderMarkdown(
+      "**bold** <script>alert(1)</script><img src=x onerror=alert(2)> [link](javascript:alert(3))",
+    );
     expect(html).toContain("<strong>bold</strong>");
     expect(html).not.toMatch(/<script|onerror|javascript:/);
   });
@@ -37,7 +39,9 @@ describe("IncrementalMarkdown", () => {
       streamed += piece;
       renderer.update(streamed);
     }
-    expect(renderer.blocks.join("") + renderer.tail).toBe(renderMarkdown(full.slice(0, stableEnd(full))) + renderMarkdown(full.slice(stableEnd(full))));
+    expect(renderer.blocks.join("") + renderer.tail).toBe(
+      renderMarkdown(full.slice(0, stableEnd(full))) + renderMarkdown(full.slice(stableEnd(full))),
+    );
     // Re-parsing the whole text on each of ~1,000 deltas would parse millions of characters.
     expect(parseStats.characters).toBeLessThan(full.length * 12);
   });

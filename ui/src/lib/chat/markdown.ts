@@ -15,7 +15,8 @@ import python from "highlight.js/lib/languages/python";
 import rust from "highlight.js/lib/languages/rust";
 import typescript from "highlight.js/lib/languages/typescript";
 
-for (const [name, language] of Object.entries({ bash, javascript, json, python, rust, typescript })) hljs.registerLanguage(name, language);
+for (const [name, language] of Object.entries({ bash, javascript, json, python, rust, typescript }))
+  hljs.registerLanguage(name, language);
 hljs.registerAliases(["sh", "shell"], { languageName: "bash" });
 hljs.registerAliases(["js"], { languageName: "javascript" });
 hljs.registerAliases(["ts"], { languageName: "typescript" });
@@ -26,7 +27,9 @@ const marked = new Marked(
   markedHighlight({
     langPrefix: "hljs language-",
     highlight(code, language) {
-      return language && hljs.getLanguage(language) ? hljs.highlight(code, { language }).value : code.replace(/[&<>]/g, (c) => `&#${c.charCodeAt(0)};`);
+      return language && hljs.getLanguage(language)
+        ? hljs.highlight(code, { language }).value
+        : code.replace(/[&<>]/g, (c) => `&#${c.charCodeAt(0)};`);
     },
   }),
   { gfm: true, breaks: false },

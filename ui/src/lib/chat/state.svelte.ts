@@ -4,7 +4,12 @@
  * stopping it, and retry or edit-and-resend of the last message.
  */
 import { Channel } from "@tauri-apps/api/core";
-import { commands, type CallEvent_Deserialize, type CallEvent_Serialize as CallEvent, type ChatMessage } from "../../bindings";
+import {
+  commands,
+  type CallEvent_Deserialize,
+  type CallEvent_Serialize as CallEvent,
+  type ChatMessage,
+} from "../../bindings";
 import { treeStore } from "../tree/state.svelte";
 import { answerOf } from "../tree/model";
 import { finishReply, type ChatEntry } from "./entry";
@@ -55,10 +60,29 @@ class ChatStore {
     this.sessionId = sessionId;
     const history: ChatMessage[] = this.entries
       .filter((entry) => (entry.status === "done" || entry.role === "user") && entry.content)
-      .map((entry) => ({ role: entry.role, content: entry.role === "user" ? parseHandoff(entry.content).message : entry.content }));
+      .map((entry) => ({
+        role: entry.role,
+        content: entry.role === "user" ? parseHandoff(entry.content).message : entry.content,
+      }));
     const turnId = newId("turn");
-    this.entries.push({ id: newId("m"), role: "user", content: text.trim(), agent: null, turnId, status: "done", error: null });
-    this.entries.push({ id: newId("m"), role: "assistant", content: "", agent, turnId, status: "streaming", error: null });
+    this.entries.push({
+      id: newId("m"),
+      role: "user",
+      content: text.trim(),
+      agent: null,
+      turnId,
+      status: "done",
+      error: null,
+    });
+    this.entries.push({
+      id: newId("m"),
+      role: "assistant",
+      content: "",
+      agent,
+      turnId,
+      status: "streaming",
+      error: null,
+    });
     const reply = this.entries[this.entries.length - 1];
     this.activeTurn = turnId;
     treeStore.startTurn(turnId, text.trim());
@@ -68,7 +92,10 @@ class ChatStore {
       // The generated signature names the Deserialize shape for a channel argument;
       // what arrives is what Rust serializes, so the channel is typed by that.
       const wireChannel = channel as unknown as Channel<CallEvent_Deserialize>;
-      const result = await commands.sendMessage({ session_id: sessionId, turn_id: turnId, agent, message, history }, wireChannel);
+      const result = await commands.sendMessage(
+        { session_id: sessionId, turn_id: turnId, agent, message, history },
+        wireChannel,
+      );
       treeStore.flush();
       if (result.status === "ok") {
         const summary = result.data;

@@ -3,8 +3,26 @@ import { describe, expect, it } from "vitest";
 import type { SessionRecord } from "../../bindings";
 import { replaySession } from "./replay";
 
-const event = (turnId: string, seq: number, kind: Record<string, unknown>, callId = "c1", parentId: string | null = null) =>
-  ({ type: "event", turn_id: turnId, event: { seq, ts_ms: seq, call_id: callId, parent_id: parentId, agent: parentId ? "researcher" : "assistant", depth: parentId ? 1 : 0, ...kind } }) as SessionRecord;
+const event = (
+  turnId: string,
+  seq: number,
+  kind: Record<string, unknown>,
+  callId = "c1",
+  parentId: string | null = null,
+) =>
+  ({
+    type: "event",
+    turn_id: turnId,
+    event: {
+      seq,
+      ts_ms: seq,
+      call_id: callId,
+      parent_id: parentId,
+      agent: parentId ? "researcher" : "assistant",
+      depth: parentId ? 1 : 0,
+      ...kind,
+    },
+  }) as SessionRecord;
 const started = { type: "call_started", role: "turn", tool_name: null, input: null, tools: [], model: null };
 
 describe("replaySession", () => {

@@ -28,8 +28,24 @@ export function replaySession(records: SessionRecord[]): ReplayedSession {
         title = record.title;
         break;
       case "user_message":
-        entries.push({ id: `${record.turn_id}-user`, role: "user", content: record.text, agent: null, turnId: record.turn_id, status: "done", error: null });
-        entries.push({ id: `${record.turn_id}-reply`, role: "assistant", content: "", agent: record.agent ?? null, turnId: record.turn_id, status: "streaming", error: null });
+        entries.push({
+          id: `${record.turn_id}-user`,
+          role: "user",
+          content: record.text,
+          agent: null,
+          turnId: record.turn_id,
+          status: "done",
+          error: null,
+        });
+        entries.push({
+          id: `${record.turn_id}-reply`,
+          role: "assistant",
+          content: "",
+          agent: record.agent ?? null,
+          turnId: record.turn_id,
+          status: "streaming",
+          error: null,
+        });
         trees.set(record.turn_id, emptyTree());
         break;
       case "event": {

@@ -15,7 +15,12 @@ function unwrap<T>(result: { status: "ok"; data: T } | { status: "error"; error:
 
 /** A title from the first words of a message. */
 export function titleFrom(message: string): string {
-  const words = message.replace(/^@\S+\s+/, "").trim().split(/\s+/).slice(0, 6).join(" ");
+  const words = message
+    .replace(/^@\S+\s+/, "")
+    .trim()
+    .split(/\s+/)
+    .slice(0, 6)
+    .join(" ");
   return words.length > 48 ? `${words.slice(0, 47)}…` : words || "New chat";
 }
 
@@ -55,7 +60,8 @@ class SessionStore {
       chatStore.show(id, replayed.entries);
       treeStore.reset(replayed.trees, replayed.turns);
       void prefs.set("lastSession", id);
-      this.error = log.skipped_lines > 0 ? `${log.skipped_lines} damaged line(s) of this session's log were skipped` : null;
+      this.error =
+        log.skipped_lines > 0 ? `${log.skipped_lines} damaged line(s) of this session's log were skipped` : null;
     } catch (error) {
       this.error = String(error);
     }

@@ -7,7 +7,9 @@ import CallTree from "./CallTree.svelte";
 import { treeStore } from "./state.svelte";
 
 function push(turnId: string, events: Array<Record<string, unknown>>) {
-  events.forEach((event, index) => treeStore.push(turnId, { seq: index + 1, ts_ms: 1000 + index, depth: 0, parent_id: null, ...event } as CallEvent));
+  events.forEach((event, index) =>
+    treeStore.push(turnId, { seq: index + 1, ts_ms: 1000 + index, depth: 0, parent_id: null, ...event } as CallEvent),
+  );
   treeStore.flush();
 }
 
@@ -17,7 +19,22 @@ describe("CallTree", () => {
     push("t1", [
       { ...start, call_id: "c1", agent: "assistant", role: "turn" },
       { ...start, call_id: "c2", parent_id: "c1", depth: 1, agent: "researcher", role: "tool" },
-      { type: "call_finished", call_id: "c2", parent_id: "c1", depth: 1, agent: "researcher", status: "ok", result: "x", usage: null, usage_total: null, cost: null, cost_total: null, turns: 1, error: null, delivered: null },
+      {
+        type: "call_finished",
+        call_id: "c2",
+        parent_id: "c1",
+        depth: 1,
+        agent: "researcher",
+        status: "ok",
+        result: "x",
+        usage: null,
+        usage_total: null,
+        cost: null,
+        cost_total: null,
+        turns: 1,
+        error: null,
+        delivered: null,
+      },
     ]);
     render(CallTree, { turnId: "t1", now: 5000 });
     expect(screen.getByRole("tree", { name: "Call tree" })).toBeTruthy();

@@ -4,11 +4,24 @@ import type { CallEvent_Serialize as CallEvent } from "../../bindings";
 import { answerOf, applyEvent, emptyTree, elapsedMs, formatDuration, formatTokens, visibleNodes } from "./model";
 
 let seq = 0;
-function event(callId: string, parentId: string | null, agent: string, depth: number, kind: Record<string, unknown>): CallEvent {
+function event(
+  callId: string,
+  parentId: string | null,
+  agent: string,
+  depth: number,
+  kind: Record<string, unknown>,
+): CallEvent {
   seq += 1;
   return { seq, ts_ms: 1000 + seq * 10, call_id: callId, parent_id: parentId, agent, depth, ...kind } as CallEvent;
 }
-const started = (role: string, toolName: string | null = null) => ({ type: "call_started", role, tool_name: toolName, input: null, tools: [], model: null });
+const started = (role: string, toolName: string | null = null) => ({
+  type: "call_started",
+  role,
+  tool_name: toolName,
+  input: null,
+  tools: [],
+  model: null,
+});
 const finished = (status: string, total: number | null) => ({
   type: "call_finished",
   status,
@@ -65,7 +78,10 @@ describe("applyEvent", () => {
     seq = 0;
     const tree = emptyTree();
     applyEvent(tree, event("c1", null, "assistant", 0, started("turn")));
-    applyEvent(tree, event("c1", null, "assistant", 0, { type: "escalated", from: "assistant", to: "expert", reason: null }));
+    applyEvent(
+      tree,
+      event("c1", null, "assistant", 0, { type: "escalated", from: "assistant", to: "expert", reason: null }),
+    );
     applyEvent(tree, event("c2", "c1", "expert", 1, started("escalation", "escalate")));
     applyEvent(tree, event("c2", "c1", "expert", 1, { type: "text_delta", text: "Expert view" }));
     expect(answerOf(tree)).toEqual({ text: "Expert view", agent: "expert" });

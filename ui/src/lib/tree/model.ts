@@ -3,7 +3,15 @@
  * framework-free: `applyEvent` mutates a plain structure in place (cheap at 20,000
  * deltas), and the state module decides when the view re-reads it.
  */
-import type { ApprovalDecision, ApprovalLimits, CallEvent_Serialize as CallEvent, CallError, CallRole, CallStatus, Usage } from "../../bindings";
+import type {
+  ApprovalDecision,
+  ApprovalLimits,
+  CallEvent_Serialize as CallEvent,
+  CallError,
+  CallRole,
+  CallStatus,
+  Usage,
+} from "../../bindings";
 
 /** A call's status as the tree shows it: running (or waiting for approval) until `call_finished` says otherwise. */
 export type NodeStatus = "running" | "waiting" | CallStatus;

@@ -54,7 +54,10 @@ class TreeStore {
     this.queue.push([turnId, event]);
     if (!this.scheduled) {
       this.scheduled = true;
-      const schedule = typeof requestAnimationFrame === "function" ? requestAnimationFrame : (callback: () => void) => setTimeout(callback, 16);
+      const schedule =
+        typeof requestAnimationFrame === "function"
+          ? requestAnimationFrame
+          : (callback: () => void) => setTimeout(callback, 16);
       schedule(() => this.flush());
     }
   }
