@@ -1,6 +1,5 @@
 /** One message of the chat as the view shows it, and how a finished turn sets its reply. */
-import type { CallStatus } from "../../bindings";
-import type { CallTree } from "../tree/model";
+import type { CallError, CallStatus } from "../../bindings";
 
 /** One message of the chat as the view shows it. */
 export interface ChatEntry {
@@ -15,10 +14,7 @@ export interface ChatEntry {
 }
 
 /** Sets a reply's status (and, for a failed turn, the root call's error) from how the turn ended. */
-export function finishReply(reply: ChatEntry, status: CallStatus, tree: CallTree | undefined): void {
+export function finishReply(reply: ChatEntry, status: CallStatus, rootError: CallError | null): void {
   reply.status = status === "ok" ? "done" : status === "cancelled" ? "cancelled" : "error";
-  if (reply.status === "error") {
-    const root = tree?.rootId ? tree.nodes.get(tree.rootId) : undefined;
-    reply.error = root?.error?.message ?? `the turn ended with status ${status}`;
-  }
+  if (reply.status === "error") reply.error = rootError?.message ?? `the turn ended with status ${status}`;
 }

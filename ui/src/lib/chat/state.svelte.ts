@@ -1,20 +1,39 @@
 /**
  * The chat of the open session: messages, the turn in flight, sending a turn
- * through the IPC channel (tree events go to the tree store as they arrive),
- * stopping it, and retry or edit-and-resend of the last message.
+ * through the IPC channel (its call events go to a `TurnSink` the caller gives,
+ * as they arrive), stopping it, and taking the last exchange back.
  */
 import { Channel } from "@tauri-apps/api/core";
 import {
   commands,
+  type CallError,
   type CallEvent_Deserialize,
   type CallEvent_Serialize as CallEvent,
   type ChatMessage,
 } from "../../bindings";
-import { treeStore } from "../tree/state.svelte";
-import { answerOf } from "../tree/model";
 import { finishReply, type ChatEntry } from "./entry";
 
 export type { ChatEntry } from "./entry";
+
+/**
+ * Where a turn's call events go while it streams, and what the chat reads back once
+ * they have all arrived. The chat knows nothing of call trees; the view that sends
+ * a message supplies one that feeds them.
+ */
+export interface TurnSink {
+  /** A turn starts; `label` is the user's message. */
+  start(turnId: string, label: string): void;
+  /** One event of the turn, in order, as it arrives. */
+  push(turnId: string, event: CallEvent): void;
+  /** The turn's command has returned: every event has arrived. What streamed, for a reply the summary left empty. */
+  end(turnId: string): { answer: string; rootError: CallError | null };
+}
+
+/** The last exchange of the chat: its turn and the user's message. */
+export interface LastTurn {
+  turnId: string;
+  text: string;
+}
 
 /** `@name rest` routes the turn to agent `name` (the human handoff). */
 export function parseHandoff(text: string): { agent: string | null; message: string } {
@@ -53,8 +72,8 @@ class ChatStore {
     this.entries = entries;
   }
 
-  /** Sends a message in `sessionId`, streaming the reply and its call tree. */
-  async send(sessionId: string, text: string): Promise<void> {
+  /** Sends a message in `sessionId`, streaming the reply, and the turn's call events into `sink`. */
+  async send(sessionId: string, text: string, sink: TurnSink): Promise<void> {
     const { agent, message } = parseHandoff(text);
     if (!message || this.busy) return;
     this.sessionId = sessionId;
@@ -85,9 +104,9 @@ class ChatStore {
     });
     const reply = this.entries[this.entries.length - 1];
     this.activeTurn = turnId;
-    treeStore.startTurn(turnId, text.trim());
+    sink.start(turnId, text.trim());
     const channel = new Channel<CallEvent>();
-    channel.onmessage = (event) => treeStore.push(turnId, event);
+    channel.onmessage = (event) => sink.push(turnId, event);
     try {
       // The generated signature names the Deserialize shape for a channel argument;
       // what arrives is what Rust serializes, so the channel is typed by that.
@@ -96,12 +115,12 @@ class ChatStore {
         { session_id: sessionId, turn_id: turnId, agent, message, history },
         wireChannel,
       );
-      treeStore.flush();
+      const streamed = sink.end(turnId);
       if (result.status === "ok") {
         const summary = result.data;
-        reply.content = summary.text || answerOf(treeStore.tree(turnId)).text;
+        reply.content = summary.text || streamed.answer;
         reply.agent = summary.answered_by;
-        finishReply(reply, summary.status, treeStore.tree(turnId));
+        finishReply(reply, summary.status, streamed.rootError);
       } else {
         reply.status = "error";
         reply.error = result.error.message;
@@ -119,26 +138,20 @@ class ChatStore {
   }
 
   /** The last exchange, if it can be retried or edited (nothing is running). */
-  lastTurn(): { turnId: string; text: string } | null {
+  lastTurn(): LastTurn | null {
     if (this.busy) return null;
     const user = [...this.entries].reverse().find((entry) => entry.role === "user");
     return user?.turnId ? { turnId: user.turnId, text: user.content } : null;
   }
 
-  /** Takes the last exchange back (logged as retracted) and returns its message. */
-  async takeBackLast(): Promise<string | null> {
+  /** Takes the last exchange back (logged as retracted) and returns it. */
+  async takeBackLast(): Promise<LastTurn | null> {
     const last = this.lastTurn();
     if (!last || !this.sessionId) return null;
     const result = await commands.retractTurn(this.sessionId, last.turnId);
     if (result.status === "error") throw new Error(result.error.message);
     this.entries = this.entries.filter((entry) => entry.turnId !== last.turnId);
-    treeStore.dropTurn(last.turnId);
-    return last.text;
-  }
-
-  async retry(): Promise<void> {
-    const text = await this.takeBackLast();
-    if (text && this.sessionId) await this.send(this.sessionId, text);
+    return last;
   }
 }
 

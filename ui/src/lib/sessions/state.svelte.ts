@@ -1,12 +1,10 @@
 /**
- * The session list of the sidebar and the open session: create, open (replaying
- * its log into the chat and the trees), rename, delete, search.
+ * The session list of the sidebar and which session is open: list, search, create,
+ * read a session's log, rename, delete, and remember the last one used. What opening
+ * a session does to the chat and the trees is the view's business (views/session-flow).
  */
-import { commands, type SessionSummary } from "../../bindings";
-import { chatStore } from "../chat/state.svelte";
-import { treeStore } from "../tree/state.svelte";
+import { commands, type SessionLog_Serialize as SessionLog, type SessionSummary } from "../../bindings";
 import { prefs } from "../shared/prefs";
-import { replaySession } from "./replay";
 
 function unwrap<T>(result: { status: "ok"; data: T } | { status: "error"; error: { message: string } }): T {
   if (result.status === "error") throw new Error(result.error.message);
@@ -44,35 +42,28 @@ class SessionStore {
     }
   }
 
-  /** Opens the last session used, if it still exists. */
-  async restore(): Promise<void> {
+  /** Refreshes the list and names the last session used, if it still exists. */
+  async lastUsed(): Promise<string | null> {
     await this.refresh();
     const last = await prefs.get("lastSession");
-    if (typeof last === "string" && this.sessions.some((session) => session.id === last)) await this.open(last);
+    return typeof last === "string" && this.sessions.some((session) => session.id === last) ? last : null;
   }
 
-  async open(id: string): Promise<void> {
-    if (chatStore.busy) return;
-    try {
-      const log = unwrap(await commands.loadSession(id));
-      const replayed = replaySession(log.records);
-      this.currentId = id;
-      chatStore.show(id, replayed.entries);
-      treeStore.reset(replayed.trees, replayed.turns);
-      void prefs.set("lastSession", id);
-      this.error =
-        log.skipped_lines > 0 ? `${log.skipped_lines} damaged line(s) of this session's log were skipped` : null;
-    } catch (error) {
-      this.error = String(error);
-    }
+  /** A session's log as stored; throws when it cannot be read. */
+  async read(id: string): Promise<SessionLog> {
+    return unwrap(await commands.loadSession(id));
   }
 
-  /** A fresh, empty chat; the session is created when its first message is sent. */
-  startNew(): void {
-    if (chatStore.busy) return;
+  /** Marks `id` as the open session (and the one to reopen next time); says so if its log had damaged lines. */
+  opened(id: string, skippedLines: number): void {
+    this.currentId = id;
+    void prefs.set("lastSession", id);
+    this.error = skippedLines > 0 ? `${skippedLines} damaged line(s) of this session's log were skipped` : null;
+  }
+
+  /** No session is open: the next message creates one. */
+  close(): void {
     this.currentId = null;
-    chatStore.show(null, []);
-    treeStore.reset(new Map(), []);
   }
 
   /** The open session, created (titled after `message`) when there is none. */
@@ -96,13 +87,14 @@ class SessionStore {
     }
   }
 
-  async remove(id: string): Promise<void> {
+  /** Deletes a session's log; false, with the error shown, when that failed. */
+  async remove(id: string): Promise<boolean> {
     try {
       unwrap(await commands.deleteSession(id));
-      if (this.currentId === id) this.startNew();
-      await this.refresh();
+      return true;
     } catch (error) {
       this.error = String(error);
+      return false;
     }
   }
 }

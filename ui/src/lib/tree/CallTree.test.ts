@@ -1,4 +1,4 @@
-/** The tree component: ARIA tree pattern, accessible names with agent and status, keyboard collapse. */
+/** The tree component: ARIA tree pattern, accessible names with agent and status, keyboard collapse, live updates per fold. */
 import { describe, expect, it } from "vitest";
 import { fireEvent, render, screen } from "@testing-library/svelte";
 import { flushSync } from "svelte";
@@ -52,5 +52,25 @@ describe("CallTree", () => {
     await fireEvent.keyDown(root, { key: "ArrowRight" });
     flushSync();
     expect(screen.getByRole("treeitem", { name: "researcher, ok" })).toBeTruthy();
+  });
+
+  it("shows queued events once they are folded, and not before", () => {
+    const start = { type: "call_started", tool_name: null, input: null, tools: [], model: null } as const;
+    push("t2", [{ ...start, call_id: "c1", agent: "assistant", role: "turn" }]);
+    render(CallTree, { turnId: "t2", now: 5000 });
+    const child: Record<string, unknown> = {
+      ...start,
+      call_id: "c2",
+      parent_id: "c1",
+      depth: 1,
+      agent: "coder",
+      role: "tool",
+    };
+    treeStore.push("t2", { seq: 2, ts_ms: 1002, ...child } as CallEvent);
+    flushSync();
+    expect(screen.queryByRole("treeitem", { name: "coder, running" })).toBeNull();
+    treeStore.flush();
+    flushSync();
+    expect(screen.getByRole("treeitem", { name: "coder, running" })).toBeTruthy();
   });
 });

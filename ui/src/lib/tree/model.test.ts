@@ -1,7 +1,16 @@
-/** The tree fold: nesting, statuses, usage, text, ordering guards, escalation answers. */
+/** The tree fold: nesting, statuses, usage, text, ordering guards, escalation answers, a call's parsed input. */
 import { describe, expect, it } from "vitest";
 import type { CallEvent_Serialize as CallEvent } from "../../bindings";
-import { answerOf, applyEvent, emptyTree, elapsedMs, formatDuration, formatTokens, visibleNodes } from "./model";
+import {
+  answerOf,
+  applyEvent,
+  emptyTree,
+  elapsedMs,
+  parseCallInput,
+  rootOf,
+  visibleNodes,
+  type CallInput,
+} from "./model";
 
 let seq = 0;
 function event(
@@ -101,16 +110,44 @@ describe("views of the tree", () => {
     expect(visibleNodes(tree, new Set(["c2"])).map((node) => node.callId)).toEqual(["c1", "c2", "c4"]);
   });
 
-  it("formats durations, tokens and elapsed time", () => {
-    expect(formatDuration(250)).toBe("250 ms");
-    expect(formatDuration(1500)).toBe("1.5 s");
-    expect(formatDuration(125_000)).toBe("2 min 5 s");
-    expect(formatTokens(null)).toBe("–");
-    expect(formatTokens({ input_tokens: 1, output_tokens: 2, total_tokens: 12_345 })).toBe("12.3k");
+  it("measures elapsed time", () => {
     seq = 0;
     const tree = emptyTree();
     applyEvent(tree, event("c1", null, "a", 0, started("turn")));
     const node = tree.nodes.get("c1");
     expect(node && elapsedMs(node, node.startedMs + 700)).toBe(700);
+  });
+});
+
+describe("parseCallInput", () => {
+  const none = { request: null, reason: null, context: null, model: null };
+  const cases: Array<[string, unknown, CallInput | null]> = [
+    ["null (the root)", null, null],
+    ["a string", "do it", null],
+    ["a number", 42, null],
+    ["an array", [{ request: "x" }], null],
+    ["an empty object", {}, none],
+    [
+      "a delegation",
+      { request: "Find facts", context: { topic: "sky" } },
+      { ...none, request: "Find facts", context: { topic: "sky" } },
+    ],
+    ["ask_model", { request: "Check", model: "big-model" }, { ...none, request: "Check", model: "big-model" }],
+    ["an escalation", { reason: "too hard" }, { ...none, reason: "too hard" }],
+    [
+      "fields of the wrong type",
+      { request: 7, reason: ["x"], model: { name: "m" }, context: "plain text" },
+      { ...none, context: "plain text" },
+    ],
+  ];
+  it.each(cases)("%s", (_name, input, expected) => expect(parseCallInput(input)).toEqual(expected));
+
+  it("is parsed once, when call_started is folded", () => {
+    seq = 0;
+    const tree = emptyTree();
+    applyEvent(tree, event("c1", null, "a", 0, started("turn")));
+    applyEvent(tree, event("c2", "c1", "b", 1, { ...started("tool", "agent_b"), input: { request: "Summarise" } }));
+    expect(rootOf(tree)?.input).toBeNull();
+    expect(tree.nodes.get("c2")?.input).toEqual({ ...none, request: "Summarise" });
   });
 });

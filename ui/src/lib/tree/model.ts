@@ -23,7 +23,8 @@ export interface CallNode {
   depth: number;
   role: CallRole;
   toolName: string | null;
-  input: unknown;
+  /** What the call was asked, parsed from `call_started`; null when its input was not an object (the root). */
+  input: CallInput | null;
   tools: string[];
   model: string | null;
   status: NodeStatus;
@@ -47,6 +48,21 @@ export interface CallNode {
   children: string[];
 }
 
+/**
+ * What a call was asked, parsed once from the untyped `input` of `call_started`:
+ * `{request, context, model}` for a delegation, `{reason}` for an escalation. A
+ * field of the wrong type reads as absent.
+ */
+export interface CallInput {
+  request: string | null;
+  /** Why the call was escalated; an escalation has a reason instead of a request. */
+  reason: string | null;
+  /** The labelled context the caller passed along (any JSON). */
+  context: unknown;
+  /** The model the caller asked for (`ask_model`). */
+  model: string | null;
+}
+
 export interface CallTree {
   nodes: Map<string, CallNode>;
   rootId: string | null;
@@ -55,8 +71,28 @@ export interface CallTree {
   anomalies: string[];
 }
 
+/** A turn of a session with its label (the start of the user's message) and its call tree. */
+export interface TurnTree {
+  turnId: string;
+  label: string;
+  tree: CallTree;
+}
+
 export function emptyTree(): CallTree {
   return { nodes: new Map(), rootId: null, lastSeq: 0, anomalies: [] };
+}
+
+/** Parses a call's `input`; null when it is not a JSON object. */
+export function parseCallInput(input: unknown): CallInput | null {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return null;
+  const fields = input as Record<string, unknown>;
+  const text = (value: unknown) => (typeof value === "string" ? value : null);
+  return {
+    request: text(fields.request),
+    reason: text(fields.reason),
+    context: fields.context ?? null,
+    model: text(fields.model),
+  };
 }
 
 /** Folds one event into the tree. */
@@ -74,7 +110,7 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       depth: event.depth,
       role: event.role,
       toolName: event.tool_name,
-      input: event.input,
+      input: parseCallInput(event.input),
       tools: event.tools,
       model: event.model,
       status: "running",
@@ -168,34 +204,21 @@ export function visibleNodes(tree: CallTree, collapsed: ReadonlySet<string>): Ca
   return out;
 }
 
+/** The turn's root call (the agent that answers the user), once it has started. */
+export function rootOf(tree: CallTree): CallNode | undefined {
+  return tree.rootId ? tree.nodes.get(tree.rootId) : undefined;
+}
+
 /** The text that answers the user: the root's, or the escalation agent's after a handoff. */
 export function answerOf(tree: CallTree): { text: string; agent: string | null } {
-  const root = tree.rootId ? tree.nodes.get(tree.rootId) : undefined;
+  const root = rootOf(tree);
   if (!root) return { text: "", agent: null };
   const escalation = root.children.map((id) => tree.nodes.get(id)).find((child) => child?.role === "escalation");
   if (escalation) return { text: escalation.text, agent: escalation.agent };
   return { text: root.text, agent: root.agent };
 }
 
-/** The status as people read it (and as the tree's accessible names say it). */
-export function statusLabel(status: NodeStatus): string {
-  return status === "waiting" ? "waiting for approval" : status;
-}
-
 /** Calls of a tree that wait for an approval, in the order they asked. */
 export function waitingNodes(tree: CallTree): CallNode[] {
   return [...tree.nodes.values()].filter((node) => node.status === "waiting");
-}
-
-export function formatTokens(usage: Usage | null): string {
-  if (!usage) return "–";
-  const total = usage.total_tokens;
-  return total >= 10_000 ? `${(total / 1000).toFixed(1)}k` : String(total);
-}
-
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const minutes = Math.floor(ms / 60_000);
-  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
 }

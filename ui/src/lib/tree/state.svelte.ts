@@ -1,29 +1,34 @@
 /**
  * The call trees the view reads: one per turn of the open session, fed by the IPC
  * channel or rebuilt from the session log. Events are queued and folded once per
- * animation frame, so a burst of deltas costs one render; `version` tells the
- * view that something changed.
+ * animation frame, so a burst of deltas costs one render. The trees are mutated in
+ * place (cheap), so components read them only through `current` and `turnTrees`,
+ * which depend on a change counter: Svelte re-reads them after every fold.
  */
 import { commands, type ApprovalDecision, type CallEvent_Serialize as CallEvent } from "../../bindings";
-import { applyEvent, emptyTree, type CallTree } from "./model";
+import { applyEvent, emptyTree, type CallTree, type TurnTree } from "./model";
 
 class TreeStore {
-  trees = new Map<string, CallTree>();
   /** The session's turns in order, with a label for the turn picker. */
   turns = $state<Array<{ turnId: string; label: string }>>([]);
-  version = $state(0);
   selectedTurn = $state<string | null>(null);
   selectedCall = $state<string | null>(null);
+  private trees = new Map<string, CallTree>();
+  /** Counts the changes to `trees` (folds, resets, dropped turns); the reactive reads below depend on it. */
+  private changes = $state(0);
   private queue: Array<[string, CallEvent]> = [];
   private scheduled = false;
 
-  tree(turnId: string): CallTree {
-    let tree = this.trees.get(turnId);
-    if (!tree) {
-      tree = emptyTree();
-      this.trees.set(turnId, tree);
-    }
-    return tree;
+  /** The tree of `turnId` as of the last fold (an empty one if it has none); a reactive read. */
+  current(turnId: string): CallTree {
+    void this.changes;
+    return this.trees.get(turnId) ?? emptyTree();
+  }
+
+  /** Every turn of the session with its tree, in order; a reactive read. */
+  get turnTrees(): TurnTree[] {
+    void this.changes;
+    return this.turns.map((turn) => ({ ...turn, tree: this.trees.get(turn.turnId) ?? emptyTree() }));
   }
 
   /** Replaces everything with a session's trees (after a replay of its log). */
@@ -33,11 +38,11 @@ class TreeStore {
     this.turns = turns;
     const last = turns[turns.length - 1]?.turnId ?? null;
     this.select(last, null);
-    this.version++;
+    this.changes++;
   }
 
   startTurn(turnId: string, label: string): void {
-    this.tree(turnId);
+    this.treeOf(turnId);
     this.turns = [...this.turns, { turnId, label: label.slice(0, 40) }];
     this.select(turnId, null);
   }
@@ -46,7 +51,7 @@ class TreeStore {
     this.trees.delete(turnId);
     this.turns = this.turns.filter((turn) => turn.turnId !== turnId);
     if (this.selectedTurn === turnId) this.select(this.turns[this.turns.length - 1]?.turnId ?? null, null);
-    this.version++;
+    this.changes++;
   }
 
   /** Queues an event of `turnId`; it is folded on the next frame. */
@@ -66,9 +71,9 @@ class TreeStore {
   flush(): void {
     this.scheduled = false;
     if (this.queue.length === 0) return;
-    for (const [turnId, event] of this.queue) applyEvent(this.tree(turnId), event);
+    for (const [turnId, event] of this.queue) applyEvent(this.treeOf(turnId), event);
     this.queue = [];
-    this.version++;
+    this.changes++;
   }
 
   /** Answers a waiting call's approval request; the tree updates from the events that follow. */
@@ -83,6 +88,15 @@ class TreeStore {
   select(turnId: string | null, callId: string | null): void {
     this.selectedTurn = turnId;
     this.selectedCall = callId;
+  }
+
+  private treeOf(turnId: string): CallTree {
+    let tree = this.trees.get(turnId);
+    if (!tree) {
+      tree = emptyTree();
+      this.trees.set(turnId, tree);
+    }
+    return tree;
   }
 }
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import type { CallEvent_Serialize as CallEvent } from "../../bindings";
 import { applyEvent, emptyTree } from "../tree/model";
-import { formatCost, usageByAgent, usageByTurn } from "./model";
+import { usageByAgent, usageByTurn } from "./model";
 
 function tree(calls: Array<[string, string | null, string, string, number, number | null]>) {
   const built = emptyTree();
@@ -54,8 +54,5 @@ describe("usage", () => {
       { agent: "researcher", calls: 3, errors: 1, refused: 1, tokens: 40, cost: null },
     ]);
     expect(usageByTurn([{ turnId: "t1", label: "one", tree: first }]).map((row) => row.tokens)).toEqual([100]);
-    expect(formatCost(null)).toBe("–");
-    expect(formatCost(0.01234)).toBe("$0.0123");
-    expect(formatCost(12.5)).toBe("$12.50");
   });
 });

@@ -1,5 +1,5 @@
 /** What delegation costs, from the session's call trees: per agent, and per turn. Pure. */
-import type { CallTree } from "../tree/model";
+import { rootOf, type CallTree, type TurnTree } from "../tree/model";
 
 export interface AgentRow {
   agent: string;
@@ -35,14 +35,9 @@ export function usageByAgent(trees: CallTree[]): AgentRow[] {
 }
 
 /** Per turn: the root's subtree totals. */
-export function usageByTurn(turns: Array<{ turnId: string; label: string; tree: CallTree }>): TurnRow[] {
+export function usageByTurn(turns: TurnTree[]): TurnRow[] {
   return turns.map(({ turnId, label, tree }) => {
-    const root = tree.rootId ? tree.nodes.get(tree.rootId) : undefined;
+    const root = rootOf(tree);
     return { turnId, label, tokens: root?.usageTotal?.total_tokens ?? 0, cost: root?.costTotal ?? null };
   });
-}
-
-export function formatCost(cost: number | null): string {
-  if (cost === null) return "–";
-  return cost >= 1 ? `$${cost.toFixed(2)}` : `$${cost.toFixed(4)}`;
 }

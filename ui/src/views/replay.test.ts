@@ -1,6 +1,6 @@
-/** Replaying a session log: messages, trees, retractions, an interrupted turn. */
+/** Replaying a session log: messages, trees, retractions, an interrupted turn, a failed one. */
 import { describe, expect, it } from "vitest";
-import type { SessionRecord } from "../../bindings";
+import type { SessionRecord } from "../bindings";
 import { replaySession } from "./replay";
 
 const event = (
@@ -52,5 +52,34 @@ describe("replaySession", () => {
     expect(replayed.turns.map((turn) => turn.turnId)).toEqual(["t1", "t3"]);
     expect([...replayed.trees.keys()]).toEqual(["t1", "t3"]);
     expect(replayed.trees.get("t1")?.nodes.get("c1")?.children).toEqual(["c2"]);
+  });
+
+  it("shows a failed turn with its root call's error, or its status when the root has none", () => {
+    const failed = {
+      type: "call_finished",
+      status: "error",
+      result: null,
+      usage: null,
+      usage_total: null,
+      cost: null,
+      cost_total: null,
+      turns: 1,
+      error: { kind: "unreachable", message: "the model server did not answer" },
+      delivered: null,
+    };
+    const records: SessionRecord[] = [
+      { type: "created", title: "Chat", created_ms: 1 },
+      { type: "user_message", turn_id: "t1", text: "one", agent: null, ts_ms: 2 },
+      event("t1", 1, started),
+      event("t1", 2, failed),
+      { type: "turn_ended", turn_id: "t1", status: "error", text: "", answered_by: "assistant" },
+      { type: "user_message", turn_id: "t2", text: "two", agent: null, ts_ms: 3 },
+      { type: "turn_ended", turn_id: "t2", status: "limited", text: "", answered_by: "assistant" },
+    ];
+    const replies = replaySession(records).entries.filter((entry) => entry.role === "assistant");
+    expect(replies.map((entry) => [entry.status, entry.error])).toEqual([
+      ["error", "the model server did not answer"],
+      ["error", "the turn ended with status limited"],
+    ]);
   });
 });

@@ -1,11 +1,12 @@
 /**
  * Rebuilds a chat from its session log: messages, each turn's call tree (from every
  * logged event), retracted turns dropped, and a turn the app never finished (it was
- * killed) shown as interrupted with what had streamed. Pure.
+ * killed) shown as interrupted with what had streamed. Pure; it lives with the views
+ * because it composes two domains (the chat's entries, the tree's calls) from a third's log.
  */
-import type { CallEvent_Serialize, SessionRecord } from "../../bindings";
-import { finishReply, type ChatEntry } from "../chat/entry";
-import { answerOf, applyEvent, emptyTree, type CallTree } from "../tree/model";
+import type { CallEvent_Serialize, SessionRecord } from "../bindings";
+import { finishReply, type ChatEntry } from "../lib/chat/entry";
+import { answerOf, applyEvent, emptyTree, rootOf, type CallTree } from "../lib/tree/model";
 
 export interface ReplayedSession {
   title: string;
@@ -61,7 +62,8 @@ export function replaySession(records: SessionRecord[]): ReplayedSession {
         if (reply) {
           reply.content = record.text;
           reply.agent = record.answered_by;
-          finishReply(reply, record.status, trees.get(record.turn_id));
+          const tree = trees.get(record.turn_id);
+          finishReply(reply, record.status, (tree && rootOf(tree)?.error) ?? null);
         }
         break;
       }

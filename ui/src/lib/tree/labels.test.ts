@@ -1,0 +1,23 @@
+/** Status labels and error descriptions, as the tree's accessible names and the details show them. */
+import { describe, expect, it } from "vitest";
+import type { CallError } from "../../bindings";
+import { describeError, statusLabel } from "./labels";
+import type { NodeStatus } from "./model";
+
+describe("statusLabel", () => {
+  const cases: Array<[NodeStatus, string]> = [
+    ["running", "running"],
+    ["waiting", "waiting for approval"],
+    ["ok", "ok"],
+    ["denied", "denied"],
+  ];
+  it.each(cases)("%s", (status, expected) => expect(statusLabel(status)).toBe(expected));
+});
+
+describe("describeError", () => {
+  const cases: Array<[CallError, string]> = [
+    [{ kind: "timeout", message: "no answer within 30 s" }, "timeout: no answer within 30 s"],
+    [{ kind: "unreachable", message: "connection refused" }, "unreachable: connection refused"],
+  ];
+  it.each(cases)("%j", (error, expected) => expect(describeError(error)).toBe(expected));
+});
