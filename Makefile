@@ -75,6 +75,7 @@ test-rust:
 	$(CARGO) test --workspace
 
 test-ui:
+	cd ui && node_modules/.bin/prettier --check .
 	cd ui && node_modules/.bin/svelte-check --tsconfig ./tsconfig.json --fail-on-warnings
 	cd ui && node_modules/.bin/vitest run
 

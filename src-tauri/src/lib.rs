@@ -1,8 +1,8 @@
-//! The desktop shell: Tauri commands that call switchboard-core, a channel per turn
-//! for the call-tree events, one app-wide event for config changes, and the
-//! TypeScript bindings export. No engine logic lives here.
+//! The desktop shell: Tauri commands that call switchboard-core (one line of glue
+//! each), a channel per turn for the call-tree events, one app-wide event for
+//! config changes, and the TypeScript bindings export. No engine logic lives here:
+//! turns in sessions, approvals and exports are `ChatSessions`' work.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -11,13 +11,10 @@ use specta::Type;
 use switchboard_core::config::store::{self, ConfigError, Loaded, Version};
 use switchboard_core::config::watch::{self, ConfigWatch, Reload};
 use switchboard_core::config::{global_tools, merged_tools, Problem, ResolvedTool};
-use switchboard_core::event::now_ms;
-use switchboard_core::runner::Message;
-use switchboard_core::sessions::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
-use switchboard_core::{
-    ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Config, Dispatcher, EventKind, Session, TurnControl,
-    TurnRequest, Usage,
+use switchboard_core::sessions::{
+    ChatSessions, SessionError, SessionLog, SessionSummary, SessionTurn, TurnSummary, DATA_DIR_ENV,
 };
+use switchboard_core::{ApprovalDecision, ApprovalPolicy, CallEvent, Config, Dispatcher};
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, State};
 use tauri_specta::Event;
@@ -25,21 +22,47 @@ use tauri_specta::Event;
 /// The one error shape the UI shows as it is.
 #[derive(Debug, Clone, Serialize, Deserialize, Type)]
 pub struct AppError {
-    /// `config_syntax`, `config_type`, `config_invalid`, `config_conflict`, `io`, `not_found`.
-    pub kind: String,
+    pub kind: AppErrorKind,
     pub message: String,
     pub path: Option<String>,
     pub line: Option<u32>,
     pub column: Option<u32>,
 }
 
+/// What went wrong, for the UI to switch on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum AppErrorKind {
+    /// The config file is not valid JSON (`line`, `column` say where).
+    ConfigSyntax,
+    /// A field of the config has the wrong type (`line`, `column` say where).
+    ConfigType,
+    /// The config parses but breaks a rule (every problem in `message`).
+    ConfigInvalid,
+    /// The file changed on disk since it was read; nothing was written.
+    ConfigConflict,
+    /// A file could not be read or written.
+    Io,
+    /// No such session or turn (an id that cannot name a session included).
+    NotFound,
+    /// A session with that id exists already.
+    SessionExists,
+}
+
+impl AppError {
+    fn new(kind: AppErrorKind, message: String) -> AppError {
+        AppError { kind, message, path: None, line: None, column: None }
+    }
+}
+
 impl From<SessionError> for AppError {
     fn from(error: SessionError) -> AppError {
         let kind = match &error {
-            SessionError::NotFound(_) | SessionError::BadId(_) => "not_found",
-            SessionError::Io { .. } => "io",
+            SessionError::NotFound(_) | SessionError::BadId(_) | SessionError::NoTurn { .. } => AppErrorKind::NotFound,
+            SessionError::Exists(_) => AppErrorKind::SessionExists,
+            SessionError::Io { .. } => AppErrorKind::Io,
         };
-        AppError { kind: kind.into(), message: error.to_string(), path: None, line: None, column: None }
+        AppError::new(kind, error.to_string())
     }
 }
 
@@ -47,14 +70,18 @@ impl From<ConfigError> for AppError {
     fn from(error: ConfigError) -> AppError {
         let message = error.to_string();
         let (kind, path, line, column) = match &error {
-            ConfigError::Io { path, .. } => ("io", Some(path), None, None),
-            ConfigError::Syntax { path, line, column, .. } => ("config_syntax", Some(path), Some(*line), Some(*column)),
-            ConfigError::Type { path, line, column, .. } => ("config_type", Some(path), Some(*line), Some(*column)),
-            ConfigError::Invalid { path, .. } => ("config_invalid", Some(path), None, None),
-            ConfigError::Conflict { path } => ("config_conflict", Some(path), None, None),
+            ConfigError::Io { path, .. } => (AppErrorKind::Io, Some(path), None, None),
+            ConfigError::Syntax { path, line, column, .. } => {
+                (AppErrorKind::ConfigSyntax, Some(path), Some(*line), Some(*column))
+            }
+            ConfigError::Type { path, line, column, .. } => {
+                (AppErrorKind::ConfigType, Some(path), Some(*line), Some(*column))
+            }
+            ConfigError::Invalid { path, .. } => (AppErrorKind::ConfigInvalid, Some(path), None, None),
+            ConfigError::Conflict { path } => (AppErrorKind::ConfigConflict, Some(path), None, None),
         };
         AppError {
-            kind: kind.into(),
+            kind,
             message,
             path: path.map(|path| path.display().to_string()),
             line: line.map(|line| line as u32),
@@ -83,21 +110,7 @@ pub struct ConfigChanged {
     pub error: Option<AppError>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, Type)]
-#[serde(rename_all = "snake_case")]
-pub enum ChatRole {
-    User,
-    Assistant,
-}
-
-/// One earlier message of the chat, sent along as history.
-#[derive(Debug, Clone, Serialize, Deserialize, Type)]
-pub struct ChatMessage {
-    pub role: ChatRole,
-    pub content: String,
-}
-
-/// A user turn as the chat sends it.
+/// A user turn as the chat sends it; the history comes from the session's log.
 #[derive(Debug, Clone, Serialize, Deserialize, Type)]
 pub struct SendRequest {
     /// The chat session the turn belongs to (its log receives every event).
@@ -107,17 +120,6 @@ pub struct SendRequest {
     /// `@agent` handoff; the primary when absent.
     pub agent: Option<String>,
     pub message: String,
-    pub history: Vec<ChatMessage>,
-}
-
-/// How a turn ended; the details came through the channel.
-#[derive(Debug, Clone, Serialize, Type)]
-pub struct TurnSummary {
-    pub status: CallStatus,
-    pub text: String,
-    pub answered_by: String,
-    pub usage_total: Option<Usage>,
-    pub cost_total: Option<f64>,
 }
 
 /// What the app keeps between commands.
@@ -126,12 +128,7 @@ pub struct AppState {
     dispatcher: Arc<Dispatcher>,
     current: Arc<Mutex<CurrentConfig>>,
     _watch: Option<ConfigWatch>,
-    turns: Mutex<HashMap<String, TurnControl>>,
-    /// The chat sessions' logs on disk.
-    sessions: Arc<SessionStore>,
-    /// Per chat session: "approve always" answers and persistent delegates'
-    /// conversations (kept while the app runs).
-    engine_sessions: Mutex<HashMap<String, Session>>,
+    sessions: ChatSessions,
     data_dir: PathBuf,
 }
 
@@ -192,17 +189,8 @@ impl AppState {
                 None
             }
         };
-        let sessions = Arc::new(SessionStore::open(data_dir.join("sessions")).map_err(AppError::from)?);
-        Ok(AppState {
-            config_path,
-            dispatcher,
-            current,
-            _watch: watch,
-            turns: Mutex::new(HashMap::new()),
-            sessions,
-            engine_sessions: Mutex::new(HashMap::new()),
-            data_dir,
-        })
+        let sessions = ChatSessions::open(data_dir.join("sessions"))?;
+        Ok(AppState { config_path, dispatcher, current, _watch: watch, sessions, data_dir })
     }
 }
 
@@ -231,7 +219,8 @@ fn list_tools(state: State<'_, AppState>, agent: Option<String>) -> Vec<Resolved
     }
 }
 
-/// Runs one user turn; every event of its call tree goes through `on_event`.
+/// Runs one user turn in its session; every event of its call tree goes through
+/// `on_event`, after it is in the session's log.
 #[tauri::command]
 #[specta::specta]
 async fn send_message(
@@ -239,73 +228,14 @@ async fn send_message(
     request: SendRequest,
     on_event: Channel<CallEvent>,
 ) -> Result<TurnSummary, AppError> {
-    let session = engine_session(&state, &request.session_id);
-    let control = TurnControl::new(ApprovalPolicy::Ask, session);
-    let now_ms = now_ms();
-    let user_record = SessionRecord::UserMessage {
-        turn_id: request.turn_id.clone(),
-        text: request.message.clone(),
-        agent: request.agent.clone(),
-        ts_ms: now_ms,
+    let turn = SessionTurn {
+        session_id: request.session_id,
+        turn_id: request.turn_id,
+        agent: request.agent,
+        message: request.message,
     };
-    state.sessions.append(&request.session_id, &user_record)?;
-    state.turns.lock().unwrap().insert(request.turn_id.clone(), control.clone());
-    let history = request
-        .history
-        .iter()
-        .map(|message| match message.role {
-            ChatRole::User => Message::user(message.content.clone()),
-            ChatRole::Assistant => Message::assistant(message.content.clone()),
-        })
-        .collect();
-    let turn = TurnRequest { agent: request.agent.clone(), history, message: request.message.clone() };
-    let sessions = state.sessions.clone();
-    let (session_id, turn_id) = (request.session_id.clone(), request.turn_id.clone());
-    let sink = Arc::new(move |event: CallEvent| {
-        // Logged before it is shown: what the window saw, a restart sees.
-        let record = SessionRecord::Event { turn_id: turn_id.clone(), event: event.clone() };
-        if let Err(error) = sessions.append(&session_id, &record) {
-            tracing::warn!(%error, "an event could not be written to the session log");
-        }
-        let _ = on_event.send(event);
-    });
-    let outcome = state.dispatcher.run_turn(turn, sink, control).await;
-    state.turns.lock().unwrap().remove(&request.turn_id);
-    let ended = SessionRecord::TurnEnded {
-        turn_id: request.turn_id.clone(),
-        status: outcome.status,
-        text: outcome.text.clone(),
-        answered_by: outcome.answered_by.clone(),
-    };
-    state.sessions.append(&request.session_id, &ended)?;
-    Ok(TurnSummary {
-        status: outcome.status,
-        text: outcome.text,
-        answered_by: outcome.answered_by,
-        usage_total: outcome.usage_total,
-        cost_total: outcome.cost_total,
-    })
-}
-
-/// The engine session of a chat session. The first time it is needed after a start,
-/// its "approve always" answers are restored from the events in its log.
-fn engine_session(state: &AppState, session_id: &str) -> Session {
-    let mut sessions = state.engine_sessions.lock().unwrap();
-    if let Some(session) = sessions.get(session_id) {
-        return session.clone();
-    }
-    let session = Session::default();
-    if let Ok(log) = state.sessions.load(session_id) {
-        for record in &log.records {
-            if let SessionRecord::Event { event, .. } = record {
-                if let EventKind::ApprovalResolved { decision: ApprovalDecision::ApproveAlways, .. } = &event.kind {
-                    session.approve(&event.agent);
-                }
-            }
-        }
-    }
-    sessions.insert(session_id.to_string(), session.clone());
-    session
+    let show = move |event: CallEvent| drop(on_event.send(event));
+    Ok(state.sessions.run_turn(&state.dispatcher, turn, ApprovalPolicy::Ask, show).await?)
 }
 
 /// The chat sessions, most recently used first.
@@ -319,12 +249,8 @@ fn list_sessions(state: State<'_, AppState>) -> Result<Vec<SessionSummary>, AppE
 #[tauri::command]
 #[specta::specta]
 fn create_session(state: State<'_, AppState>, title: String) -> Result<SessionSummary, AppError> {
-    let now_ms = now_ms();
-    let id = format!("s{now_ms}-{}", NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-    Ok(state.sessions.create(&id, &title, now_ms)?)
+    Ok(state.sessions.create(&title)?)
 }
-
-static NEXT_SESSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 #[tauri::command]
 #[specta::specta]
@@ -335,7 +261,6 @@ fn rename_session(state: State<'_, AppState>, id: String, title: String) -> Resu
 #[tauri::command]
 #[specta::specta]
 fn delete_session(state: State<'_, AppState>, id: String) -> Result<(), AppError> {
-    state.engine_sessions.lock().unwrap().remove(&id);
     Ok(state.sessions.delete(&id)?)
 }
 
@@ -350,7 +275,7 @@ fn load_session(state: State<'_, AppState>, id: String) -> Result<SessionLog, Ap
 #[tauri::command]
 #[specta::specta]
 fn retract_turn(state: State<'_, AppState>, session_id: String, turn_id: String) -> Result<(), AppError> {
-    Ok(state.sessions.append(&session_id, &SessionRecord::Retracted { turn_id })?)
+    Ok(state.sessions.retract_turn(&session_id, &turn_id)?)
 }
 
 /// Writes a turn's call-tree events as a JSON array into the app's `exports`
@@ -358,58 +283,29 @@ fn retract_turn(state: State<'_, AppState>, session_id: String, turn_id: String)
 #[tauri::command]
 #[specta::specta]
 fn export_turn(state: State<'_, AppState>, session_id: String, turn_id: String) -> Result<String, AppError> {
-    let log = state.sessions.load(&session_id)?;
-    let events: Vec<&CallEvent> = log
-        .records
-        .iter()
-        .filter_map(|record| match record {
-            SessionRecord::Event { turn_id: id, event } if *id == turn_id => Some(event),
-            _ => None,
-        })
-        .collect();
-    if events.is_empty() {
-        return Err(AppError {
-            kind: "not_found".into(),
-            message: format!("turn {turn_id:?} has no events in this session"),
-            path: None,
-            line: None,
-            column: None,
-        });
-    }
     let folder = state.data_dir.join("exports");
-    let safe_turn: String =
-        turn_id.chars().filter(|character| character.is_ascii_alphanumeric() || *character == '-').collect();
-    let path = folder.join(format!("{session_id}-{safe_turn}.json"));
-    let bytes = serde_json::to_vec_pretty(&events).expect("events serialize");
-    store::write_atomic(&path, &bytes)?;
-    Ok(path.display().to_string())
+    Ok(state.sessions.export_turn(&session_id, &turn_id, &folder)?.display().to_string())
 }
 
 /// Cancels a running turn; false when it is not running.
 #[tauri::command]
 #[specta::specta]
 fn cancel_turn(state: State<'_, AppState>, turn_id: String) -> bool {
-    match state.turns.lock().unwrap().get(&turn_id) {
-        Some(control) => {
-            control.cancel_turn();
-            true
-        }
-        None => false,
-    }
+    state.sessions.cancel_turn(&turn_id)
 }
 
 /// Answers the approval request of a waiting call; false when none is waiting.
 #[tauri::command]
 #[specta::specta]
 fn resolve_approval(state: State<'_, AppState>, turn_id: String, call_id: String, decision: ApprovalDecision) -> bool {
-    state.turns.lock().unwrap().get(&turn_id).is_some_and(|control| control.resolve_approval(&call_id, decision))
+    state.sessions.resolve_approval(&turn_id, &call_id, decision)
 }
 
 /// Cancels one call of a running turn with its subtree; its parent continues.
 #[tauri::command]
 #[specta::specta]
 fn cancel_call(state: State<'_, AppState>, turn_id: String, call_id: String) -> bool {
-    state.turns.lock().unwrap().get(&turn_id).is_some_and(|control| control.cancel_call(&call_id))
+    state.sessions.cancel_call(&turn_id, &call_id)
 }
 
 /// The commands and events the UI may use, with their TypeScript bindings.
@@ -455,8 +351,9 @@ pub fn configure<R: Runtime>(
         move |app| {
             specta.mount_events(app);
             let handle = app.handle().clone();
-            let data_dir = match &data_dir {
-                Some(folder) => folder.clone(),
+            let from_environment = std::env::var_os(DATA_DIR_ENV).filter(|value| !value.is_empty()).map(PathBuf::from);
+            let data_dir = match data_dir.clone().or(from_environment) {
+                Some(folder) => folder,
                 None => app.path().app_data_dir()?,
             };
             let state = AppState::open(config_path.clone(), data_dir, move |changed| {

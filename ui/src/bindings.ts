@@ -13,7 +13,10 @@ export const commands = {
 	 *  global entries as written when `agent` is absent.
 	 */
 	listTools: (agent: string | null) => __TAURI_INVOKE<ResolvedTool[]>("list_tools", { agent }),
-	/**  Runs one user turn; every event of its call tree goes through `on_event`. */
+	/**
+	 *  Runs one user turn in its session; every event of its call tree goes through
+	 *  `on_event`, after it is in the session's log.
+	 */
 	sendMessage: (request: SendRequest_Deserialize, onEvent: Channel<CallEvent_Deserialize>) => typedError<TurnSummary_Serialize, AppError_Serialize>(__TAURI_INVOKE("send_message", { request, onEvent })),
 	/**  Cancels a running turn; false when it is not running. */
 	cancelTurn: (turnId: string) => __TAURI_INVOKE<boolean>("cancel_turn", { turnId }),
@@ -129,10 +132,26 @@ export type AgentToolEntry_Serialize = {
 /**  The one error shape the UI shows as it is. */
 export type AppError = AppError_Serialize | AppError_Deserialize;
 
+/**  What went wrong, for the UI to switch on. */
+export type AppErrorKind = 
+/**  The config file is not valid JSON (`line`, `column` say where). */
+"config_syntax" | 
+/**  A field of the config has the wrong type (`line`, `column` say where). */
+"config_type" | 
+/**  The config parses but breaks a rule (every problem in `message`). */
+"config_invalid" | 
+/**  The file changed on disk since it was read; nothing was written. */
+"config_conflict" | 
+/**  A file could not be read or written. */
+"io" | 
+/**  No such session or turn (an id that cannot name a session included). */
+"not_found" | 
+/**  A session with that id exists already. */
+"session_exists";
+
 /**  The one error shape the UI shows as it is. */
 export type AppError_Deserialize = {
-	/**  `config_syntax`, `config_type`, `config_invalid`, `config_conflict`, `io`, `not_found`. */
-	kind: string,
+	kind: AppErrorKind,
 	message: string,
 	path?: string | null,
 	line?: number | null,
@@ -141,8 +160,7 @@ export type AppError_Deserialize = {
 
 /**  The one error shape the UI shows as it is. */
 export type AppError_Serialize = {
-	/**  `config_syntax`, `config_type`, `config_invalid`, `config_conflict`, `io`, `not_found`. */
-	kind: string,
+	kind: AppErrorKind,
 	message: string,
 	path: string | null,
 	line: number | null,
@@ -190,13 +208,49 @@ export type ApprovalLimits_Serialize = {
 
 /**  A structured error, as the app and the calling model see it. */
 export type CallError = {
-	/**
-	 *  A stable classification: `unreachable`, `timeout`, `http`, `malformed_stream`,
-	 *  `unknown_agent`, `limited`, `config`, `internal`.
-	 */
-	kind: string,
+	kind: CallErrorKind,
 	message: string,
 };
+
+/**
+ *  Why a call failed or was refused: a closed set, so the UI and the tests switch on
+ *  it. ARCHITECTURE.md lists what causes each.
+ */
+export type CallErrorKind = 
+/**  The model server could not be reached. */
+"unreachable" | 
+/**  A runner's model step, or the call as a whole (`limits.timeout_secs`), took too long. */
+"timeout" | 
+/**  The model server answered with an HTTP error. */
+"http" | 
+/**  The model server's stream broke, ended early or was not valid. */
+"malformed_stream" | 
+/**  A subprocess agent exited with a failure or could not be started. */
+"subprocess" | 
+/**  The agent's config cannot build a runner. */
+"config" | 
+/**  A bug of ours. */
+"internal" | 
+/**  The agent named is not configured (status `error`). */
+"unknown_agent" | 
+/**  The model called a tool that does not exist (status `error`). */
+"unknown_tool" | 
+/**  The model's arguments are not a JSON object with the required fields (status `error`). */
+"bad_arguments" | 
+/**  The tool exists but was not offered to this caller here (status `limited`). */
+"not_offered" | 
+/**  The target is already on the call path (status `limited`). */
+"cycle" | 
+/**  The turn made `limits.max_calls_per_turn` delegations already (status `limited`). */
+"max_calls_per_turn" | 
+/**  The turn's token or cost budget is spent (status `limited`). */
+"budget" | 
+/**  The config (`approval: deny`), the user or the approval policy said no (status `denied`). */
+"denied" | 
+/**  The user cancelled the call or its turn (status `cancelled`). */
+"cancelled" | 
+/**  The call reached `limits.max_steps` model steps without a final answer (status `limited`). */
+"limited";
 
 /**  One event of a turn's call tree. */
 export type CallEvent = CallEvent_Serialize | CallEvent_Deserialize;
@@ -236,14 +290,6 @@ export type CallRole = "turn" | "tool" | "escalation" |
 
 /**  How a call ended. */
 export type CallStatus = "ok" | "error" | "cancelled" | "denied" | "limited";
-
-/**  One earlier message of the chat, sent along as history. */
-export type ChatMessage = {
-	role: ChatRole,
-	content: string,
-};
-
-export type ChatRole = "user" | "assistant";
 
 /**  The whole configuration file. */
 export type Config = Config_Serialize | Config_Deserialize;
@@ -465,10 +511,10 @@ export type ResolvedTool = {
 	approval: Approval,
 };
 
-/**  A user turn as the chat sends it. */
+/**  A user turn as the chat sends it; the history comes from the session's log. */
 export type SendRequest = SendRequest_Serialize | SendRequest_Deserialize;
 
-/**  A user turn as the chat sends it. */
+/**  A user turn as the chat sends it; the history comes from the session's log. */
 export type SendRequest_Deserialize = {
 	/**  The chat session the turn belongs to (its log receives every event). */
 	session_id: string,
@@ -477,10 +523,9 @@ export type SendRequest_Deserialize = {
 	/**  `@agent` handoff; the primary when absent. */
 	agent?: string | null,
 	message: string,
-	history: ChatMessage[],
 };
 
-/**  A user turn as the chat sends it. */
+/**  A user turn as the chat sends it; the history comes from the session's log. */
 export type SendRequest_Serialize = {
 	/**  The chat session the turn belongs to (its log receives every event). */
 	session_id: string,
@@ -489,7 +534,6 @@ export type SendRequest_Serialize = {
 	/**  `@agent` handoff; the primary when absent. */
 	agent: string | null,
 	message: string,
-	history: ChatMessage[],
 };
 
 /**  A session's records, and how many damaged lines were skipped. */
@@ -559,25 +603,27 @@ export type ToolScope =
 /**  A per-agent entry with no global twin. */
 "local";
 
-/**  How a turn ended; the details came through the channel. */
+/**  How a turn ended; the details came through the events. */
 export type TurnSummary = TurnSummary_Serialize | TurnSummary_Deserialize;
 
-/**  How a turn ended; the details came through the channel. */
+/**  How a turn ended; the details came through the events. */
 export type TurnSummary_Deserialize = {
 	status: CallStatus,
 	text: string,
 	answered_by: string,
 	usage_total?: Usage | null,
 	cost_total?: number | null,
+	error?: CallError | null,
 };
 
-/**  How a turn ended; the details came through the channel. */
+/**  How a turn ended; the details came through the events. */
 export type TurnSummary_Serialize = {
 	status: CallStatus,
 	text: string,
 	answered_by: string,
 	usage_total: Usage | null,
 	cost_total: number | null,
+	error: CallError | null,
 };
 
 /**  Token counts; `None` on the wire (null) where a provider did not report them. */

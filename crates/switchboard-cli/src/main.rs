@@ -1,22 +1,21 @@
 //! The headless `switchboard` binary: checks and edits the config, lists the tools
-//! an agent is offered, and runs a turn with its events on stdout. It parses
-//! arguments, calls switchboard-core and prints; nothing more.
+//! an agent is offered, runs a turn (alone or in a chat session shared with the
+//! desktop app) with its events on stdout, and lists, shows and exports sessions.
+//! It parses arguments, calls switchboard-core and prints; nothing more.
 
-use std::io::{IsTerminal, Write};
+mod ask;
+mod sessions;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::json;
 use switchboard_core::config::edit::{self, Edit, EditError, ToolTarget};
 use switchboard_core::config::store::{self, ConfigError};
 use switchboard_core::config::{global_tools, merged_tools, ResolvedTool};
-use switchboard_core::dispatch::limits_for;
-use switchboard_core::tools::{offered_tools, Standing};
-use switchboard_core::{
-    ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Dispatcher, EventKind, Session, TurnControl, TurnRequest,
-};
+use switchboard_core::sessions::SessionError;
+use switchboard_core::tools::offered_for_root;
 
 /// Exit code for an invalid config.
 const EXIT_INVALID: u8 = 2;
@@ -27,6 +26,9 @@ struct Cli {
     /// The config file (else $SWITCHBOARD_CONFIG, else ~/.config/switchboard/config.json).
     #[arg(long, global = true, value_name = "PATH")]
     config: Option<PathBuf>,
+    /// Where chat sessions are kept (else $SWITCHBOARD_DATA_DIR, else the desktop app's data folder).
+    #[arg(long, global = true, value_name = "PATH")]
+    data_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -42,6 +44,32 @@ enum Command {
     },
     /// Run one user turn and print its events.
     Ask(AskArgs),
+    /// List, show and export chat sessions (the desktop app's too).
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SessionsCommand {
+    /// The sessions, most recently used first.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// A session's conversation, turn by turn (`--json`: its whole log).
+    Show {
+        session: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A turn's call-tree events as a JSON array (the last turn unless `--turn`).
+    Export {
+        session: String,
+        #[arg(long)]
+        turn: Option<String>,
+    },
 }
 
 #[derive(Args)]
@@ -117,6 +145,10 @@ struct AskArgs {
     /// How to print the call-tree events.
     #[arg(long, value_enum, default_value = "pretty")]
     events: EventFormat,
+    /// Run the turn in this chat session (by id or title; created when there is
+    /// none): its history is sent along, and the turn is logged in it.
+    #[arg(long, value_name = "NAME")]
+    session: Option<String>,
     message: String,
 }
 
@@ -127,10 +159,12 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let path = store::resolve_path(cli.config.as_deref());
+    let data_dir = cli.data_dir.unwrap_or_else(switchboard_core::sessions::default_data_dir);
     let result = match cli.command {
         Command::Check => check(&path),
         Command::Tools { command } => tools(&path, command),
-        Command::Ask(arguments) => ask(&path, arguments),
+        Command::Ask(arguments) => ask::ask(&path, &data_dir, arguments),
+        Command::Sessions { command } => sessions::sessions_command(&data_dir, command),
     };
     match result {
         Ok(code) => code,
@@ -153,6 +187,12 @@ impl From<ConfigError> for Failure {
             _ => EXIT_INVALID,
         };
         Failure { code, message: error.to_string() }
+    }
+}
+
+impl From<SessionError> for Failure {
+    fn from(error: SessionError) -> Failure {
+        Failure { code: 1, message: error.to_string() }
     }
 }
 
@@ -195,12 +235,8 @@ fn tools(path: &Path, command: ToolsCommand) -> Result<ExitCode, Failure> {
             if loaded.config.agent(&for_agent).is_none() {
                 return Err(Failure { code: 1, message: format!("no agent named {for_agent:?} is configured") });
             }
-            let agent = loaded.config.agent(&for_agent).expect("checked above");
-            let max_depth = limits_for(&loaded.config, agent, None).effective_max_depth();
-            let definitions: Vec<_> = offered_tools(&loaded.config, &for_agent, Standing::Root, &[], max_depth)
-                .into_iter()
-                .map(|tool| tool.definition)
-                .collect();
+            let definitions: Vec<_> =
+                offered_for_root(&loaded.config, Some(&for_agent)).into_iter().map(|tool| tool.definition).collect();
             println!("{}", serde_json::to_string_pretty(&definitions).expect("definitions serialize"));
             return Ok(ExitCode::SUCCESS);
         }
@@ -257,166 +293,6 @@ fn list(path: &Path, scope: &Scope, as_json: bool) -> Result<ExitCode, Failure> 
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn ask(path: &Path, arguments: AskArgs) -> Result<ExitCode, Failure> {
-    let loaded = load(path)?;
-    for warning in &loaded.warnings {
-        eprintln!("{}: {warning}", path.display());
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|error| Failure { code: 1, message: format!("cannot start the runtime: {error}") })?;
-    let dispatcher = Dispatcher::new(loaded.config);
-    let interactive = arguments.approve.is_none() && std::io::stdin().is_terminal();
-    let policy = match arguments.approve {
-        Some(ApproveMode::All) => ApprovalPolicy::ApproveAll,
-        Some(ApproveMode::None) => ApprovalPolicy::DenyAll,
-        None if interactive => ApprovalPolicy::Ask,
-        None => ApprovalPolicy::DenyAll,
-    };
-    let control = TurnControl::new(policy, Session::default());
-    let printer = Arc::new(Mutex::new(Printer::new(arguments.events)));
-    let sink_printer = printer.clone();
-    let (prompt_sender, prompt_receiver) = std::sync::mpsc::channel::<CallEvent>();
-    let sink = Arc::new(move |event: CallEvent| {
-        if let EventKind::ApprovalRequested { .. } = &event.kind {
-            if interactive {
-                let _ = prompt_sender.send(event.clone());
-            } else if policy == ApprovalPolicy::DenyAll && arguments.approve.is_none() {
-                eprintln!("switchboard: {} needs approval and nobody is at a terminal to give it: denied (pass --approve all to allow)", event.agent);
-            }
-        }
-        sink_printer.lock().unwrap().print(&event)
-    });
-    if interactive {
-        let answering = control.clone();
-        std::thread::spawn(move || prompt_for_approvals(prompt_receiver, answering));
-    }
-    let interrupt = control.clone();
-    let request = TurnRequest { agent: arguments.agent, history: Vec::new(), message: arguments.message };
-    let outcome = runtime.block_on(async move {
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                interrupt.cancel_turn();
-            }
-        });
-        dispatcher.run_turn(request, sink, control).await
-    });
-    if matches!(arguments.events, EventFormat::None | EventFormat::Pretty) {
-        // A closed stdout (a pager quit early) is not an error worth a panic.
-        let _ = writeln!(std::io::stdout(), "{}", outcome.text);
-    }
-    match outcome.status {
-        CallStatus::Ok => Ok(ExitCode::SUCCESS),
-        status => {
-            let detail = outcome.error.map(|error| format!("{}: {}", error.kind, error.message)).unwrap_or_default();
-            Err(Failure {
-                code: 1,
-                message: format!("the turn of {} ended with status {}: {detail}", outcome.answered_by, status.as_str()),
-            })
-        }
-    }
-}
-
-/// Prints events as JSON lines, or as a live indented tree in which each call's
-/// streamed text is printed a whole line at a time (parallel calls interleave
-/// by line, never mid-word). Every write is flushed as it happens.
-struct Printer {
-    format: EventFormat,
-    stdout: std::io::Stdout,
-    /// For `pretty`: the unfinished line of each streaming call.
-    partial: std::collections::HashMap<String, String>,
-}
-
-impl Printer {
-    fn new(format: EventFormat) -> Printer {
-        Printer { format, stdout: std::io::stdout(), partial: std::collections::HashMap::new() }
-    }
-
-    fn print(&mut self, event: &CallEvent) {
-        let mut out = self.stdout.lock();
-        match self.format {
-            EventFormat::None => {}
-            EventFormat::Jsonl => {
-                let _ = writeln!(out, "{}", serde_json::to_string(event).expect("events serialize"));
-            }
-            EventFormat::Pretty => {
-                let indent = "  ".repeat(event.depth as usize);
-                match &event.kind {
-                    // The root's text is printed whole at the end; children's stream here.
-                    EventKind::TextDelta { text } if event.depth > 0 => {
-                        let partial = self.partial.entry(event.call_id.clone()).or_default();
-                        partial.push_str(text);
-                        while let Some(newline) = partial.find('\n') {
-                            let line: String = partial.drain(..=newline).collect();
-                            let _ = writeln!(out, "{indent}  │ {}: {}", event.agent, line.trim_end());
-                        }
-                    }
-                    EventKind::TextDelta { .. } | EventKind::ReasoningDelta { .. } | EventKind::UsageUpdated { .. } => {
-                    }
-                    EventKind::CallStarted { tool_name, .. } => {
-                        let via = tool_name.as_deref().map(|name| format!(" ({name})")).unwrap_or_default();
-                        let _ = writeln!(out, "{indent}▶ {}{via}", event.agent);
-                    }
-                    EventKind::ToolProgress { message, .. } => {
-                        let _ = writeln!(out, "{indent}  … {}: {message}", event.agent);
-                    }
-                    EventKind::Escalated { from, to, .. } => {
-                        let _ = writeln!(out, "{indent}⇢ {from} escalated to {to}");
-                    }
-                    EventKind::ApprovalRequested { .. } => {
-                        let _ = writeln!(out, "{indent}  ? {} waits for approval", event.agent);
-                    }
-                    EventKind::ApprovalResolved { decision, by } => {
-                        let _ = writeln!(out, "{indent}  ✓ {}: {} (by the {by})", event.agent, decision.as_str());
-                    }
-                    EventKind::CallFinished { status, usage_total, cost_total, error, .. } => {
-                        if let Some(rest) = self.partial.remove(&event.call_id).filter(|rest| !rest.trim().is_empty()) {
-                            let _ = writeln!(out, "{indent}  │ {}: {}", event.agent, rest.trim_end());
-                        }
-                        let tokens =
-                            usage_total.map(|usage| format!(", {} tokens", usage.total_tokens)).unwrap_or_default();
-                        let cost = cost_total.map(|cost| format!(", ${cost:.4}")).unwrap_or_default();
-                        let error = error
-                            .as_ref()
-                            .map(|error| format!(": {} ({})", error.message, error.kind))
-                            .unwrap_or_default();
-                        let _ = writeln!(out, "{indent}■ {} {}{tokens}{cost}{error}", event.agent, status.as_str());
-                    }
-                }
-            }
-        }
-        let _ = out.flush();
-    }
-}
-
-/// Asks on the terminal for each approval request, one at a time.
-fn prompt_for_approvals(requests: std::sync::mpsc::Receiver<CallEvent>, control: TurnControl) {
-    let stdin = std::io::stdin();
-    for event in requests {
-        let EventKind::ApprovalRequested { input, limits, .. } = &event.kind else { continue };
-        let request =
-            input.as_ref().and_then(|input| input.get("request")).and_then(|request| request.as_str()).unwrap_or("");
-        let decision = loop {
-            eprint!(
-                "\nApprove the call to {} (depth {}, {} calls left in this turn)?\n  request: {request}\n  [o]nce, [a]lways for this agent, [d]eny: ",
-                event.agent, limits.depth, limits.calls_left
-            );
-            let mut line = String::new();
-            if stdin.read_line(&mut line).unwrap_or(0) == 0 {
-                break ApprovalDecision::Deny;
-            }
-            match line.trim().to_lowercase().as_str() {
-                "o" | "once" | "y" | "yes" => break ApprovalDecision::ApproveOnce,
-                "a" | "always" => break ApprovalDecision::ApproveAlways,
-                "d" | "deny" | "n" | "no" => break ApprovalDecision::Deny,
-                _ => eprintln!("answer o, a or d"),
-            }
-        };
-        control.resolve_approval(&event.call_id, decision);
-    }
 }
 
 /// Loads the config, creating it with the demo default when there is none (and saying so).

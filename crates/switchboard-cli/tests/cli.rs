@@ -214,3 +214,44 @@ fn jsonl_events_arrive_while_the_child_streams() {
     assert!(child.try_wait().unwrap().is_none(), "the turn is still running when the first child delta is read");
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn ask_in_a_session_logs_each_turn_and_sessions_shows_and_exports_them() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    let data = folder.path().join("data");
+    let data = data.to_str().unwrap();
+    let ask = |message: &str| {
+        switchboard(
+            &path,
+            &["--data-dir", data, "ask", "--approve", "all", "--events", "none", "--session", "notes", message],
+        )
+    };
+    let first = ask("Explain the call tree please");
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert!(text(&first.stderr).contains("started session notes"), "{}", text(&first.stderr));
+    let second = ask("And once more");
+    assert!(second.status.success(), "{}", text(&second.stderr));
+    assert!(!text(&second.stderr).contains("started session"), "the second turn joins the session");
+
+    let listed: Value =
+        serde_json::from_slice(&switchboard(&path, &["--data-dir", data, "sessions", "list", "--json"]).stdout)
+            .unwrap();
+    assert_eq!((listed[0]["id"].as_str(), listed[0]["turns"].as_u64()), (Some("notes"), Some(2)), "{listed}");
+    let shown = text(&switchboard(&path, &["--data-dir", data, "sessions", "show", "notes"]).stdout);
+    let said: Vec<&str> = shown.lines().filter(|line| line.contains("] you: ")).collect();
+    assert_eq!(said.len(), 2, "{shown}");
+    assert!(said[0].ends_with("you: Explain the call tree please") && said[1].ends_with("you: And once more"));
+    assert_eq!(shown.lines().filter(|line| line.starts_with("[ok] ")).count(), 2, "{shown}");
+
+    let exported = switchboard(&path, &["--data-dir", data, "sessions", "export", "notes"]);
+    assert!(exported.status.success(), "{}", text(&exported.stderr));
+    let events: Vec<Value> = serde_json::from_slice(&exported.stdout).unwrap();
+    let last = events.last().unwrap();
+    assert_eq!((last["type"].as_str(), last["parent_id"].is_null()), (Some("call_finished"), true));
+    assert!(events.iter().any(|event| event["depth"] == 1), "the export holds the whole tree");
+
+    let missing = switchboard(&path, &["--data-dir", data, "sessions", "show", "nowhere"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(text(&missing.stderr).contains("no session \"nowhere\""), "{}", text(&missing.stderr));
+}

@@ -318,6 +318,19 @@ impl Config {
         self.agents.iter_mut().find(|agent| agent.name == name)
     }
 
+    /// The limits for a call of `agent` (through `entry`, for a delegate): the global
+    /// limits, under the agent's own, under the entry's.
+    pub fn limits_for(&self, agent: &AgentConfig, entry: Option<&AgentToolEntry>) -> Limits {
+        let mut limits = self.limits.clone();
+        if let Some(own) = &agent.limits {
+            limits = limits.overlay(own);
+        }
+        if let Some(entry_limits) = entry.and_then(|entry| entry.limits.as_ref()) {
+            limits = limits.overlay(entry_limits);
+        }
+        limits
+    }
+
     /// The agent that answers when the user names none: `primary`, else the first agent.
     pub fn primary_agent(&self) -> Option<&AgentConfig> {
         match &self.primary {

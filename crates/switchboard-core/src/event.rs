@@ -78,11 +78,144 @@ pub enum CallRole {
 /// A structured error, as the app and the calling model see it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct CallError {
-    /// A stable classification: `unreachable`, `timeout`, `http`, `malformed_stream`,
-    /// `unknown_agent`, `limited`, `config`, `internal`.
-    pub kind: String,
+    pub kind: CallErrorKind,
     pub message: String,
 }
+
+impl CallError {
+    pub fn new(kind: CallErrorKind, message: impl Into<String>) -> CallError {
+        CallError { kind, message: message.into() }
+    }
+
+    /// The status a call that ended with this error has.
+    pub fn status(&self) -> CallStatus {
+        self.kind.status()
+    }
+}
+
+/// Why a call failed or was refused: a closed set, so the UI and the tests switch on
+/// it. ARCHITECTURE.md lists what causes each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum CallErrorKind {
+    // A runner failed while the call ran (status `error`).
+    /// The model server could not be reached.
+    Unreachable,
+    /// A runner's model step, or the call as a whole (`limits.timeout_secs`), took too long.
+    Timeout,
+    /// The model server answered with an HTTP error.
+    Http,
+    /// The model server's stream broke, ended early or was not valid.
+    MalformedStream,
+    /// A subprocess agent exited with a failure or could not be started.
+    Subprocess,
+    /// The agent's config cannot build a runner.
+    Config,
+    /// A bug of ours.
+    Internal,
+    // The dispatcher refused the call before it ran.
+    /// The agent named is not configured (status `error`).
+    UnknownAgent,
+    /// The model called a tool that does not exist (status `error`).
+    UnknownTool,
+    /// The model's arguments are not a JSON object with the required fields (status `error`).
+    BadArguments,
+    /// The tool exists but was not offered to this caller here (status `limited`).
+    NotOffered,
+    /// The target is already on the call path (status `limited`).
+    Cycle,
+    /// The turn made `limits.max_calls_per_turn` delegations already (status `limited`).
+    MaxCallsPerTurn,
+    /// The turn's token or cost budget is spent (status `limited`).
+    Budget,
+    /// The config (`approval: deny`), the user or the approval policy said no (status `denied`).
+    Denied,
+    // The call stopped while it ran.
+    /// The user cancelled the call or its turn (status `cancelled`).
+    Cancelled,
+    /// The call reached `limits.max_steps` model steps without a final answer (status `limited`).
+    Limited,
+}
+
+impl CallErrorKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [CallErrorKind; 17] = [
+        CallErrorKind::Unreachable,
+        CallErrorKind::Timeout,
+        CallErrorKind::Http,
+        CallErrorKind::MalformedStream,
+        CallErrorKind::Subprocess,
+        CallErrorKind::Config,
+        CallErrorKind::Internal,
+        CallErrorKind::UnknownAgent,
+        CallErrorKind::UnknownTool,
+        CallErrorKind::BadArguments,
+        CallErrorKind::NotOffered,
+        CallErrorKind::Cycle,
+        CallErrorKind::MaxCallsPerTurn,
+        CallErrorKind::Budget,
+        CallErrorKind::Denied,
+        CallErrorKind::Cancelled,
+        CallErrorKind::Limited,
+    ];
+
+    /// The name on the wire (`unreachable`, `max_calls_per_turn`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallErrorKind::Unreachable => "unreachable",
+            CallErrorKind::Timeout => "timeout",
+            CallErrorKind::Http => "http",
+            CallErrorKind::MalformedStream => "malformed_stream",
+            CallErrorKind::Subprocess => "subprocess",
+            CallErrorKind::Config => "config",
+            CallErrorKind::Internal => "internal",
+            CallErrorKind::UnknownAgent => "unknown_agent",
+            CallErrorKind::UnknownTool => "unknown_tool",
+            CallErrorKind::BadArguments => "bad_arguments",
+            CallErrorKind::NotOffered => "not_offered",
+            CallErrorKind::Cycle => "cycle",
+            CallErrorKind::MaxCallsPerTurn => "max_calls_per_turn",
+            CallErrorKind::Budget => "budget",
+            CallErrorKind::Denied => "denied",
+            CallErrorKind::Cancelled => "cancelled",
+            CallErrorKind::Limited => "limited",
+        }
+    }
+
+    /// The status of a call that ends with this kind of error: a limit is `limited`,
+    /// a no is `denied`, a cancel is `cancelled`, anything else an `error`.
+    pub fn status(self) -> CallStatus {
+        match self {
+            CallErrorKind::NotOffered
+            | CallErrorKind::Cycle
+            | CallErrorKind::MaxCallsPerTurn
+            | CallErrorKind::Budget
+            | CallErrorKind::Limited => CallStatus::Limited,
+            CallErrorKind::Denied => CallStatus::Denied,
+            CallErrorKind::Cancelled => CallStatus::Cancelled,
+            CallErrorKind::Unreachable
+            | CallErrorKind::Timeout
+            | CallErrorKind::Http
+            | CallErrorKind::MalformedStream
+            | CallErrorKind::Subprocess
+            | CallErrorKind::Config
+            | CallErrorKind::Internal
+            | CallErrorKind::UnknownAgent
+            | CallErrorKind::UnknownTool
+            | CallErrorKind::BadArguments => CallStatus::Error,
+        }
+    }
+}
+
+impl std::fmt::Display for CallErrorKind {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+/// Receives every event of a turn, in order. Called under the turn's event lock,
+/// so it must be quick (push to a channel, write a line).
+pub type EventSink = std::sync::Arc<dyn Fn(CallEvent) + Send + Sync>;
 
 /// One event of a turn's call tree.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
@@ -172,20 +305,6 @@ pub enum EventKind {
     },
 }
 
-/// What one agent's calls cost in a session: the counter on delegations.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
-pub struct AgentUsage {
-    pub agent: String,
-    /// Calls that ran (any status but refused before they started).
-    pub calls: u32,
-    pub errors: u32,
-    /// Calls refused by a limit, a denial or the config.
-    pub refused: u32,
-    pub usage: Usage,
-    /// `None` when the agent has no prices.
-    pub cost: Option<f64>,
-}
-
 /// The answer to an approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]
@@ -232,6 +351,10 @@ mod tests {
         }
         for decision in [ApprovalDecision::ApproveOnce, ApprovalDecision::ApproveAlways, ApprovalDecision::Deny] {
             assert_eq!(serde_json::to_value(decision).unwrap(), decision.as_str());
+        }
+        for kind in CallErrorKind::ALL {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+            assert_eq!(serde_json::from_value::<CallErrorKind>(kind.as_str().into()).unwrap(), kind);
         }
     }
 }

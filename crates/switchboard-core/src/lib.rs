@@ -16,7 +16,10 @@ pub mod skill;
 pub mod tools;
 
 pub use config::{AgentConfig, AgentToolEntry, Approval, Config, Limits, Provider};
-pub use dispatch::{ApprovalPolicy, Dispatcher, EventSink, Session, TurnControl, TurnOutcome, TurnRequest};
+pub use dispatch::{
+    ApprovalPolicy, Dispatcher, Session, ToolCallOutcome, ToolCallRequest, TurnControl, TurnOutcome, TurnRequest,
+};
 pub use event::{
-    AgentUsage, ApprovalDecision, ApprovalLimits, CallError, CallEvent, CallRole, CallStatus, EventKind, Usage,
+    ApprovalDecision, ApprovalLimits, CallError, CallErrorKind, CallEvent, CallRole, CallStatus, EventKind, EventSink,
+    Usage,
 };

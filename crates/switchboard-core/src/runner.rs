@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::{AgentConfig, Provider};
-use crate::event::Usage;
+use crate::event::{CallError, CallErrorKind, Usage};
 
 /// One chat message, in the OpenAI wire shape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -130,17 +130,22 @@ pub enum RunnerError {
 }
 
 impl RunnerError {
-    /// The stable classification used in `CallError.kind`.
-    pub fn kind(&self) -> &'static str {
+    /// The classification a call that fails with this error reports.
+    pub fn kind(&self) -> CallErrorKind {
         match self {
-            RunnerError::Unreachable { .. } => "unreachable",
-            RunnerError::Timeout { .. } => "timeout",
-            RunnerError::Http { .. } => "http",
-            RunnerError::MalformedStream { .. } => "malformed_stream",
-            RunnerError::Subprocess { .. } => "subprocess",
-            RunnerError::Config(_) => "config",
-            RunnerError::Internal(_) => "internal",
+            RunnerError::Unreachable { .. } => CallErrorKind::Unreachable,
+            RunnerError::Timeout { .. } => CallErrorKind::Timeout,
+            RunnerError::Http { .. } => CallErrorKind::Http,
+            RunnerError::MalformedStream { .. } => CallErrorKind::MalformedStream,
+            RunnerError::Subprocess { .. } => CallErrorKind::Subprocess,
+            RunnerError::Config(_) => CallErrorKind::Config,
+            RunnerError::Internal(_) => CallErrorKind::Internal,
         }
+    }
+
+    /// This error as a call reports it.
+    pub fn to_call_error(&self) -> CallError {
+        CallError::new(self.kind(), self.to_string())
     }
 }
 

@@ -122,6 +122,17 @@ pub fn offered_tools(
     tools
 }
 
+/// The tools `agent` is offered when it answers the user's turn (as the CLI's
+/// `tools schema` and a settings preview show them); with no agent, the tools a
+/// caller outside the config (an MCP client) is offered: the global entries.
+pub fn offered_for_root(config: &Config, agent: Option<&str>) -> Vec<OfferedTool> {
+    let max_depth = match agent.and_then(|name| config.agent(name)) {
+        Some(agent_config) => config.limits_for(agent_config, None).effective_max_depth(),
+        None => config.limits.effective_max_depth(),
+    };
+    offered_tools(config, agent.unwrap_or(""), Standing::Root, &[], max_depth)
+}
+
 /// The function definition of one tool-agent, as spec section 2 gives it, with the
 /// optional structured `context` of streaming-and-structured-io.md.
 pub fn agent_tool_definition(tool: &ResolvedTool) -> Value {

@@ -1,14 +1,15 @@
 //! Steering a turn from outside it: cancel the turn or any call, answer approval
 //! requests; and the session a turn belongs to, which keeps "approve always"
-//! answers, persistent delegates' conversations and the usage counters per agent.
+//! answers and persistent delegates' conversations. (Usage per agent is not kept
+//! here: it is derived from the events, which the session log keeps.)
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::event::{AgentUsage, ApprovalDecision, CallStatus, Usage};
+use crate::event::ApprovalDecision;
 use crate::runner::Message;
 
 /// How a turn answers approval requests.
@@ -32,7 +33,6 @@ struct SessionState {
     approved: HashSet<String>,
     /// Persistent delegates' conversations, by (caller, delegate).
     conversations: HashMap<(String, String), Vec<Message>>,
-    ledger: BTreeMap<String, AgentUsage>,
 }
 
 impl Session {
@@ -54,32 +54,6 @@ impl Session {
 
     pub(crate) fn keep_conversation(&self, caller: &str, delegate: &str, messages: Vec<Message>) {
         self.0.lock().unwrap().conversations.insert((caller.to_string(), delegate.to_string()), messages);
-    }
-
-    /// Counts one finished call of `agent` with its own usage and cost.
-    pub(crate) fn record(&self, agent: &str, status: CallStatus, usage: Option<Usage>, cost: Option<f64>) {
-        let mut state = self.0.lock().unwrap();
-        let entry = state
-            .ledger
-            .entry(agent.to_string())
-            .or_insert_with(|| AgentUsage { agent: agent.to_string(), ..AgentUsage::default() });
-        entry.calls += 1;
-        match status {
-            CallStatus::Error => entry.errors += 1,
-            CallStatus::Limited | CallStatus::Denied => entry.refused += 1,
-            CallStatus::Ok | CallStatus::Cancelled => {}
-        }
-        if let Some(usage) = usage {
-            entry.usage.add(&usage);
-        }
-        if let Some(cost) = cost {
-            *entry.cost.get_or_insert(0.0) += cost;
-        }
-    }
-
-    /// Calls, tokens and cost per agent in this session, by agent name.
-    pub fn usage_by_agent(&self) -> Vec<AgentUsage> {
-        self.0.lock().unwrap().ledger.values().cloned().collect()
     }
 }
 

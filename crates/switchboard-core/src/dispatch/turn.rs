@@ -7,10 +7,11 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::config::{Config, Limits, Prices};
-use crate::event::{CallEvent, EventKind, Usage};
+use crate::event::{CallEvent, EventKind, EventSink, Usage};
+use crate::runner::cache::RunnerCache;
 
 use super::control::TurnControl;
-use super::{Clock, EventSink, NonceSource};
+use super::sources::{Clock, NonceSource};
 
 #[derive(Debug, Clone)]
 pub(crate) struct Header {
@@ -24,6 +25,8 @@ pub(crate) struct Turn {
     pub config: Arc<Config>,
     /// The turn-wide limits: the global ones under the root agent's own.
     pub limits: Limits,
+    /// The dispatcher's runners; a call keeps the runner it took until it ends.
+    pub runners: Arc<RunnerCache>,
     log: Mutex<TurnLog>,
     sink: EventSink,
     clock: Clock,
@@ -66,14 +69,15 @@ impl Turn {
     pub fn new(
         config: Arc<Config>,
         limits: Limits,
+        runners: Arc<RunnerCache>,
         sink: EventSink,
-        clock: Clock,
-        nonce: NonceSource,
+        (clock, nonce): (Clock, NonceSource),
         control: TurnControl,
     ) -> Turn {
         Turn {
             config,
             limits,
+            runners,
             log: Mutex::new(TurnLog { seq: 0, nodes: HashMap::new(), streaming_tokens: 0, streaming_cost: 0.0 }),
             sink,
             clock,

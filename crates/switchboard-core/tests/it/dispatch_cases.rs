@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use serde_json::json;
 use switchboard_core::runner::Message;
-use switchboard_core::{CallEvent, CallStatus, Config, Dispatcher, EventKind, TurnControl, TurnRequest, Usage};
+use switchboard_core::{
+    CallErrorKind, CallEvent, CallStatus, Config, Dispatcher, EventKind, TurnControl, TurnRequest, Usage,
+};
 
 use crate::support::{agent, call, config, entry, Recorder, Scripted, Step};
 
@@ -202,7 +204,7 @@ async fn two_calls_at_once_one_failing_come_back_in_order() {
     match finished_of(&events, events.iter().find(|event| event.agent == "bad").unwrap().call_id.as_str()) {
         EventKind::CallFinished { status, error, usage, .. } => {
             assert_eq!(*status, CallStatus::Error);
-            assert_eq!(error.as_ref().unwrap().kind, "unreachable");
+            assert_eq!(error.as_ref().unwrap().kind, CallErrorKind::Unreachable);
             assert_eq!(*usage, None, "unknown usage is null, not zero");
         }
         _ => unreachable!(),
@@ -250,28 +252,26 @@ async fn refusals_become_nodes_with_a_status_and_a_reason() {
     let (outcome, events) = run(&dispatcher, "go").await;
     assert_eq!(outcome.status, CallStatus::Ok);
     assert_stream_invariants(&events);
-    let statuses: Vec<(String, CallStatus, Option<String>)> = events
+    let statuses: Vec<(String, CallStatus, Option<CallErrorKind>)> = events
         .iter()
         .filter(|event| event.depth == 1)
         .filter_map(|event| match &event.kind {
             EventKind::CallFinished { status, error, .. } => {
-                Some((event.agent.clone(), *status, error.as_ref().map(|error| error.kind.clone())))
+                Some((event.agent.clone(), *status, error.as_ref().map(|error| error.kind)))
             }
             _ => None,
         })
         .collect();
     let expected = vec![
-        ("secret", CallStatus::Limited, Some("not_offered")),
+        ("secret", CallStatus::Limited, Some(CallErrorKind::NotOffered)),
         ("helper", CallStatus::Ok, None),
-        ("helper", CallStatus::Limited, Some("max_calls_per_turn")),
-        ("primary", CallStatus::Limited, Some("cycle")),
-        ("rm_rf", CallStatus::Error, Some("unknown_tool")),
-        ("helper", CallStatus::Error, Some("bad_arguments")),
+        ("helper", CallStatus::Limited, Some(CallErrorKind::MaxCallsPerTurn)),
+        ("primary", CallStatus::Limited, Some(CallErrorKind::Cycle)),
+        ("rm_rf", CallStatus::Error, Some(CallErrorKind::UnknownTool)),
+        ("helper", CallStatus::Error, Some(CallErrorKind::BadArguments)),
     ];
-    let expected: Vec<(String, CallStatus, Option<String>)> = expected
-        .into_iter()
-        .map(|(agent, status, kind)| (agent.to_string(), status, kind.map(str::to_string)))
-        .collect();
+    let expected: Vec<(String, CallStatus, Option<CallErrorKind>)> =
+        expected.into_iter().map(|(agent, status, kind)| (agent.to_string(), status, kind)).collect();
     let mut sorted_statuses = statuses.clone();
     let mut sorted_expected = expected.clone();
     sorted_statuses.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
@@ -382,7 +382,7 @@ async fn an_unknown_root_agent_is_a_clear_error() {
     let request = TurnRequest { agent: Some("nobody".into()), message: "hi".into(), ..Default::default() };
     let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
     assert_eq!(outcome.status, CallStatus::Error);
-    assert_eq!(outcome.error.unwrap().kind, "unknown_agent");
+    assert_eq!(outcome.error.unwrap().kind, CallErrorKind::UnknownAgent);
     assert_stream_invariants(&recorder.take());
 }
 

@@ -1,6 +1,7 @@
 //! The core's one integration-test binary (linked once); each module is a suite.
 
 mod architecture;
+mod chat_cases;
 mod dispatch_cases;
 mod local_runner_cases;
 #[path = "../../benches/support/loopback.rs"]

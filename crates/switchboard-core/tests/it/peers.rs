@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 use switchboard_core::runner::local::LocalRunner;
 use switchboard_core::runner::{Message, ModelDelta, ModelRequest, Runner, RunnerError};
 use switchboard_core::{
-    AgentConfig, AgentToolEntry, CallStatus, Config, Dispatcher, EventKind, Provider, TurnControl, TurnRequest,
+    AgentConfig, AgentToolEntry, CallErrorKind, CallStatus, Config, Dispatcher, EventKind, Provider, TurnControl,
+    TurnRequest,
 };
 
 use crate::dispatch_cases::assert_stream_invariants;
@@ -193,7 +194,7 @@ async fn two_parallel_tool_agents_one_failing_against_aimock() {
         EventKind::CallFinished { status, error, .. } => {
             assert_eq!(*status, CallStatus::Error);
             let error = error.as_ref().unwrap();
-            assert_eq!(error.kind, "http");
+            assert_eq!(error.kind, CallErrorKind::Http);
             assert!(error.message.contains("500") && error.message.contains("boom"), "{}", error.message);
         }
         _ => unreachable!(),
@@ -297,7 +298,7 @@ async fn aimock_streams_tool_calls_usage_and_http_errors() {
     }
     let cut = ModelRequest { messages: vec![Message::user("cut")], ..ModelRequest::default() };
     match step(&runner, &cut).await.0 {
-        Err(error @ RunnerError::MalformedStream { .. }) => assert_eq!(error.kind(), "malformed_stream"),
+        Err(error @ RunnerError::MalformedStream { .. }) => assert_eq!(error.kind(), CallErrorKind::MalformedStream),
         other => panic!("expected a broken stream, got {other:?}"),
     }
 
@@ -321,22 +322,26 @@ async fn llmock_streams_and_every_fault_is_a_clear_error() {
     assert_eq!(streamed, reply.text);
     assert!(reply.usage.unwrap().total_tokens > 0, "usage read although every other chunk says usage: null");
 
-    let faults: Vec<(Value, &str, &str)> = vec![
+    let faults: Vec<(Value, CallErrorKind, &str)> = vec![
         (
             json!({ "type": "stream_fault", "kind": "disconnect", "after_chunks": 2 }),
-            "malformed_stream",
+            CallErrorKind::MalformedStream,
             "stream broke",
         ),
-        (json!({ "type": "stream_fault", "kind": "truncate", "after_chunks": 2 }), "malformed_stream", "ended before"),
+        (
+            json!({ "type": "stream_fault", "kind": "truncate", "after_chunks": 2 }),
+            CallErrorKind::MalformedStream,
+            "ended before",
+        ),
         (
             json!({ "type": "stream_fault", "kind": "malformed", "after_chunks": 2 }),
-            "malformed_stream",
+            CallErrorKind::MalformedStream,
             "not valid JSON",
         ),
-        (json!({ "type": "fail", "status": 429, "retry_after": 2 }), "http", "429"),
+        (json!({ "type": "fail", "status": 429, "retry_after": 2 }), CallErrorKind::Http, "429"),
         (
             json!({ "type": "stream_fault", "kind": "stall", "after_chunks": 2, "stall_seconds": 3 }),
-            "timeout",
+            CallErrorKind::Timeout,
             "within 1 s",
         ),
     ];

@@ -11,8 +11,8 @@ use serde_json::json;
 use switchboard_core::config::{DelegationTool, Prices, SessionMode, SkillSetting};
 use switchboard_core::runner::Message;
 use switchboard_core::{
-    AgentConfig, CallEvent, CallRole, CallStatus, Config, Dispatcher, EventKind, Limits, Provider, Session,
-    TurnControl, TurnRequest,
+    AgentConfig, CallErrorKind, CallEvent, CallRole, CallStatus, Config, Dispatcher, EventKind, Limits, Provider,
+    Session, TurnControl, TurnRequest, Usage,
 };
 
 use crate::dispatch_cases::assert_stream_invariants;
@@ -37,13 +37,13 @@ async fn run_as(
 }
 
 /// (agent, status, error kind) of every finished call below the root, in finishing order.
-fn finishes(events: &[CallEvent]) -> Vec<(String, CallStatus, Option<String>)> {
+fn finishes(events: &[CallEvent]) -> Vec<(String, CallStatus, Option<CallErrorKind>)> {
     events
         .iter()
         .filter(|event| event.depth > 0)
         .filter_map(|event| match &event.kind {
             EventKind::CallFinished { status, error, .. } => {
-                Some((event.agent.clone(), *status, error.as_ref().map(|error| error.kind.clone())))
+                Some((event.agent.clone(), *status, error.as_ref().map(|error| error.kind)))
             }
             _ => None,
         })
@@ -77,7 +77,7 @@ async fn a_cycle_is_refused_even_with_depth_to_spare() {
     assert!(offered_to(&events, "b").is_empty(), "the only agent b could call is on the path");
     assert_eq!(
         finishes(&events),
-        vec![("a".into(), CallStatus::Limited, Some("cycle".into())), ("b".into(), CallStatus::Ok, None)]
+        vec![("a".into(), CallStatus::Limited, Some(CallErrorKind::Cycle)), ("b".into(), CallStatus::Ok, None)]
     );
 }
 
@@ -96,7 +96,7 @@ async fn fifty_calls_in_one_turn_meet_the_ceiling() {
     let ran = results.iter().filter(|(_, status, _)| *status == CallStatus::Ok).count();
     let refused = results
         .iter()
-        .filter(|(_, status, kind)| *status == CallStatus::Limited && kind.as_deref() == Some("max_calls_per_turn"))
+        .filter(|(_, status, kind)| *status == CallStatus::Limited && *kind == Some(CallErrorKind::MaxCallsPerTurn))
         .count();
     assert_eq!((ran, refused), (Limits::DEFAULT_MAX_CALLS_PER_TURN as usize, 42));
 }
@@ -129,8 +129,8 @@ async fn a_child_streaming_past_the_token_budget_is_stopped() {
     assert_eq!(
         finishes(&events),
         vec![
-            ("chatty".into(), CallStatus::Limited, Some("budget".into())),
-            ("late".into(), CallStatus::Limited, Some("budget".into()))
+            ("chatty".into(), CallStatus::Limited, Some(CallErrorKind::Budget)),
+            ("late".into(), CallStatus::Limited, Some(CallErrorKind::Budget))
         ]
     );
     let deltas = events
@@ -191,14 +191,11 @@ async fn cost_is_attributed_counted_and_budgeted() {
     let pricey_cost = 10.0 * 10_000.0 / 1e6 + 5.0 * 20_000.0 / 1e6;
     let boss_step = 10.0 * 1_000.0 / 1e6 + 5.0 * 2_000.0 / 1e6;
     assert_eq!(
-        finishes(&events)
-            .iter()
-            .map(|(agent, status, kind)| (agent.as_str(), *status, kind.as_deref()))
-            .collect::<Vec<_>>(),
+        finishes(&events).iter().map(|(agent, status, kind)| (agent.as_str(), *status, *kind)).collect::<Vec<_>>(),
         vec![
             ("pricey", CallStatus::Ok, None),
-            ("pricey", CallStatus::Limited, Some("budget")),
-            ("free", CallStatus::Limited, Some("budget"))
+            ("pricey", CallStatus::Limited, Some(CallErrorKind::Budget)),
+            ("free", CallStatus::Limited, Some(CallErrorKind::Budget))
         ],
         "after the first round (0.22) the turn is past its 0.2 budget"
     );
@@ -218,14 +215,27 @@ async fn cost_is_attributed_counted_and_budgeted() {
         }
         _ => unreachable!(),
     }
-    let ledger = session.usage_by_agent();
-    let pricey_row = ledger.iter().find(|row| row.agent == "pricey").unwrap();
-    assert_eq!((pricey_row.calls, pricey_row.refused, pricey_row.usage.total_tokens), (2, 1, 15));
-    assert!((pricey_row.cost.unwrap() - pricey_cost).abs() < 1e-9);
-    let free_row = ledger.iter().find(|row| row.agent == "free").unwrap();
-    assert_eq!((free_row.calls, free_row.refused, free_row.cost), (1, 1, None), "no prices, no cost");
-    let boss_row = ledger.iter().find(|row| row.agent == "boss").unwrap();
-    assert_eq!(boss_row.usage.total_tokens, 45);
+    // Per agent, from the events (what the usage table shows): calls, refusals, own
+    // tokens and own cost; no prices, no cost.
+    let row_of = |name: &str| {
+        let finished: Vec<(CallStatus, Option<Usage>, Option<f64>)> = events
+            .iter()
+            .filter(|event| event.agent == name)
+            .filter_map(|event| match &event.kind {
+                EventKind::CallFinished { status, usage, cost, .. } => Some((*status, *usage, *cost)),
+                _ => None,
+            })
+            .collect();
+        let refused = finished.iter().filter(|(status, ..)| *status == CallStatus::Limited).count();
+        let tokens: u64 = finished.iter().filter_map(|(_, usage, _)| usage.map(|usage| usage.total_tokens)).sum();
+        let costs: Vec<f64> = finished.iter().filter_map(|(.., cost)| *cost).collect();
+        (finished.len(), refused, tokens, (!costs.is_empty()).then(|| costs.iter().sum::<f64>()))
+    };
+    let (calls, refused, tokens, cost) = row_of("pricey");
+    assert_eq!((calls, refused, tokens), (2, 1, 15));
+    assert!((cost.unwrap() - pricey_cost).abs() < 1e-9);
+    assert_eq!(row_of("free"), (1, 1, 0, None), "no prices, no cost");
+    assert_eq!(row_of("boss").2, 45);
 }
 
 #[tokio::test]
@@ -313,11 +323,11 @@ async fn ask_agent_offers_one_tool_and_checks_its_arguments() {
     let definition = &boss.requests.lock().unwrap()[0].tools[0];
     assert_eq!(definition["function"]["parameters"]["properties"]["agent"]["enum"], json!(["coder", "writer"]));
     assert_eq!(definition["function"]["parameters"]["properties"]["model"]["enum"], json!(["small", "large"]));
-    let results: Vec<(String, CallStatus, Option<String>)> = finishes(&events);
+    let results: Vec<(String, CallStatus, Option<CallErrorKind>)> = finishes(&events);
     assert!(results.contains(&("coder".into(), CallStatus::Ok, None)));
-    assert!(results.contains(&("nobody".into(), CallStatus::Limited, Some("not_offered".into()))));
-    assert!(results.contains(&("writer".into(), CallStatus::Error, Some("bad_arguments".into()))));
-    assert!(results.contains(&("coder".into(), CallStatus::Limited, Some("not_offered".into()))));
+    assert!(results.contains(&("nobody".into(), CallStatus::Limited, Some(CallErrorKind::NotOffered))));
+    assert!(results.contains(&("writer".into(), CallStatus::Error, Some(CallErrorKind::BadArguments))));
+    assert!(results.contains(&("coder".into(), CallStatus::Limited, Some(CallErrorKind::NotOffered))));
     assert_eq!(
         coder_runner.requests.lock().unwrap()[0].model.as_deref(),
         Some("large"),
@@ -370,7 +380,7 @@ async fn a_per_entry_call_timeout_ends_a_slow_delegate() {
     let (outcome, events) = run_as(&dispatcher, "boss", "go", TurnControl::approving_all()).await;
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(outcome.text, "moved on");
-    assert_eq!(finishes(&events), vec![("slow".into(), CallStatus::Error, Some("timeout".into()))]);
+    assert_eq!(finishes(&events), vec![("slow".into(), CallStatus::Error, Some(CallErrorKind::Timeout))]);
 }
 
 /// The process ids of `group` still alive (from /proc), zombies excluded.
@@ -441,7 +451,7 @@ async fn cancelling_a_subprocess_agent_leaves_no_process_behind() {
     }
     let events = recorder.take();
     assert_stream_invariants(&events);
-    assert_eq!(finishes(&events), vec![("worker".into(), CallStatus::Cancelled, Some("cancelled".into()))]);
+    assert_eq!(finishes(&events), vec![("worker".into(), CallStatus::Cancelled, Some(CallErrorKind::Cancelled))]);
 }
 
 #[tokio::test]
@@ -462,6 +472,6 @@ async fn a_crashing_subprocess_agent_is_a_clear_error() {
             _ => None,
         })
         .unwrap();
-    assert_eq!(error.kind, "subprocess");
+    assert_eq!(error.kind, CallErrorKind::Subprocess);
     assert!(error.message.contains("exit status: 3") && error.message.contains("Traceback: boom"), "{}", error.message);
 }

@@ -3,14 +3,12 @@
 
 use expect_test::{expect, Expect};
 use switchboard_core::config::DelegationTool;
-use switchboard_core::dispatch::limits_for;
-use switchboard_core::tools::{offered_tools, Standing};
+use switchboard_core::tools::offered_for_root;
 use switchboard_core::Config;
 
 fn check(config: &Config, agent: &str, expected: Expect) {
-    let max_depth = limits_for(config, config.agent(agent).unwrap(), None).effective_max_depth();
     let definitions: Vec<serde_json::Value> =
-        offered_tools(config, agent, Standing::Root, &[], max_depth).into_iter().map(|tool| tool.definition).collect();
+        offered_for_root(config, Some(agent)).into_iter().map(|tool| tool.definition).collect();
     expected.assert_eq(&serde_json::to_string_pretty(&definitions).unwrap());
 }
 

@@ -9,7 +9,6 @@ import {
   type CallError,
   type CallEvent_Deserialize,
   type CallEvent_Serialize as CallEvent,
-  type ChatMessage,
 } from "../../bindings";
 import { finishReply, type ChatEntry } from "./entry";
 
@@ -77,12 +76,6 @@ class ChatStore {
     const { agent, message } = parseHandoff(text);
     if (!message || this.busy) return;
     this.sessionId = sessionId;
-    const history: ChatMessage[] = this.entries
-      .filter((entry) => (entry.status === "done" || entry.role === "user") && entry.content)
-      .map((entry) => ({
-        role: entry.role,
-        content: entry.role === "user" ? parseHandoff(entry.content).message : entry.content,
-      }));
     const turnId = newId("turn");
     this.entries.push({
       id: newId("m"),
@@ -112,7 +105,7 @@ class ChatStore {
       // what arrives is what Rust serializes, so the channel is typed by that.
       const wireChannel = channel as unknown as Channel<CallEvent_Deserialize>;
       const result = await commands.sendMessage(
-        { session_id: sessionId, turn_id: turnId, agent, message, history },
+        { session_id: sessionId, turn_id: turnId, agent, message },
         wireChannel,
       );
       const streamed = sink.end(turnId);

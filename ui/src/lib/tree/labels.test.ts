@@ -1,7 +1,7 @@
 /** Status labels and error descriptions, as the tree's accessible names and the details show them. */
 import { describe, expect, it } from "vitest";
 import type { CallError } from "../../bindings";
-import { describeError, statusLabel } from "./labels";
+import { describeError, errorKindMeaning, statusLabel } from "./labels";
 import type { NodeStatus } from "./model";
 
 describe("statusLabel", () => {
@@ -20,4 +20,11 @@ describe("describeError", () => {
     [{ kind: "unreachable", message: "connection refused" }, "unreachable: connection refused"],
   ];
   it.each(cases)("%j", (error, expected) => expect(describeError(error)).toBe(expected));
+});
+
+describe("errorKindMeaning", () => {
+  it("says a refusal and a failure in different words", () => {
+    expect(errorKindMeaning("cycle")).toBe("the agent is already on the call path");
+    expect(errorKindMeaning("unreachable")).toBe("the model server could not be reached");
+  });
 });

@@ -2,7 +2,7 @@
  * How a call's status and error read to people, in the tree, the details and the
  * chat. The one place that turns a status or an error kind into words.
  */
-import type { CallError } from "../../bindings";
+import type { CallError, CallErrorKind } from "../../bindings";
 import type { NodeStatus } from "./model";
 
 /** The status as people read it (and as the tree's accessible names say it). */
@@ -10,12 +10,51 @@ export function statusLabel(status: NodeStatus): string {
   return status === "waiting" ? "waiting for approval" : status;
 }
 
-/**
- * A call's error as the details show it: its kind, then its message. `kind` is a
- * plain string in today's bindings; once they make it the closed `CallErrorKind`
- * union, a `switch` here can give each kind its own phrase, checked for
- * exhaustiveness. Until then every kind reads as its wire name.
- */
+/** What each kind of error means, in plain words (the switch fails to compile when a kind is added). */
+export function errorKindMeaning(kind: CallErrorKind): string {
+  switch (kind) {
+    case "unreachable":
+      return "the model server could not be reached";
+    case "timeout":
+      return "it took longer than its time limit";
+    case "http":
+      return "the model server answered with an error";
+    case "malformed_stream":
+      return "the model server's stream broke off or was not valid";
+    case "subprocess":
+      return "the agent's program failed or could not start";
+    case "config":
+      return "the agent's configuration cannot be used";
+    case "internal":
+      return "a bug in Switchboard";
+    case "unknown_agent":
+      return "no such agent is configured";
+    case "unknown_tool":
+      return "the model called a tool that does not exist";
+    case "bad_arguments":
+      return "the model's arguments for the call were not usable";
+    case "not_offered":
+      return "this tool was not offered to the caller here";
+    case "cycle":
+      return "the agent is already on the call path";
+    case "max_calls_per_turn":
+      return "the turn reached its limit of tool-agent calls";
+    case "budget":
+      return "the turn's token or cost budget is spent";
+    case "denied":
+      return "the call was denied";
+    case "cancelled":
+      return "the call was cancelled";
+    case "limited":
+      return "the call reached its limit of model steps";
+    default: {
+      const unhandled: never = kind;
+      return unhandled;
+    }
+  }
+}
+
+/** A call's error as the details show it: its kind, then its message. */
 export function describeError(error: CallError): string {
   return `${error.kind}: ${error.message}`;
 }

@@ -1,0 +1,99 @@
+//! `switchboard sessions`: the chat sessions of the data folder (the desktop app's
+//! too) listed, shown as a conversation, and a turn's events exported.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use switchboard_core::sessions::{ChatSessions, SessionRecord};
+
+use crate::{Failure, SessionsCommand};
+
+/// The session `name` names: by id, else by title; a new one (titled `name`) when
+/// there is none.
+pub(crate) fn find_or_create_session(chats: &ChatSessions, name: &str) -> Result<String, Failure> {
+    if chats.load(name).is_ok() {
+        return Ok(name.to_string());
+    }
+    let titled: Vec<String> =
+        chats.list()?.into_iter().filter(|summary| summary.title == name).map(|summary| summary.id).collect();
+    match titled.as_slice() {
+        [id] => Ok(id.clone()),
+        [] => {
+            let valid_id = !name.is_empty()
+                && name.len() <= 64
+                && name.chars().all(|character| character.is_ascii_alphanumeric() || character == '-');
+            let created = if valid_id { chats.create_with_id(name, name)? } else { chats.create(name)? };
+            eprintln!("switchboard: started session {} ({:?})", created.id, created.title);
+            Ok(created.id)
+        }
+        several => Err(Failure {
+            code: 1,
+            message: format!(
+                "{} sessions are titled {name:?} ({}); name one by its id",
+                several.len(),
+                several.join(", ")
+            ),
+        }),
+    }
+}
+
+pub(crate) fn sessions_command(data_dir: &Path, command: SessionsCommand) -> Result<ExitCode, Failure> {
+    let chats = ChatSessions::open(data_dir.join("sessions"))?;
+    match command {
+        SessionsCommand::List { json } => {
+            let list = chats.list()?;
+            if json {
+                println!("{}", serde_json::to_string(&list).expect("summaries serialize"));
+                return Ok(ExitCode::SUCCESS);
+            }
+            let width = list.iter().map(|summary| summary.id.len()).max().unwrap_or(2).max(2);
+            println!("{:<width$}  {:>5}  TITLE", "ID", "TURNS");
+            for summary in list {
+                println!("{:<width$}  {:>5}  {}", summary.id, summary.turns, summary.title);
+            }
+        }
+        SessionsCommand::Show { session, json } => {
+            let log = chats.load(&session)?;
+            if json {
+                println!("{}", serde_json::to_string(&log).expect("logs serialize"));
+                return Ok(ExitCode::SUCCESS);
+            }
+            for record in &log.records {
+                match record {
+                    SessionRecord::Created { title, .. } => println!("# {title}"),
+                    SessionRecord::Renamed { title } => println!("# renamed: {title}"),
+                    SessionRecord::UserMessage { turn_id, text, agent, .. } => {
+                        let to = agent.as_deref().map(|agent| format!(" (to @{agent})")).unwrap_or_default();
+                        println!("\n[{turn_id}] you{to}: {text}");
+                    }
+                    SessionRecord::TurnEnded { status, text, answered_by, .. } => {
+                        println!("[{}] {answered_by}: {text}", status.as_str());
+                    }
+                    SessionRecord::Retracted { turn_id } => println!("({turn_id} was taken back)"),
+                    SessionRecord::Event { .. } => {}
+                }
+            }
+            if log.skipped_lines > 0 {
+                eprintln!("switchboard: {} damaged line(s) of the log were skipped", log.skipped_lines);
+            }
+        }
+        SessionsCommand::Export { session, turn } => {
+            let turn = match turn {
+                Some(turn) => turn,
+                None => chats
+                    .load(&session)?
+                    .records
+                    .iter()
+                    .rev()
+                    .find_map(|record| match record {
+                        SessionRecord::UserMessage { turn_id, .. } => Some(turn_id.clone()),
+                        _ => None,
+                    })
+                    .ok_or_else(|| Failure { code: 1, message: format!("session {session:?} has no turns") })?,
+            };
+            let events = chats.turn_events(&session, &turn)?;
+            println!("{}", serde_json::to_string_pretty(&events).expect("events serialize"));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,262 @@
+//! One call of the tree, from its `call_started` to its `call_finished`: the tools it
+//! is offered, the wait for approval, its tool loop, and what its caller receives
+//! (the answer fenced as untrusted data). A delegation enters here after
+//! `admit.rs` has said whether it may run; a refused one still becomes a node.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{AgentConfig, Limits};
+use crate::event::{ApprovalLimits, CallError, CallRole, CallStatus, EventKind};
+use crate::fence::fence;
+use crate::runner::Message;
+use crate::tools::{offered_tools, OfferedTool, Standing};
+
+use super::admit::{admit, Delegation};
+use super::approval::await_approval;
+use super::messages::{add_to_system_prompt, child_messages};
+use super::tool_loop::{tool_loop, LoopEnd};
+use super::turn::{Figures, Header, Turn};
+
+/// Everything one call needs to run: the arguments every room of the dispatcher
+/// passes along, in one place.
+pub(super) struct CallSpec {
+    pub header: Header,
+    pub agent: AgentConfig,
+    pub role: CallRole,
+    pub standing: Standing,
+    pub tool_name: Option<String>,
+    pub input: Option<Value>,
+    pub messages: Vec<Message>,
+    /// Agents above this call on the path from the root.
+    pub path: Vec<String>,
+    pub cancel: CancellationToken,
+    /// Set when the call must be approved before it runs.
+    pub approval: Option<ApprovalLimits>,
+    pub limits: Limits,
+    /// A model chosen by the caller among the agent's `allowed_models`.
+    pub model: Option<String>,
+    /// For a persistent delegate: the caller whose session keeps its conversation.
+    pub keep_conversation: Option<String>,
+}
+
+/// Who makes a delegation: a call of the tree, or (for `run_tool_call`) someone
+/// outside it, standing where a root call would.
+pub(super) struct Caller<'a> {
+    /// The calling call; `None` when the delegation is the root of its tree.
+    pub call_id: Option<&'a str>,
+    /// The calling agent, whose tool entries apply; `None`: the global entries.
+    pub agent: Option<&'a str>,
+    pub depth: u32,
+    /// The agents on the path from the root, the caller included.
+    pub path: &'a [String],
+    pub cancel: &'a CancellationToken,
+    /// The caller's messages so far (what `share_context` draws from).
+    pub messages: &'a [Message],
+}
+
+pub(super) struct CallOutcome {
+    pub status: CallStatus,
+    pub text: String,
+    pub answered_by: String,
+    pub figures: Figures,
+    pub turns: u32,
+    pub error: Option<CallError>,
+    /// The tool result the parent model receives (fenced), for delegate calls.
+    pub delivered: Option<String>,
+}
+
+pub(super) fn finished(
+    status: CallStatus,
+    result: Option<String>,
+    figures: Figures,
+    turns: u32,
+    error: Option<CallError>,
+    delivered: Option<String>,
+) -> EventKind {
+    EventKind::CallFinished {
+        status,
+        result,
+        usage: figures.usage,
+        usage_total: figures.usage_total,
+        cost: figures.cost,
+        cost_total: figures.cost_total,
+        turns,
+        error,
+        delivered,
+    }
+}
+
+/// Runs one call to its end. Boxed: calls nest.
+pub(super) fn run_call(turn: Arc<Turn>, mut spec: CallSpec) -> BoxFuture<'static, CallOutcome> {
+    async move {
+        let mut path = spec.path.clone();
+        path.push(spec.agent.name.clone());
+        let runner = turn.runners.get_or_build(&spec.agent);
+        let accepts_tools = runner.as_ref().map(|runner| runner.accepts_tools()).unwrap_or(false);
+        let offered: Vec<OfferedTool> = if accepts_tools {
+            offered_tools(&turn.config, &spec.agent.name, spec.standing, &path, spec.limits.effective_max_depth())
+        } else {
+            Vec::new()
+        };
+        if offered.iter().any(OfferedTool::delegates) {
+            if let Some(guidance) = crate::skill::guidance_for(&spec.agent) {
+                add_to_system_prompt(&mut spec.messages, &guidance);
+            }
+        }
+        turn.register_node(&spec.header, spec.agent.prices);
+        turn.control.register(&spec.header.call_id, spec.cancel.clone());
+        turn.emit(
+            &spec.header,
+            EventKind::CallStarted {
+                role: spec.role,
+                tool_name: spec.tool_name.clone(),
+                input: spec.input.clone(),
+                tools: offered.iter().map(|tool| tool.name.clone()).collect(),
+                model: spec.model.clone().or_else(|| spec.agent.model.clone()),
+            },
+        );
+        let approved = match &spec.approval {
+            Some(limits) => await_approval(&turn, &spec, limits.clone()).await,
+            None => Ok(()),
+        };
+        let outcome = match (approved, runner) {
+            (Err(refusal), _) => LoopEnd::stopped(refusal),
+            (Ok(()), Ok(runner)) => tool_loop(&turn, &spec, runner, &offered, &path).await,
+            (Ok(()), Err(error)) => LoopEnd::stopped(error.to_call_error()),
+        };
+        turn.control.unregister(&spec.header.call_id);
+        if let Some(caller) = &spec.keep_conversation {
+            if outcome.status == CallStatus::Ok {
+                let kept: Vec<Message> = outcome
+                    .conversation
+                    .iter()
+                    .filter(|message| !matches!(message, Message::System { .. }))
+                    .cloned()
+                    .collect();
+                turn.control.session.keep_conversation(caller, &spec.agent.name, kept);
+            }
+        }
+        let figures = turn.figures_of(&spec.header.call_id);
+        let delivered = matches!(spec.role, CallRole::Tool | CallRole::Advisor)
+            .then(|| deliver(&turn, &spec.agent.name, outcome.status, &outcome.text, outcome.error.as_ref()));
+        let result = (!outcome.text.is_empty() || outcome.status == CallStatus::Ok).then(|| outcome.text.clone());
+        turn.emit(
+            &spec.header,
+            finished(outcome.status, result, figures, outcome.turns, outcome.error.clone(), delivered.clone()),
+        );
+        CallOutcome {
+            status: outcome.status,
+            text: outcome.text,
+            answered_by: outcome.answered_by.unwrap_or_else(|| spec.agent.name.clone()),
+            figures,
+            turns: outcome.turns,
+            error: outcome.error,
+            delivered,
+        }
+    }
+    .boxed()
+}
+
+/// Runs a delegation: admitted, it becomes a child call; refused, a node that
+/// starts and finishes at once with the refusal. Either way the caller receives a
+/// fenced result.
+pub(super) async fn run_delegation(turn: &Arc<Turn>, caller: &Caller<'_>, delegation: Delegation) -> CallOutcome {
+    let header = Header {
+        call_id: turn.new_call_id(),
+        parent_id: caller.call_id.map(str::to_owned),
+        agent: delegation.target.clone(),
+        depth: caller.depth + 1,
+    };
+    let admitted = match admit(turn, caller, &delegation, header.depth) {
+        Ok(admitted) => admitted,
+        Err(refusal) => return refuse(turn, &header, &delegation, refusal),
+    };
+    let request = delegation.request.as_ref().expect("an admitted delegation has a request");
+    let caller_name = caller.agent.unwrap_or_default();
+    let earlier = if admitted.persistent {
+        turn.control.session.conversation(caller_name, &admitted.target.name)
+    } else {
+        Vec::new()
+    };
+    let messages = child_messages(
+        &admitted.target,
+        earlier,
+        caller_name,
+        caller.messages,
+        admitted.shared_messages,
+        request.context.as_ref(),
+        &request.request,
+    );
+    let mut input = json!({ "request": request.request });
+    if let Some(context) = &request.context {
+        input["context"] = context.clone();
+    }
+    if let Some(model) = &request.model {
+        input["model"] = json!(model);
+    }
+    let standing =
+        if request.role == CallRole::Advisor { Standing::Escalation } else { Standing::Tool { depth: header.depth } };
+    let child = CallSpec {
+        header,
+        agent: admitted.target,
+        role: request.role,
+        standing,
+        tool_name: Some(delegation.tool_name.clone()),
+        input: Some(input),
+        messages,
+        path: caller.path.to_vec(),
+        cancel: caller.cancel.child_token(),
+        approval: admitted.approval,
+        limits: admitted.limits,
+        model: request.model.clone(),
+        keep_conversation: admitted.persistent.then(|| caller_name.to_string()),
+    };
+    run_call(turn.clone(), child).await
+}
+
+/// A refused delegation: one node that starts and finishes with the refusal.
+fn refuse(turn: &Turn, header: &Header, delegation: &Delegation, refusal: CallError) -> CallOutcome {
+    let status = refusal.status();
+    turn.register_node(header, None);
+    let started = EventKind::CallStarted {
+        role: CallRole::Tool,
+        tool_name: Some(delegation.tool_name.clone()),
+        input: delegation.arguments.clone(),
+        tools: vec![],
+        model: None,
+    };
+    turn.emit(header, started);
+    let delivered = deliver(turn, &header.agent, status, "", Some(&refusal));
+    let finish = finished(status, None, Figures::default(), 0, Some(refusal.clone()), Some(delivered.clone()));
+    turn.emit(header, finish);
+    CallOutcome {
+        status,
+        text: String::new(),
+        answered_by: header.agent.clone(),
+        figures: Figures::default(),
+        turns: 0,
+        error: Some(refusal),
+        delivered: Some(delivered),
+    }
+}
+
+/// The tool result string the parent model receives: the child's text or a
+/// structured error, fenced as untrusted data.
+fn deliver(turn: &Turn, agent: &str, status: CallStatus, text: &str, error: Option<&CallError>) -> String {
+    let body = match status {
+        CallStatus::Ok => text.to_string(),
+        status => json!({
+            "status": status,
+            "agent": agent,
+            "error": error.map(|error| json!({ "kind": error.kind, "message": error.message })),
+            "partial_result": (!text.is_empty()).then(|| text.to_string()),
+        })
+        .to_string(),
+    };
+    fence(agent, status, &(turn.nonce)(), &body)
+}

@@ -1,0 +1,258 @@
+//! One call's tool loop: model steps, streamed into the turn's events and counted
+//! against its budget as they stream, until the model answers without tool calls;
+//! the tool calls of a step run as delegations (concurrently up to
+//! `max_parallel`), and an `escalate` call hands the turn to the escalation agent.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind};
+use crate::runner::{Message, ModelDelta, ModelReply, ModelRequest, Runner, ToolCall};
+use crate::tools::{OfferedTool, Standing, ESCALATE};
+
+use super::admit::delegation_from_tool_call;
+use super::call::{run_call, run_delegation, CallSpec, Caller};
+use super::messages::escalation_messages;
+use super::turn::{Header, Turn};
+
+/// How a call's tool loop ended.
+pub(super) struct LoopEnd {
+    pub status: CallStatus,
+    pub text: String,
+    pub turns: u32,
+    pub error: Option<CallError>,
+    pub answered_by: Option<String>,
+    /// The call's messages at the end, its final answer included.
+    pub conversation: Vec<Message>,
+}
+
+impl LoopEnd {
+    /// A call that ended with `error` before its first model step.
+    pub fn stopped(error: CallError) -> LoopEnd {
+        LoopEnd {
+            status: error.status(),
+            text: String::new(),
+            turns: 0,
+            error: Some(error),
+            answered_by: None,
+            conversation: Vec::new(),
+        }
+    }
+}
+
+/// Stops a call whose streaming text spends the turn's budget; lives across steps.
+#[derive(Default)]
+struct BudgetStop {
+    stop: CancellationToken,
+    reason: Arc<Mutex<Option<String>>>,
+}
+
+/// About four characters a token: the estimate used while text streams.
+fn estimate_tokens(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(4).max(1)
+}
+
+fn cancelled_error() -> CallError {
+    CallError::new(CallErrorKind::Cancelled, "cancelled by the user")
+}
+
+pub(super) async fn tool_loop(
+    turn: &Arc<Turn>,
+    spec: &CallSpec,
+    runner: Arc<dyn Runner>,
+    offered: &[OfferedTool],
+    path: &[String],
+) -> LoopEnd {
+    let mut messages = spec.messages.clone();
+    let definitions: Vec<Value> = offered.iter().map(|tool| tool.definition.clone()).collect();
+    let max_steps = spec.limits.effective_max_steps();
+    let deadline = spec.limits.timeout_secs.map(|secs| (secs, Instant::now() + Duration::from_secs(secs)));
+    let budget = BudgetStop::default();
+    let mut text = String::new();
+    let end = |text: String, turns: u32, error: Option<CallError>, conversation: Vec<Message>| LoopEnd {
+        status: error.as_ref().map(CallError::status).unwrap_or(CallStatus::Ok),
+        text,
+        turns,
+        error,
+        answered_by: None,
+        conversation,
+    };
+    for step in 1..=max_steps {
+        let request =
+            ModelRequest { messages: messages.clone(), tools: definitions.clone(), model: spec.model.clone() };
+        let reply = match model_step(turn, spec, runner.as_ref(), &request, &budget, deadline).await {
+            Ok(reply) => reply,
+            Err(error) => return end(text, step, Some(error), messages),
+        };
+        text = reply.text.clone();
+        if reply.tool_calls.is_empty() {
+            messages.push(Message::assistant(reply.text.clone()));
+            return end(text, step, None, messages);
+        }
+        messages.push(Message::Assistant {
+            content: (!reply.text.is_empty()).then(|| reply.text.clone()),
+            tool_calls: reply.tool_calls.clone(),
+        });
+        if let Some(call) = reply.tool_calls.iter().find(|call| call.function.name == ESCALATE) {
+            if offered.iter().any(|tool| tool.name == ESCALATE) {
+                return escalate(turn, spec, call, step).await;
+            }
+        }
+        let results = run_tool_calls(turn, spec, &messages, &reply.tool_calls, offered, path).await;
+        for (call, content) in reply.tool_calls.iter().zip(results) {
+            messages.push(Message::Tool { tool_call_id: call.id.clone(), content });
+        }
+        if spec.cancel.is_cancelled() {
+            return end(text, step, Some(cancelled_error()), messages);
+        }
+    }
+    let message = format!("stopped after {max_steps} model steps (limits.max_steps) without a final answer");
+    end(text, max_steps, Some(CallError::new(CallErrorKind::Limited, message)), messages)
+}
+
+/// One model step: streams the runner's deltas into the turn's events and counts
+/// them against the budget; stops at a cancel, a spent budget or the deadline.
+/// The step's reported usage replaces what its text was counted as.
+async fn model_step(
+    turn: &Arc<Turn>,
+    spec: &CallSpec,
+    runner: &dyn Runner,
+    request: &ModelRequest,
+    budget: &BudgetStop,
+    deadline: Option<(u64, Instant)>,
+) -> Result<ModelReply, CallError> {
+    let header = spec.header.clone();
+    let sink_turn = turn.clone();
+    let streamed = Arc::new(AtomicU64::new(0));
+    let (step_streamed, step_stop, step_reason) = (streamed.clone(), budget.stop.clone(), budget.reason.clone());
+    let mut on_delta = move |delta: ModelDelta| {
+        let estimate = match &delta {
+            ModelDelta::Text(text) | ModelDelta::Reasoning(text) => Some(estimate_tokens(text)),
+            ModelDelta::Progress { .. } => None,
+        };
+        let kind = match delta {
+            ModelDelta::Text(text) => EventKind::TextDelta { text },
+            ModelDelta::Reasoning(text) => EventKind::ReasoningDelta { text },
+            ModelDelta::Progress { message, data } => EventKind::ToolProgress { message, data },
+        };
+        sink_turn.emit(&header, kind);
+        if let Some(tokens) = estimate {
+            step_streamed.fetch_add(tokens, Ordering::Relaxed);
+            if let Some(reason) = sink_turn.add_streaming(&header.call_id, tokens) {
+                step_reason.lock().unwrap().get_or_insert(reason);
+                step_stop.cancel();
+            }
+        }
+    };
+    let timeout = async {
+        match deadline {
+            Some((_, at)) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    let reply = tokio::select! {
+        biased;
+        _ = spec.cancel.cancelled() => return Err(cancelled_error()),
+        _ = budget.stop.cancelled() => {
+            let reason = budget.reason.lock().unwrap().clone().unwrap_or_default();
+            return Err(CallError::new(CallErrorKind::Budget, format!("stopped while streaming: {reason}")));
+        }
+        _ = timeout => {
+            let secs = deadline.map(|(secs, _)| secs).unwrap_or_default();
+            let message = format!("the call ran longer than {secs} s (limits.timeout_secs)");
+            return Err(CallError::new(CallErrorKind::Timeout, message));
+        }
+        reply = runner.stream(request, &mut on_delta) => reply,
+    };
+    let reply = reply.map_err(|error| error.to_call_error())?;
+    if let Some(usage) = reply.usage {
+        // The real figure replaces what was counted while the text streamed; a
+        // runner that reports nothing keeps the estimate counted.
+        turn.add_usage(&spec.header, usage, streamed.load(Ordering::Relaxed));
+    }
+    Ok(reply)
+}
+
+/// Runs a step's tool calls as delegations, concurrently up to `max_parallel`, and
+/// returns their tool results in the order the model asked.
+async fn run_tool_calls(
+    turn: &Arc<Turn>,
+    spec: &CallSpec,
+    messages: &[Message],
+    calls: &[ToolCall],
+    offered: &[OfferedTool],
+    path: &[String],
+) -> Vec<String> {
+    let caller = Caller {
+        call_id: Some(&spec.header.call_id),
+        agent: Some(&spec.agent.name),
+        depth: spec.header.depth,
+        path,
+        cancel: &spec.cancel,
+        messages,
+    };
+    // Collected first: a lazy iterator's closure would make the future's Send-ness
+    // depend on a higher-ranked lifetime the compiler cannot prove.
+    let pending: Vec<BoxFuture<'_, String>> =
+        calls.iter().map(|call| run_tool_call(turn, &caller, call, offered).boxed()).collect();
+    // `buffered` yields in the order asked for.
+    futures::stream::iter(pending).buffered(spec.limits.effective_max_parallel() as usize).collect().await
+}
+
+/// One tool call of a model, as a delegation; returns the tool result.
+async fn run_tool_call(turn: &Arc<Turn>, caller: &Caller<'_>, call: &ToolCall, offered: &[OfferedTool]) -> String {
+    let delegation = delegation_from_tool_call(turn, call, offered);
+    run_delegation(turn, caller, delegation).await.delivered.unwrap_or_default()
+}
+
+/// Hands the turn to the escalation agent: a role switch, whose answer is the turn's.
+async fn escalate(turn: &Arc<Turn>, spec: &CallSpec, call: &ToolCall, step: u32) -> LoopEnd {
+    let target_name = turn.config.escalation.clone().unwrap_or_default();
+    let reason = serde_json::from_str::<Value>(&call.function.arguments)
+        .ok()
+        .and_then(|arguments| arguments.get("reason").and_then(|reason| reason.as_str().map(str::to_owned)));
+    turn.emit(
+        &spec.header,
+        EventKind::Escalated { from: spec.agent.name.clone(), to: target_name.clone(), reason: reason.clone() },
+    );
+    let Some(target) = turn.config.agent(&target_name).cloned() else {
+        let message = format!("escalation agent {target_name:?} is not configured");
+        return LoopEnd::stopped(CallError::new(CallErrorKind::UnknownAgent, message));
+    };
+    let child = CallSpec {
+        header: Header {
+            call_id: turn.new_call_id(),
+            parent_id: Some(spec.header.call_id.clone()),
+            agent: target.name.clone(),
+            depth: spec.header.depth + 1,
+        },
+        limits: turn.config.limits_for(&target, None),
+        messages: escalation_messages(&target, &spec.messages),
+        agent: target,
+        role: CallRole::Escalation,
+        standing: Standing::Escalation,
+        tool_name: Some(ESCALATE.into()),
+        input: Some(json!({ "reason": reason })),
+        path: vec![spec.agent.name.clone()],
+        cancel: spec.cancel.child_token(),
+        approval: None,
+        model: None,
+        keep_conversation: None,
+    };
+    let outcome = run_call(turn.clone(), child).await;
+    LoopEnd {
+        status: outcome.status,
+        text: outcome.text,
+        turns: step,
+        error: outcome.error,
+        answered_by: Some(outcome.answered_by),
+        conversation: Vec::new(),
+    }
+}

@@ -1,0 +1,213 @@
+//! Turns run in a chat session: the user's message, every event of the call tree as
+//! it streams (logged before the shell shows it) and the turn's end go into the
+//! session's log; the history and the "approve always" answers come back from it,
+//! after a restart too. Running turns are steered by their id (cancel the turn or
+//! a call, answer an approval), whichever shell started them.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use specta::Type;
+
+use super::store::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
+use crate::dispatch::{ApprovalPolicy, Dispatcher, Session, TurnControl, TurnRequest};
+use crate::event::{now_ms, ApprovalDecision, CallError, CallEvent, CallStatus, Usage};
+
+/// Names a folder for session logs other than the platform's data folder.
+pub const DATA_DIR_ENV: &str = "SWITCHBOARD_DATA_DIR";
+
+/// Where the app's data lives when no one says otherwise: `$SWITCHBOARD_DATA_DIR`,
+/// else the platform data folder under the desktop app's identifier (the same
+/// folder the app uses, so the CLI and the window see the same sessions).
+pub fn default_data_dir() -> PathBuf {
+    if let Some(folder) = std::env::var_os(DATA_DIR_ENV).filter(|value| !value.is_empty()) {
+        return PathBuf::from(folder);
+    }
+    dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("dev.switchboard.desktop")
+}
+
+/// A user turn in a chat session.
+#[derive(Debug, Clone, Default)]
+pub struct SessionTurn {
+    pub session_id: String,
+    /// Chosen by the caller, so it can steer the turn while it runs.
+    pub turn_id: String,
+    /// `@agent` handoff; the primary when `None`.
+    pub agent: Option<String>,
+    pub message: String,
+}
+
+/// How a turn ended; the details came through the events.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct TurnSummary {
+    pub status: CallStatus,
+    pub text: String,
+    pub answered_by: String,
+    pub usage_total: Option<Usage>,
+    pub cost_total: Option<f64>,
+    pub error: Option<CallError>,
+}
+
+/// The chat sessions of one data folder, with what each keeps while the program
+/// runs (approvals, persistent delegates' conversations) and the turns running now.
+#[derive(Debug)]
+pub struct ChatSessions {
+    store: Arc<SessionStore>,
+    live: Mutex<HashMap<String, Session>>,
+    running: Mutex<HashMap<String, TurnControl>>,
+    next_id: AtomicU64,
+}
+
+impl ChatSessions {
+    /// The sessions whose logs are in `folder` (created if missing).
+    pub fn open(folder: impl Into<PathBuf>) -> Result<ChatSessions, SessionError> {
+        Ok(ChatSessions {
+            store: Arc::new(SessionStore::open(folder)?),
+            live: Mutex::new(HashMap::new()),
+            running: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+        })
+    }
+
+    pub fn list(&self) -> Result<Vec<SessionSummary>, SessionError> {
+        self.store.list()
+    }
+
+    /// A session's log: its messages, every event of every turn, retractions.
+    pub fn load(&self, id: &str) -> Result<SessionLog, SessionError> {
+        self.store.load(id)
+    }
+
+    /// Starts a session with a fresh id.
+    pub fn create(&self, title: &str) -> Result<SessionSummary, SessionError> {
+        let now_ms = now_ms();
+        let id = format!("s{now_ms}-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        self.store.create(&id, title, now_ms)
+    }
+
+    /// Starts a session with the id the user chose (`switchboard ask --session`).
+    pub fn create_with_id(&self, id: &str, title: &str) -> Result<SessionSummary, SessionError> {
+        self.store.create(id, title, now_ms())
+    }
+
+    pub fn rename(&self, id: &str, title: &str) -> Result<(), SessionError> {
+        self.store.rename(id, title)
+    }
+
+    pub fn delete(&self, id: &str) -> Result<(), SessionError> {
+        self.live.lock().unwrap().remove(id);
+        self.store.delete(id)
+    }
+
+    /// Takes a turn back (retry, edit and resend): it stays in the log, marked, and
+    /// no longer counts as history.
+    pub fn retract_turn(&self, session_id: &str, turn_id: &str) -> Result<(), SessionError> {
+        self.store.append(session_id, &SessionRecord::Retracted { turn_id: turn_id.to_string() })
+    }
+
+    /// Every event of one turn, in order (for export).
+    pub fn turn_events(&self, session_id: &str, turn_id: &str) -> Result<Vec<CallEvent>, SessionError> {
+        let events = self.store.load(session_id)?.turn_events(turn_id);
+        if events.is_empty() {
+            return Err(SessionError::NoTurn { session: session_id.to_string(), turn: turn_id.to_string() });
+        }
+        Ok(events)
+    }
+
+    /// Writes a turn's events as a JSON array into `folder` and returns the file.
+    pub fn export_turn(&self, session_id: &str, turn_id: &str, folder: &Path) -> Result<PathBuf, SessionError> {
+        let events = self.turn_events(session_id, turn_id)?;
+        let safe_turn: String =
+            turn_id.chars().filter(|character| character.is_ascii_alphanumeric() || *character == '-').collect();
+        let path = folder.join(format!("{session_id}-{safe_turn}.json"));
+        let bytes = serde_json::to_vec_pretty(&events).expect("events serialize");
+        crate::config::store::write_atomic(&path, &bytes).map_err(|error| match error {
+            crate::config::store::ConfigError::Io { path, source } => SessionError::Io { path, source },
+            other => SessionError::Io { path: path.clone(), source: std::io::Error::other(other.to_string()) },
+        })?;
+        Ok(path)
+    }
+
+    /// The engine session of a chat session. The first time it is needed after a
+    /// start, its "approve always" answers are restored from its log.
+    fn engine_session(&self, log: &SessionLog) -> Session {
+        let mut live = self.live.lock().unwrap();
+        if let Some(session) = live.get(&log.id) {
+            return session.clone();
+        }
+        let session = Session::default();
+        for agent in log.approved_always() {
+            session.approve(&agent);
+        }
+        live.insert(log.id.clone(), session.clone());
+        session
+    }
+
+    /// Runs one turn in its session: logs the user's message, then every event
+    /// (each appended to the log before `on_event` sees it), then the turn's end.
+    /// The history is the session's, from its log. Approvals are answered by
+    /// `policy`, or through `resolve_approval` while the turn runs.
+    pub async fn run_turn(
+        &self,
+        dispatcher: &Dispatcher,
+        turn: SessionTurn,
+        policy: ApprovalPolicy,
+        on_event: impl Fn(CallEvent) + Send + Sync + 'static,
+    ) -> Result<TurnSummary, SessionError> {
+        let log = self.store.load(&turn.session_id)?;
+        let control = TurnControl::new(policy, self.engine_session(&log));
+        let user_record = SessionRecord::UserMessage {
+            turn_id: turn.turn_id.clone(),
+            text: turn.message.clone(),
+            agent: turn.agent.clone(),
+            ts_ms: now_ms(),
+        };
+        self.store.append(&turn.session_id, &user_record)?;
+        let (store, session_id, turn_id) = (self.store.clone(), turn.session_id.clone(), turn.turn_id.clone());
+        let sink = Arc::new(move |event: CallEvent| {
+            let record = SessionRecord::Event { turn_id: turn_id.clone(), event: event.clone() };
+            // Logged before it is shown: what the window saw, a restart sees.
+            if let Err(error) = store.append(&session_id, &record) {
+                tracing::warn!(%error, "an event could not be written to the session log");
+            }
+            on_event(event);
+        });
+        let request = TurnRequest { agent: turn.agent.clone(), history: log.history(), message: turn.message.clone() };
+        self.running.lock().unwrap().insert(turn.turn_id.clone(), control.clone());
+        let outcome = dispatcher.run_turn(request, sink, control).await;
+        self.running.lock().unwrap().remove(&turn.turn_id);
+        let ended = SessionRecord::TurnEnded {
+            turn_id: turn.turn_id.clone(),
+            status: outcome.status,
+            text: outcome.text.clone(),
+            answered_by: outcome.answered_by.clone(),
+        };
+        self.store.append(&turn.session_id, &ended)?;
+        Ok(TurnSummary {
+            status: outcome.status,
+            text: outcome.text,
+            answered_by: outcome.answered_by,
+            usage_total: outcome.usage_total,
+            cost_total: outcome.cost_total,
+            error: outcome.error,
+        })
+    }
+
+    /// Cancels a running turn; false when it is not running.
+    pub fn cancel_turn(&self, turn_id: &str) -> bool {
+        self.running.lock().unwrap().get(turn_id).map(TurnControl::cancel_turn).is_some()
+    }
+
+    /// Cancels one call of a running turn with its subtree; its parent continues.
+    pub fn cancel_call(&self, turn_id: &str, call_id: &str) -> bool {
+        self.running.lock().unwrap().get(turn_id).is_some_and(|control| control.cancel_call(call_id))
+    }
+
+    /// Answers the approval request of a waiting call; false when none is waiting.
+    pub fn resolve_approval(&self, turn_id: &str, call_id: &str, decision: ApprovalDecision) -> bool {
+        self.running.lock().unwrap().get(turn_id).is_some_and(|control| control.resolve_approval(call_id, decision))
+    }
+}

@@ -1,0 +1,294 @@
+//! Session logs on disk: one append-only JSON-lines log per session, written a
+//! record at a time and flushed, so a killed app loses at most the record being
+//! written (a torn last line is skipped on load). Every event of every turn is
+//! logged, so past turns' call trees come back exactly.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use specta_typescript::Number;
+
+use crate::event::{ApprovalDecision, CallEvent, CallStatus, EventKind};
+use crate::runner::Message;
+
+/// One line of a session log.
+// Records are built one at a time and written at once; boxing the event would only
+// add an allocation per line.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SessionRecord {
+    Created {
+        title: String,
+        #[specta(type = Number)]
+        created_ms: u64,
+    },
+    Renamed {
+        title: String,
+    },
+    UserMessage {
+        turn_id: String,
+        text: String,
+        /// The `@agent` the turn was handed to, if any.
+        agent: Option<String>,
+        #[specta(type = Number)]
+        ts_ms: u64,
+    },
+    Event {
+        turn_id: String,
+        event: CallEvent,
+    },
+    TurnEnded {
+        turn_id: String,
+        status: CallStatus,
+        text: String,
+        answered_by: String,
+    },
+    /// The turn was taken back (retry, edit and resend): it no longer counts as history.
+    Retracted {
+        turn_id: String,
+    },
+}
+
+/// A session as the sidebar lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct SessionSummary {
+    pub id: String,
+    pub title: String,
+    #[specta(type = Number)]
+    pub created_ms: u64,
+    #[specta(type = Number)]
+    pub updated_ms: u64,
+    pub turns: u32,
+}
+
+/// A session's records, and how many damaged lines were skipped.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct SessionLog {
+    pub id: String,
+    pub records: Vec<SessionRecord>,
+    pub skipped_lines: u32,
+}
+
+impl SessionLog {
+    /// The turns taken back (retry, edit and resend).
+    fn retracted(&self) -> std::collections::HashSet<&str> {
+        self.records
+            .iter()
+            .filter_map(|record| match record {
+                SessionRecord::Retracted { turn_id } => Some(turn_id.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The conversation so far, as the next turn's history: every user message and
+    /// every answer of a turn that ended `ok`, oldest first; retracted turns left out.
+    pub fn history(&self) -> Vec<Message> {
+        let retracted = self.retracted();
+        let mut history = Vec::new();
+        for record in &self.records {
+            match record {
+                SessionRecord::UserMessage { turn_id, text, .. } if !retracted.contains(turn_id.as_str()) => {
+                    history.push(Message::user(text.clone()));
+                }
+                SessionRecord::TurnEnded { turn_id, status: CallStatus::Ok, text, .. }
+                    if !retracted.contains(turn_id.as_str()) && !text.is_empty() =>
+                {
+                    history.push(Message::assistant(text.clone()));
+                }
+                _ => {}
+            }
+        }
+        history
+    }
+
+    /// The agents answered "approve always" in this session (restored after a restart).
+    pub fn approved_always(&self) -> Vec<String> {
+        let mut agents: Vec<String> = Vec::new();
+        for record in &self.records {
+            if let SessionRecord::Event { event, .. } = record {
+                let always = matches!(
+                    &event.kind,
+                    EventKind::ApprovalResolved { decision: ApprovalDecision::ApproveAlways, .. }
+                );
+                if always && !agents.contains(&event.agent) {
+                    agents.push(event.agent.clone());
+                }
+            }
+        }
+        agents
+    }
+
+    /// Every event of one turn, in order.
+    pub fn turn_events(&self, turn_id: &str) -> Vec<CallEvent> {
+        self.records
+            .iter()
+            .filter_map(|record| match record {
+                SessionRecord::Event { turn_id: id, event } if id == turn_id => Some(event.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("no session {0:?}")]
+    NotFound(String),
+    #[error("{0:?} is not a session id (1 to 64 of A-Z, a-z, 0-9 and -)")]
+    BadId(String),
+    #[error("a session {0:?} exists already")]
+    Exists(String),
+    #[error("session {session:?} has no turn {turn:?}")]
+    NoTurn { session: String, turn: String },
+}
+
+/// The folder of session logs.
+#[derive(Debug)]
+pub struct SessionStore {
+    folder: PathBuf,
+    writers: Mutex<HashMap<String, BufWriter<File>>>,
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> SessionError + '_ {
+    move |source| SessionError::Io { path: path.to_path_buf(), source }
+}
+
+impl SessionStore {
+    pub fn open(folder: impl Into<PathBuf>) -> Result<SessionStore, SessionError> {
+        let folder = folder.into();
+        fs::create_dir_all(&folder).map_err(io_error(&folder))?;
+        Ok(SessionStore { folder, writers: Mutex::new(HashMap::new()) })
+    }
+
+    fn path_of(&self, id: &str) -> Result<PathBuf, SessionError> {
+        let valid = !id.is_empty()
+            && id.len() <= 64
+            && id.chars().all(|character| character.is_ascii_alphanumeric() || character == '-');
+        if !valid {
+            return Err(SessionError::BadId(id.to_string()));
+        }
+        Ok(self.folder.join(format!("{id}.jsonl")))
+    }
+
+    /// Starts a session; `id` is chosen by the caller (unique, `[A-Za-z0-9-]`). An
+    /// existing session is never overwritten.
+    pub fn create(&self, id: &str, title: &str, now_ms: u64) -> Result<SessionSummary, SessionError> {
+        let path = self.path_of(id)?;
+        OpenOptions::new().write(true).create_new(true).open(&path).map_err(|source| match source.kind() {
+            std::io::ErrorKind::AlreadyExists => SessionError::Exists(id.to_string()),
+            _ => SessionError::Io { path: path.clone(), source },
+        })?;
+        self.append(id, &SessionRecord::Created { title: title.to_string(), created_ms: now_ms })?;
+        Ok(SessionSummary {
+            id: id.to_string(),
+            title: title.to_string(),
+            created_ms: now_ms,
+            updated_ms: now_ms,
+            turns: 0,
+        })
+    }
+
+    /// Appends one record and flushes it to the operating system.
+    pub fn append(&self, id: &str, record: &SessionRecord) -> Result<(), SessionError> {
+        let path = self.path_of(id)?;
+        let mut writers = self.writers.lock().unwrap();
+        if !writers.contains_key(id) {
+            if !path.exists() {
+                return Err(SessionError::NotFound(id.to_string()));
+            }
+            let file = OpenOptions::new().append(true).open(&path).map_err(io_error(&path))?;
+            writers.insert(id.to_string(), BufWriter::new(file));
+        }
+        let writer = writers.get_mut(id).expect("inserted above");
+        let mut line = serde_json::to_vec(record).expect("records serialize");
+        line.push(b'\n');
+        writer.write_all(&line).and_then(|_| writer.flush()).map_err(io_error(&path))
+    }
+
+    /// Every record of a session, skipping lines that do not parse (a torn write).
+    pub fn load(&self, id: &str) -> Result<SessionLog, SessionError> {
+        let path = self.path_of(id)?;
+        let file = File::open(&path).map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => SessionError::NotFound(id.to_string()),
+            _ => SessionError::Io { path: path.clone(), source },
+        })?;
+        let mut records = Vec::new();
+        let mut skipped_lines = 0;
+        for line in BufReader::new(file).split(b'\n') {
+            let line = line.map_err(io_error(&path))?;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice::<SessionRecord>(&line) {
+                Ok(record) => records.push(record),
+                Err(_) => skipped_lines += 1,
+            }
+        }
+        Ok(SessionLog { id: id.to_string(), records, skipped_lines })
+    }
+
+    /// The sessions, most recently updated first.
+    pub fn list(&self) -> Result<Vec<SessionSummary>, SessionError> {
+        let mut sessions = Vec::new();
+        for entry in fs::read_dir(&self.folder).map_err(io_error(&self.folder))? {
+            let entry = entry.map_err(io_error(&self.folder))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(id) = name.strip_suffix(".jsonl") else { continue };
+            if let Ok(summary) = self.summary(id, &entry.path()) {
+                sessions.push(summary);
+            }
+        }
+        sessions.sort_by(|a, b| b.updated_ms.cmp(&a.updated_ms).then_with(|| a.id.cmp(&b.id)));
+        Ok(sessions)
+    }
+
+    fn summary(&self, id: &str, path: &Path) -> Result<SessionSummary, SessionError> {
+        let file = File::open(path).map_err(io_error(path))?;
+        let mut summary =
+            SessionSummary { id: id.to_string(), title: String::new(), created_ms: 0, updated_ms: 0, turns: 0 };
+        for line in BufReader::new(file).split(b'\n') {
+            let line = line.map_err(io_error(path))?;
+            // Events are most of a log; skip them without parsing.
+            if line.starts_with(b"{\"type\":\"event\"") {
+                continue;
+            }
+            match serde_json::from_slice::<SessionRecord>(&line) {
+                Ok(SessionRecord::Created { title, created_ms }) => {
+                    summary.title = title;
+                    summary.created_ms = created_ms;
+                    summary.updated_ms = summary.updated_ms.max(created_ms);
+                }
+                Ok(SessionRecord::Renamed { title }) => summary.title = title,
+                Ok(SessionRecord::UserMessage { ts_ms, .. }) => {
+                    summary.turns += 1;
+                    summary.updated_ms = summary.updated_ms.max(ts_ms);
+                }
+                Ok(SessionRecord::Retracted { .. }) => summary.turns = summary.turns.saturating_sub(1),
+                _ => {}
+            }
+        }
+        Ok(summary)
+    }
+
+    pub fn rename(&self, id: &str, title: &str) -> Result<(), SessionError> {
+        self.append(id, &SessionRecord::Renamed { title: title.to_string() })
+    }
+
+    pub fn delete(&self, id: &str) -> Result<(), SessionError> {
+        let path = self.path_of(id)?;
+        self.writers.lock().unwrap().remove(id);
+        fs::remove_file(&path).map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => SessionError::NotFound(id.to_string()),
+            _ => SessionError::Io { path: path.clone(), source },
+        })
+    }
+}

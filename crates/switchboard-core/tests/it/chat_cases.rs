@@ -1,0 +1,228 @@
+//! Turns in chat sessions (`ChatSessions`): the log receives the user's message,
+//! every event before the shell sees it, and the turn's end; the next turn's
+//! history and a restarted program's "approve always" answers come from the log;
+//! a retracted turn is not history; exports read a turn back. And one tool-agent
+//! call from outside a turn (`Dispatcher::run_tool_call`): admitted, refused and
+//! approved by the same rules as a model's call.
+
+use std::sync::{Arc, Mutex};
+
+use switchboard_core::config::Approval;
+use switchboard_core::runner::Message;
+use switchboard_core::sessions::{ChatSessions, SessionError, SessionRecord, SessionTurn};
+use switchboard_core::{
+    ApprovalDecision, ApprovalPolicy, CallErrorKind, CallEvent, CallStatus, Dispatcher, EventKind, ToolCallRequest,
+    TurnControl,
+};
+
+use crate::support::{agent, call, config, entry, Recorder, Scripted, Step};
+
+fn turn(session_id: &str, turn_id: &str, message: &str) -> SessionTurn {
+    SessionTurn { session_id: session_id.into(), turn_id: turn_id.into(), agent: None, message: message.into() }
+}
+
+#[tokio::test]
+async fn a_turn_in_a_session_is_logged_before_it_is_shown_and_becomes_history() {
+    let folder = tempfile::tempdir().unwrap();
+    let chats = Arc::new(ChatSessions::open(folder.path()).unwrap());
+    let session = chats.create("Planning").unwrap();
+    let dispatcher = Dispatcher::new(config(vec![agent("main")], vec![]));
+    let main = Scripted::new(vec![Step::Say("first answer"), Step::Fail("down"), Step::Say("third answer")]);
+    dispatcher.runners().insert("main", main.clone());
+
+    // Every event the shell is handed is in the log already.
+    let (reader, session_id) = (chats.clone(), session.id.clone());
+    let unlogged = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let seen = unlogged.clone();
+    let show = move |event: CallEvent| {
+        let log = reader.load(&session_id).unwrap();
+        let logged = log
+            .records
+            .iter()
+            .any(|record| matches!(record, SessionRecord::Event { event: logged, .. } if *logged == event));
+        if !logged {
+            seen.lock().unwrap().push(event.seq);
+        }
+    };
+    let first = chats.run_turn(&dispatcher, turn(&session.id, "t1", "first question"), ApprovalPolicy::Ask, show).await;
+    assert_eq!(first.unwrap().text, "first answer");
+    assert_eq!(*unlogged.lock().unwrap(), Vec::<u64>::new(), "events shown before they were logged");
+
+    let failed = chats.run_turn(&dispatcher, turn(&session.id, "t2", "second question"), ApprovalPolicy::Ask, |_| {});
+    let failed = failed.await.unwrap();
+    assert_eq!(
+        (failed.status, failed.error.map(|error| error.kind)),
+        (CallStatus::Error, Some(CallErrorKind::Unreachable))
+    );
+    chats.retract_turn(&session.id, "t2").unwrap();
+    chats.run_turn(&dispatcher, turn(&session.id, "t3", "third question"), ApprovalPolicy::Ask, |_| {}).await.unwrap();
+
+    let requests = main.requests.lock().unwrap();
+    assert_eq!(requests[0].messages, vec![Message::user("first question")]);
+    assert_eq!(
+        requests[2].messages,
+        vec![Message::user("first question"), Message::assistant("first answer"), Message::user("third question")],
+        "the history is the log's: answers of ok turns, no retracted turn"
+    );
+    let log = chats.load(&session.id).unwrap();
+    let kinds: Vec<&str> = log
+        .records
+        .iter()
+        .filter_map(|record| match record {
+            SessionRecord::UserMessage { .. } => Some("user"),
+            SessionRecord::TurnEnded { .. } => Some("ended"),
+            SessionRecord::Retracted { .. } => Some("retracted"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, vec!["user", "ended", "user", "ended", "retracted", "user", "ended"]);
+    let exported = chats.turn_events("nosuch", "t1");
+    assert!(matches!(exported, Err(SessionError::NotFound(_))), "{exported:?}");
+    let events = chats.turn_events(&session.id, "t3").unwrap();
+    assert!(matches!(events.last().unwrap().kind, EventKind::CallFinished { status: CallStatus::Ok, .. }));
+    assert!(matches!(chats.turn_events(&session.id, "t9"), Err(SessionError::NoTurn { .. })));
+    let path = chats.export_turn(&session.id, "t3", &folder.path().join("exports")).unwrap();
+    let written: Vec<CallEvent> = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    assert_eq!(written, events);
+}
+
+#[tokio::test]
+async fn approve_always_comes_back_from_the_log_after_a_restart() {
+    let folder = tempfile::tempdir().unwrap();
+    let mut helper_entry = entry("helper", "Helps.");
+    helper_entry.approval = Some(Approval::Ask);
+    let dispatcher = Dispatcher::new(config(vec![agent("main"), agent("helper")], vec![helper_entry]));
+    let script = || vec![Step::Call(vec![call("agent_helper", "help")]), Step::Say("done")];
+    dispatcher.runners().insert("main", Scripted::new([script(), script()].concat()));
+    dispatcher.runners().insert("helper", Scripted::new(vec![Step::Say("helped"), Step::Say("helped again")]));
+
+    let session_id = {
+        let chats = Arc::new(ChatSessions::open(folder.path()).unwrap());
+        let session = chats.create("Approvals").unwrap();
+        let answering = chats.clone();
+        let answer = move |event: CallEvent| {
+            if let EventKind::ApprovalRequested { .. } = event.kind {
+                assert!(answering.resolve_approval("t1", &event.call_id, ApprovalDecision::ApproveAlways));
+            }
+        };
+        let first = chats.run_turn(&dispatcher, turn(&session.id, "t1", "go"), ApprovalPolicy::Ask, answer).await;
+        assert_eq!(first.unwrap().status, CallStatus::Ok);
+        session.id
+    };
+    // A new program on the same folder: nobody answers, and none is needed.
+    let chats = ChatSessions::open(folder.path()).unwrap();
+    let recorder = Recorder::default();
+    let sink = recorder.sink();
+    let second = chats
+        .run_turn(&dispatcher, turn(&session_id, "t2", "again"), ApprovalPolicy::DenyAll, move |event| sink(event));
+    assert_eq!(second.await.unwrap().status, CallStatus::Ok);
+    let events = recorder.take();
+    assert!(events.iter().all(|event| !matches!(event.kind, EventKind::ApprovalRequested { .. })));
+    assert!(events
+        .iter()
+        .any(|event| event.agent == "helper"
+            && matches!(event.kind, EventKind::CallFinished { status: CallStatus::Ok, .. })));
+}
+
+#[test]
+fn a_session_id_is_never_created_twice() {
+    let folder = tempfile::tempdir().unwrap();
+    let chats = ChatSessions::open(folder.path()).unwrap();
+    chats.create_with_id("notes", "Notes").unwrap();
+    chats.rename("notes", "Kept").unwrap();
+    assert!(matches!(chats.create_with_id("notes", "Again"), Err(SessionError::Exists(_))));
+    assert_eq!(chats.list().unwrap()[0].title, "Kept", "the existing log is untouched");
+}
+
+fn tool_call(caller: Option<&str>, agent: &str, request: &str) -> ToolCallRequest {
+    ToolCallRequest {
+        caller: caller.map(str::to_owned),
+        agent: agent.into(),
+        request: request.into(),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn one_tool_agent_call_from_outside_follows_the_same_rules() {
+    let mut denied_entry = entry("locked", "Never.");
+    denied_entry.approval = Some(Approval::Deny);
+    let mut main = agent("main");
+    main.tools = vec![entry("private", "Only for main.")];
+    let mut hidden = entry("hidden", "Off.");
+    hidden.enabled = Some(false);
+    let config = config(
+        vec![main, agent("helper"), agent("private"), agent("locked"), agent("hidden")],
+        vec![entry("helper", "Helps."), denied_entry, hidden],
+    );
+    let dispatcher = Dispatcher::new(config).with_sources(Arc::new(|| 7), Arc::new(|| "NONCE".into()));
+    dispatcher.runners().insert("helper", Scripted::new(vec![Step::Say("helped")]));
+    dispatcher.runners().insert("private", Scripted::new(vec![Step::Say("private answer")]));
+
+    let recorder = Recorder::default();
+    let outcome = dispatcher
+        .run_tool_call(tool_call(None, "helper", "please"), recorder.sink(), TurnControl::approving_all())
+        .await;
+    assert_eq!((outcome.status, outcome.text.as_str(), outcome.turns), (CallStatus::Ok, "helped", 1));
+    assert!(outcome.delivered.contains("helped") && outcome.delivered.ends_with("<<<END_AGENT_RESULT NONCE>>>"));
+    assert_eq!(outcome.usage.map(|usage| usage.total_tokens), Some(15));
+    let events = recorder.take();
+    assert_eq!((events[0].depth, events[0].parent_id.as_deref()), (1, None), "a tool call stands at depth 1");
+    assert!(matches!(events.last().unwrap().kind, EventKind::CallFinished { status: CallStatus::Ok, .. }));
+
+    let as_main = dispatcher
+        .run_tool_call(
+            tool_call(Some("main"), "private", "hi"),
+            Recorder::default().sink(),
+            TurnControl::approving_all(),
+        )
+        .await;
+    assert_eq!(as_main.text, "private answer", "the caller's own entries apply");
+    let refusals = [
+        (tool_call(None, "private", "hi"), CallStatus::Limited, CallErrorKind::NotOffered),
+        (tool_call(None, "hidden", "hi"), CallStatus::Limited, CallErrorKind::NotOffered),
+        (tool_call(None, "nobody", "hi"), CallStatus::Error, CallErrorKind::UnknownAgent),
+        (tool_call(None, "locked", "hi"), CallStatus::Denied, CallErrorKind::Denied),
+        (tool_call(Some("main"), "main", "hi"), CallStatus::Limited, CallErrorKind::Cycle),
+    ];
+    for (request, status, kind) in refusals {
+        let agent = request.agent.clone();
+        let recorder = Recorder::default();
+        let outcome = dispatcher.run_tool_call(request, recorder.sink(), TurnControl::approving_all()).await;
+        assert_eq!((outcome.status, outcome.error.map(|error| error.kind)), (status, Some(kind)), "{agent}");
+        assert!(
+            outcome.delivered.contains(kind.as_str()),
+            "the fenced result names the refusal: {}",
+            outcome.delivered
+        );
+        assert_eq!(recorder.take().len(), 2, "{agent}: a refused call is one node, started and finished");
+    }
+}
+
+#[tokio::test]
+async fn a_tool_call_from_outside_waits_for_approval_like_any_other() {
+    let mut asking = entry("helper", "Helps.");
+    asking.approval = Some(Approval::Ask);
+    let dispatcher = Dispatcher::new(config(vec![agent("helper")], vec![asking]));
+    dispatcher.runners().insert("helper", Scripted::new(vec![Step::Say("helped")]));
+    let denied = dispatcher
+        .run_tool_call(
+            tool_call(None, "helper", "x"),
+            Recorder::default().sink(),
+            TurnControl::new(ApprovalPolicy::DenyAll, Default::default()),
+        )
+        .await;
+    assert_eq!(
+        (denied.status, denied.error.map(|error| error.kind)),
+        (CallStatus::Denied, Some(CallErrorKind::Denied))
+    );
+    let control = TurnControl::new(ApprovalPolicy::Ask, Default::default());
+    let answering = control.clone();
+    let sink: switchboard_core::EventSink = Arc::new(move |event: CallEvent| {
+        if let EventKind::ApprovalRequested { .. } = event.kind {
+            assert!(answering.resolve_approval(&event.call_id, ApprovalDecision::ApproveOnce));
+        }
+    });
+    let approved = dispatcher.run_tool_call(tool_call(None, "helper", "x"), sink, control).await;
+    assert_eq!(approved.text, "helped");
+}
