@@ -8,7 +8,7 @@
 //!
 //! The rooms: this file holds the two entry points (a user turn, and one tool-agent
 //! call from outside, as the MCP server makes); `call.rs` runs one call from its
-//! `call_started` to its `call_finished`; `tool_loop.rs` is one call's model steps;
+//! `call_started` to its `call_finished` (`spec.rs` holds what it needs); `tool_loop.rs` is one call's model steps;
 //! `admit.rs` decides whether a delegation may run; `messages.rs` builds what a child
 //! is sent; `approval.rs` waits for a yes; `turn.rs` is what the calls of a turn
 //! share; `control.rs` steers a turn from outside and keeps a session's answers.
@@ -19,6 +19,7 @@ mod call;
 mod control;
 mod messages;
 mod sources;
+mod spec;
 mod tool_loop;
 mod turn;
 
@@ -34,7 +35,9 @@ use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind, Ev
 use crate::runner::cache::RunnerCache;
 use crate::runner::Message;
 use crate::tools::Standing;
-use call::{run_call, run_delegation, CallSpec, Caller};
+use admit::Caller;
+use call::{run_call, run_delegation};
+use spec::CallSpec;
 use turn::{Figures, Header, Turn};
 
 /// The engine that runs turns against a config.

@@ -8,15 +8,30 @@
 use std::sync::atomic::Ordering;
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::{effective_tools, merge_entries, AgentToolEntry};
 use crate::config::{tool_name, AgentConfig, AgentNames, Approval, Config, Limits, SessionMode};
 use crate::event::{ApprovalLimits, CallError, CallErrorKind, CallRole};
-use crate::runner::ToolCall;
+use crate::runner::{Message, ToolCall};
 use crate::tools::{OfferedTool, ToolKind, ASK_AGENT, ASK_MODEL, ESCALATE};
 
-use super::call::Caller;
 use super::turn::Turn;
+
+/// Who makes a delegation: a call of the tree, or (for `run_tool_call`) someone
+/// outside it, standing where a root call would.
+pub(super) struct Caller<'a> {
+    /// The calling call; `None` when the delegation is the root of its tree.
+    pub call_id: Option<&'a str>,
+    /// The calling agent, whose tool entries apply; `None`: the global entries.
+    pub agent: Option<&'a str>,
+    pub depth: u32,
+    /// The agents on the path from the root, the caller included.
+    pub path: &'a [String],
+    pub cancel: &'a CancellationToken,
+    /// The caller's messages so far (what `share_context` draws from).
+    pub messages: &'a [Message],
+}
 
 /// A delegation as asked for, before it is admitted.
 pub(super) struct Delegation {

@@ -6,8 +6,8 @@ use tokio::sync::oneshot;
 
 use crate::event::{ApprovalDecision, ApprovalLimits, CallError, CallErrorKind, EventKind};
 
-use super::call::CallSpec;
 use super::control::ApprovalPolicy;
+use super::spec::CallSpec;
 use super::turn::Turn;
 
 /// Pauses a call until it is approved. `Err` says why it may not run (denied, or

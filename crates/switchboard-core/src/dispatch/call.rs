@@ -7,57 +7,19 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
+use serde_json::json;
 
-use crate::config::{AgentConfig, Limits};
-use crate::event::{ApprovalLimits, CallError, CallRole, CallStatus, EventKind};
+use crate::event::{CallError, CallRole, CallStatus, EventKind};
 use crate::fence::fence;
 use crate::runner::Message;
 use crate::tools::{offered_tools, OfferedTool, Standing};
 
-use super::admit::{admit, Delegation};
+use super::admit::{admit, Caller, Delegation};
 use super::approval::await_approval;
-use super::messages::{add_to_system_prompt, child_messages};
+use super::messages::{add_to_system_prompt, child_messages, SharedContext};
+use super::spec::CallSpec;
 use super::tool_loop::{tool_loop, LoopEnd};
 use super::turn::{Figures, Header, Turn};
-
-/// Everything one call needs to run: the arguments every room of the dispatcher
-/// passes along, in one place.
-pub(super) struct CallSpec {
-    pub header: Header,
-    pub agent: AgentConfig,
-    pub role: CallRole,
-    pub standing: Standing,
-    pub tool_name: Option<String>,
-    pub input: Option<Value>,
-    pub messages: Vec<Message>,
-    /// Agents above this call on the path from the root.
-    pub path: Vec<String>,
-    pub cancel: CancellationToken,
-    /// Set when the call must be approved before it runs.
-    pub approval: Option<ApprovalLimits>,
-    pub limits: Limits,
-    /// A model chosen by the caller among the agent's `allowed_models`.
-    pub model: Option<String>,
-    /// For a persistent delegate: the caller whose session keeps its conversation.
-    pub keep_conversation: Option<String>,
-}
-
-/// Who makes a delegation: a call of the tree, or (for `run_tool_call`) someone
-/// outside it, standing where a root call would.
-pub(super) struct Caller<'a> {
-    /// The calling call; `None` when the delegation is the root of its tree.
-    pub call_id: Option<&'a str>,
-    /// The calling agent, whose tool entries apply; `None`: the global entries.
-    pub agent: Option<&'a str>,
-    pub depth: u32,
-    /// The agents on the path from the root, the caller included.
-    pub path: &'a [String],
-    pub cancel: &'a CancellationToken,
-    /// The caller's messages so far (what `share_context` draws from).
-    pub messages: &'a [Message],
-}
 
 pub(super) struct CallOutcome {
     pub status: CallStatus,
@@ -183,15 +145,8 @@ pub(super) async fn run_delegation(turn: &Arc<Turn>, caller: &Caller<'_>, delega
     } else {
         Vec::new()
     };
-    let messages = child_messages(
-        &admitted.target,
-        earlier,
-        caller_name,
-        caller.messages,
-        admitted.shared_messages,
-        request.context.as_ref(),
-        &request.request,
-    );
+    let shared = SharedContext { caller: caller_name, messages: caller.messages, count: admitted.shared_messages };
+    let messages = child_messages(&admitted.target, earlier, shared, request.context.as_ref(), &request.request);
     let mut input = json!({ "request": request.request });
     if let Some(context) = &request.context {
         input["context"] = context.clone();

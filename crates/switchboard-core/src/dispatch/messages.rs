@@ -20,25 +20,33 @@ pub(super) fn turn_messages(agent: &AgentConfig, history: &[Message], message: &
     messages
 }
 
+/// What a delegate is shown of its caller's conversation (`share_context`).
+pub(super) struct SharedContext<'a> {
+    pub caller: &'a str,
+    /// The caller's messages so far.
+    pub messages: &'a [Message],
+    /// How many of the latest to show (0: none).
+    pub count: usize,
+}
+
 /// A delegate's messages: its own system prompt, its earlier conversation (for a
-/// persistent entry), the caller's last `shared` messages and the structured
-/// `context`, each labelled as context, then the request.
+/// persistent entry), the caller's last messages and the structured `context`,
+/// each labelled as context, then the request.
 pub(super) fn child_messages(
     target: &AgentConfig,
     earlier: Vec<Message>,
-    caller: &str,
-    caller_messages: &[Message],
-    shared: usize,
+    shared: SharedContext<'_>,
     context: Option<&Value>,
     request: &str,
 ) -> Vec<Message> {
+    let caller = shared.caller;
     let mut messages = Vec::new();
     if let Some(prompt) = &target.system_prompt {
         messages.push(Message::system(prompt.clone()));
     }
     messages.extend(earlier);
-    if shared > 0 && !caller_messages.is_empty() {
-        messages.push(Message::user(shared_context(caller, caller_messages, shared)));
+    if shared.count > 0 && !shared.messages.is_empty() {
+        messages.push(Message::user(shared_context(caller, shared.messages, shared.count)));
     }
     if let Some(context) = context {
         messages.push(Message::user(format!(
@@ -110,7 +118,8 @@ mod tests {
             Message::user("second question"),
         ];
         let context = serde_json::json!({ "file": "a.rs" });
-        let messages = child_messages(&target, Vec::new(), "main", &caller_messages, 2, Some(&context), "do the thing");
+        let shared = SharedContext { caller: "main", messages: &caller_messages, count: 2 };
+        let messages = child_messages(&target, Vec::new(), shared, Some(&context), "do the thing");
         let texts: Vec<String> = messages.iter().map(|message| format!("{message:?}")).collect();
         assert_eq!(messages.len(), 4, "{texts:#?}");
         assert_eq!(messages[0], Message::system("You help."));
@@ -124,7 +133,8 @@ mod tests {
     #[test]
     fn nothing_is_shared_when_the_caller_has_no_messages() {
         let target = AgentConfig::new("helper", Provider::Demo);
-        let messages = child_messages(&target, Vec::new(), "", &[], 3, None, "hello");
+        let shared = SharedContext { caller: "", messages: &[], count: 3 };
+        let messages = child_messages(&target, Vec::new(), shared, None, "hello");
         assert_eq!(messages, vec![Message::user("hello")]);
     }
 }

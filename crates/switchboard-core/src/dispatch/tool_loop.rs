@@ -18,8 +18,10 @@ use crate::runner::{Message, ModelDelta, ModelReply, ModelRequest, Runner, ToolC
 use crate::tools::{OfferedTool, Standing, ESCALATE};
 
 use super::admit::delegation_from_tool_call;
-use super::call::{run_call, run_delegation, CallSpec, Caller};
+use super::admit::Caller;
+use super::call::{run_call, run_delegation};
 use super::messages::escalation_messages;
+use super::spec::CallSpec;
 use super::turn::{Header, Turn};
 
 /// How a call's tool loop ended.
