@@ -12,6 +12,7 @@ use switchboard_core::{
 };
 
 use crate::sessions::find_or_create_session;
+use crate::terminal::printable;
 use crate::{load, ApproveMode, AskArgs, EventFormat, Failure};
 
 pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<ExitCode, Failure> {
@@ -94,7 +95,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
     })?;
     if matches!(arguments.events, EventFormat::None | EventFormat::Pretty) {
         // A closed stdout (a pager quit early) is not an error worth a panic.
-        let _ = writeln!(std::io::stdout(), "{}", summary.text);
+        let _ = writeln!(std::io::stdout(), "{}", printable(&summary.text));
     }
     match summary.status {
         CallStatus::Ok => Ok(ExitCode::SUCCESS),
@@ -142,6 +143,14 @@ struct Printer {
     partial: std::collections::HashMap<String, String>,
 }
 
+/// Writes one line of the pretty tree, escaped (see `terminal.rs`).
+macro_rules! line {
+    ($out:expr, $($format:tt)*) => {{
+        let text = format!($($format)*);
+        let _ = writeln!($out, "{}", printable(&text));
+    }};
+}
+
 impl Printer {
     fn new(format: EventFormat) -> Printer {
         Printer { format, stdout: std::io::stdout(), partial: std::collections::HashMap::new() }
@@ -163,30 +172,30 @@ impl Printer {
                         partial.push_str(text);
                         while let Some(newline) = partial.find('\n') {
                             let line: String = partial.drain(..=newline).collect();
-                            let _ = writeln!(out, "{indent}  │ {}: {}", event.agent, line.trim_end());
+                            line!(out, "{indent}  │ {}: {}", event.agent, line.trim_end());
                         }
                     }
                     EventKind::TextDelta { .. } | EventKind::ReasoningDelta { .. } | EventKind::UsageUpdated { .. } => {
                     }
                     EventKind::CallStarted { tool_name, .. } => {
                         let via = tool_name.as_deref().map(|name| format!(" ({name})")).unwrap_or_default();
-                        let _ = writeln!(out, "{indent}▶ {}{via}", event.agent);
+                        line!(out, "{indent}▶ {}{via}", event.agent);
                     }
                     EventKind::ToolProgress { message, .. } => {
-                        let _ = writeln!(out, "{indent}  … {}: {message}", event.agent);
+                        line!(out, "{indent}  … {}: {message}", event.agent);
                     }
                     EventKind::Escalated { from, to, .. } => {
-                        let _ = writeln!(out, "{indent}⇢ {from} escalated to {to}");
+                        line!(out, "{indent}⇢ {from} escalated to {to}");
                     }
                     EventKind::ApprovalRequested { .. } => {
-                        let _ = writeln!(out, "{indent}  ? {} waits for approval", event.agent);
+                        line!(out, "{indent}  ? {} waits for approval", event.agent);
                     }
                     EventKind::ApprovalResolved { decision, by } => {
-                        let _ = writeln!(out, "{indent}  ✓ {}: {} (by the {by})", event.agent, decision.as_str());
+                        line!(out, "{indent}  ✓ {}: {} (by the {by})", event.agent, decision.as_str());
                     }
                     EventKind::CallFinished { status, usage_total, cost_total, error, .. } => {
                         if let Some(rest) = self.partial.remove(&event.call_id).filter(|rest| !rest.trim().is_empty()) {
-                            let _ = writeln!(out, "{indent}  │ {}: {}", event.agent, rest.trim_end());
+                            line!(out, "{indent}  │ {}: {}", event.agent, rest.trim_end());
                         }
                         let tokens =
                             usage_total.map(|usage| format!(", {} tokens", usage.total_tokens)).unwrap_or_default();
@@ -195,7 +204,7 @@ impl Printer {
                             .as_ref()
                             .map(|error| format!(": {} ({})", error.message, error.kind))
                             .unwrap_or_default();
-                        let _ = writeln!(out, "{indent}■ {} {}{tokens}{cost}{error}", event.agent, status.as_str());
+                        line!(out, "{indent}■ {} {}{tokens}{cost}{error}", event.agent, status.as_str());
                     }
                 }
             }
@@ -211,6 +220,8 @@ fn prompt_for_approvals(requests: std::sync::mpsc::Receiver<CallEvent>, steering
         let EventKind::ApprovalRequested { input, limits, .. } = &event.kind else { continue };
         let request =
             input.as_ref().and_then(|input| input.get("request")).and_then(|request| request.as_str()).unwrap_or("");
+        // The request is a model's words: shown escaped, like everything it writes.
+        let request = printable(request);
         let decision = loop {
             eprint!(
                 "\nApprove the call to {} (depth {}, {} calls left in this turn)?\n  request: {request}\n  [o]nce, [a]lways for this agent, [d]eny: ",

@@ -5,6 +5,7 @@
 
 mod ask;
 mod sessions;
+mod terminal;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -169,7 +170,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(failure) => {
-            eprintln!("switchboard: {}", failure.message);
+            eprintln!("switchboard: {}", terminal::printable(&failure.message));
             ExitCode::from(failure.code)
         }
     }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 fn switchboard(config: &Path, arguments: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_switchboard"))
@@ -254,4 +254,34 @@ fn ask_in_a_session_logs_each_turn_and_sessions_shows_and_exports_them() {
     let missing = switchboard(&path, &["--data-dir", data, "sessions", "show", "nowhere"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(text(&missing.stderr).contains("no session \"nowhere\""), "{}", text(&missing.stderr));
+}
+
+#[test]
+fn pretty_output_shows_control_sequences_escaped_never_obeyed() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    // An agent whose answer (and whose failure) carries colour, clipboard (OSC 52)
+    // and title sequences.
+    let script = r"printf 'ok \033[31mred\033]52;c;SGVsbG8=\007\033]0;pwned\007'; printf '\033[2J' >&2; exit $0";
+    let write_config = |exit_code: &str| {
+        let agent =
+            json!({ "name": "evil", "provider": "subprocess", "command": "sh", "args": ["-c", script, exit_code] });
+        std::fs::write(&path, json!({ "agents": [agent] }).to_string()).unwrap();
+    };
+    write_config("0");
+
+    let answered = switchboard(&path, &["ask", "--events", "pretty", "hi"]);
+    assert!(answered.status.success(), "{}", text(&answered.stderr));
+    let stdout = text(&answered.stdout);
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\u{7}'),
+        "raw control characters reached the terminal: {stdout:?}"
+    );
+    assert!(stdout.contains(r"ok \u{1b}[31mred\u{1b}]52;c;SGVsbG8=\u{7}"), "{stdout}");
+    write_config("3");
+    let failed = switchboard(&path, &["ask", "--events", "pretty", "hi"]);
+    assert_eq!(failed.status.code(), Some(1));
+    let stderr = text(&failed.stderr);
+    assert!(!stderr.contains('\u{1b}'), "raw control characters in the error: {stderr:?}");
+    assert!(stderr.contains(r"\u{1b}[2J"), "{stderr}");
 }
