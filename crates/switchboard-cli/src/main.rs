@@ -183,11 +183,17 @@ struct Failure {
 
 impl From<ConfigError> for Failure {
     fn from(error: ConfigError) -> Failure {
+        let missing = matches!(&error, ConfigError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound);
         let code = match error {
             ConfigError::Io { .. } | ConfigError::Conflict { .. } => 1,
             _ => EXIT_INVALID,
         };
-        Failure { code, message: error.to_string() }
+        let hint = if missing {
+            "\n(a config named by --config or $SWITCHBOARD_CONFIG must exist; without either, the default location is created with the demo agents on first start)"
+        } else {
+            ""
+        };
+        Failure { code, message: format!("{error}{hint}") }
     }
 }
 
@@ -296,10 +302,12 @@ fn list(path: &Path, scope: &Scope, as_json: bool) -> Result<ExitCode, Failure> 
     Ok(ExitCode::SUCCESS)
 }
 
-/// Loads the config, creating it with the demo default when there is none (and saying so).
+/// Loads the config; on a first start (the default location, missing) it is
+/// created with the demo agents, and said so. A named path must exist.
 fn load(path: &Path) -> Result<store::Loaded, ConfigError> {
-    if !path.exists() {
+    let (loaded, created) = store::load_on_first_start(path)?;
+    if created {
         eprintln!("switchboard: {} did not exist; created it with the demo agents", path.display());
     }
-    store::load_or_create(path)
+    Ok(loaded)
 }

@@ -16,6 +16,22 @@ fn switchboard(config: &Path, arguments: &[&str]) -> Output {
         .expect("switchboard runs")
 }
 
+/// A first start: `switchboard check` with no `--config` and a fresh config folder
+/// writes the demo config at the default location; that file's path.
+fn demo_config(folder: &Path) -> std::path::PathBuf {
+    let config_home = folder.join("xdg");
+    let output = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .arg("check")
+        .env("XDG_CONFIG_HOME", &config_home)
+        .env_remove("SWITCHBOARD_CONFIG")
+        .output()
+        .expect("switchboard runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let path = config_home.join("switchboard").join("config.json");
+    assert!(path.exists(), "the first start wrote the demo config at the default location");
+    path
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -43,18 +59,30 @@ fn check_reports_every_problem_and_exits_2() {
 }
 
 #[test]
-fn a_missing_config_is_created_and_checks_clean() {
+fn only_the_default_location_is_created_a_named_missing_path_is_an_error() {
     let folder = tempfile::tempdir().unwrap();
-    let path = folder.path().join("fresh").join("config.json");
-    let output = switchboard(&path, &["check"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    assert!(path.exists());
+    let path = demo_config(folder.path());
+    assert!(switchboard(&path, &["check"]).status.success(), "the demo config checks clean");
+    let mistyped = folder.path().join("mistyped").join("config.json");
+    for arguments in [&["check"][..], &["ask", "--approve", "all", "hello"][..], &["tools", "list", "--global"][..]] {
+        let output = switchboard(&mistyped, arguments);
+        assert_eq!(output.status.code(), Some(1), "{arguments:?}: {}", text(&output.stdout));
+        let stderr = text(&output.stderr);
+        assert!(stderr.contains("mistyped/config.json") && stderr.contains("No such file"), "{arguments:?}: {stderr}");
+        assert!(!folder.path().join("mistyped").exists(), "{arguments:?} created something");
+    }
+    let from_environment = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .arg("check")
+        .env("SWITCHBOARD_CONFIG", &mistyped)
+        .output()
+        .unwrap();
+    assert_eq!(from_environment.status.code(), Some(1), "a path named by the environment must exist too");
 }
 
 #[test]
 fn tools_list_json_follows_the_contract_and_edits_land_on_disk() {
     let folder = tempfile::tempdir().unwrap();
-    let path = folder.path().join("config.json");
+    let path = demo_config(folder.path());
     assert!(switchboard(&path, &["tools", "disable", "researcher", "--for", "assistant"]).status.success());
     let output = switchboard(&path, &["tools", "list", "--for", "assistant", "--json"]);
     assert!(output.status.success());
@@ -98,7 +126,7 @@ fn tools_list_json_follows_the_contract_and_edits_land_on_disk() {
 #[test]
 fn ask_streams_jsonl_events_with_the_root_finish_last() {
     let folder = tempfile::tempdir().unwrap();
-    let path = folder.path().join("config.json");
+    let path = demo_config(folder.path());
     let output = switchboard(&path, &["ask", "--approve", "all", "--events", "jsonl", "Explain the call tree please"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let events: Vec<Value> = text(&output.stdout)
@@ -136,7 +164,7 @@ fn ask_fails_clearly_when_the_root_cannot_be_reached() {
 #[test]
 fn without_a_terminal_approval_requests_are_denied_and_said_so() {
     let folder = tempfile::tempdir().unwrap();
-    let path = folder.path().join("config.json");
+    let path = demo_config(folder.path());
     let output = switchboard(&path, &["ask", "--events", "jsonl", "Who approves this?"]);
     assert!(output.status.success(), "a denied delegate does not fail the turn: {}", text(&output.stderr));
     assert!(text(&output.stderr).contains("pass --approve all"), "{}", text(&output.stderr));
@@ -157,7 +185,7 @@ fn without_a_terminal_approval_requests_are_denied_and_said_so() {
 #[test]
 fn on_a_terminal_each_approval_is_a_prompt() {
     let folder = tempfile::tempdir().unwrap();
-    let path = folder.path().join("config.json");
+    let path = demo_config(folder.path());
     let binary = env!("CARGO_BIN_EXE_switchboard");
     let inner = format!("{binary} --config {} ask --events pretty 'Please answer through the prompt'", path.display());
     let pipeline =
@@ -177,7 +205,7 @@ fn on_a_terminal_each_approval_is_a_prompt() {
 fn jsonl_events_arrive_while_the_child_streams() {
     use std::io::BufRead;
     let folder = tempfile::tempdir().unwrap();
-    let path = folder.path().join("config.json");
+    let path = demo_config(folder.path());
     assert!(switchboard(&path, &["check"]).status.success(), "check writes the demo config");
     let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     // Slow the demo agents down so the turn takes seconds.
@@ -218,7 +246,7 @@ fn jsonl_events_arrive_while_the_child_streams() {
 #[test]
 fn ask_in_a_session_logs_each_turn_and_sessions_shows_and_exports_them() {
     let folder = tempfile::tempdir().unwrap();
-    let path = folder.path().join("config.json");
+    let path = demo_config(folder.path());
     let data = folder.path().join("data");
     let data = data.to_str().unwrap();
     let ask = |message: &str| {

@@ -1,7 +1,9 @@
 //! Reading and writing the config file: the only file IO of the config. Parsing
 //! reports file, line and column (syntax) or the JSON path (types); saving is
-//! atomic (temp file in the same folder, fsync, rename) and refuses to overwrite a
-//! file that changed on disk since it was read.
+//! atomic (temp file in the same folder, fsync, rename), keeps the file's mode and
+//! writes through a symlink to its target, and refuses to overwrite a file that
+//! changed on disk since it was read. The check and the write happen under an
+//! exclusive lock, so of two processes saving at once, one is refused.
 
 use std::fs;
 use std::io::Write;
@@ -60,6 +62,11 @@ pub fn resolve_path(explicit: Option<&Path>) -> PathBuf {
     if let Some(path) = std::env::var_os(CONFIG_ENV).filter(|value| !value.is_empty()) {
         return PathBuf::from(path);
     }
+    default_path()
+}
+
+/// The platform's config location (`~/.config/switchboard/config.json` on Linux).
+pub fn default_path() -> PathBuf {
     dirs::config_dir().unwrap_or_else(|| PathBuf::from(".")).join("switchboard").join("config.json")
 }
 
@@ -116,12 +123,24 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded, ConfigError> {
     Ok(Loaded { config, version: Version::of(bytes), warnings: problems })
 }
 
-/// Loads the file, first writing the demo default when there is none.
+/// Loads the file, first writing the demo default when there is none. Only for
+/// the default location (first start); a path the user names must exist (`load`).
 pub fn load_or_create(path: &Path) -> Result<Loaded, ConfigError> {
     if !path.exists() {
         write_atomic(path, &render(&Config::demo_default()))?;
     }
     load(path)
+}
+
+/// Loads `path`; only when it is the default location (`default_path`) and does
+/// not exist yet is the demo config written first (a first start). A path the
+/// user named that does not exist is an error, never a new file: a typo must not
+/// pass as a valid config. The flag says whether the file was created.
+pub fn load_on_first_start(path: &Path) -> Result<(Loaded, bool), ConfigError> {
+    if path == default_path() && !path.exists() {
+        return load_or_create(path).map(|loaded| (loaded, true));
+    }
+    load(path).map(|loaded| (loaded, false))
 }
 
 /// The file's text for a config: pretty JSON with a trailing newline.
@@ -138,29 +157,85 @@ pub fn save(path: &Path, config: &Config, expected: &Version) -> Result<Version,
     if has_errors(&problems) {
         return Err(ConfigError::Invalid { path: path.to_path_buf(), problems });
     }
+    let bytes = render(config);
+    let _lock = WriteLock::take(path)?;
     let current = fs::read(path).map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
     if &Version::of(&current) != expected {
         return Err(ConfigError::Conflict { path: path.to_path_buf() });
     }
-    let bytes = render(config);
     write_atomic(path, &bytes)?;
     Ok(Version::of(&bytes))
 }
 
+/// An exclusive lock on a config file, held while its version is checked and the
+/// new text renamed into place; released when dropped. The lock is on a sidecar
+/// file beside the real target (the config itself is replaced by each save).
+struct WriteLock(fs::File);
+
+impl WriteLock {
+    fn take(path: &Path) -> Result<WriteLock, ConfigError> {
+        let target = follow_symlinks(path);
+        let folder = folder_of(&target);
+        let name = target.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        let lock_path = folder.join(format!(".{name}.lock"));
+        let io_error = |source| ConfigError::Io { path: lock_path.clone(), source };
+        let file =
+            fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io_error)?;
+        file.lock().map_err(io_error)?;
+        Ok(WriteLock(file))
+    }
+}
+
+impl Drop for WriteLock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+/// The file a path finally names, following symlinks (relative ones from their
+/// link's folder); `path` itself when it is not a link. A dangling link names its
+/// target, which a save then creates.
+fn follow_symlinks(path: &Path) -> PathBuf {
+    let mut current = path.to_path_buf();
+    // A loop of links ends here rather than spinning; the write then fails clearly.
+    for _ in 0..40 {
+        match fs::read_link(&current) {
+            Ok(target) if target.is_absolute() => current = target,
+            Ok(target) => current = folder_of(&current).join(target),
+            Err(_) => return current,
+        }
+    }
+    current
+}
+
+fn folder_of(path: &Path) -> PathBuf {
+    path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf()
+}
+
+/// Tells temp files of one process apart (threads may save at once).
+static NEXT_TEMP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Writes a temp file beside `path`, syncs it, and renames it over `path`, so a
-/// reader sees the old file or the new one, never half of one.
+/// reader sees the old file or the new one, never half of one. Through a symlink,
+/// the link's target is replaced and the link kept; the file's mode is kept.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ConfigError> {
     let io_error = |source| ConfigError::Io { path: path.to_path_buf(), source };
-    let folder = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    fs::create_dir_all(folder).map_err(io_error)?;
-    let file_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-    let temp_path = folder.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let target = follow_symlinks(path);
+    let folder = folder_of(&target);
+    fs::create_dir_all(&folder).map_err(io_error)?;
+    let file_name = target.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let unique = NEXT_TEMP.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp_path = folder.join(format!(".{file_name}.{}-{unique}.tmp", std::process::id()));
+    let permissions = fs::metadata(&target).ok().map(|metadata| metadata.permissions());
     let result = (|| {
         let mut file = fs::File::create(&temp_path)?;
+        if let Some(permissions) = permissions {
+            file.set_permissions(permissions)?;
+        }
         file.write_all(bytes)?;
         file.sync_all()?;
-        fs::rename(&temp_path, path)?;
-        if let Ok(directory) = fs::File::open(folder) {
+        fs::rename(&temp_path, &target)?;
+        if let Ok(directory) = fs::File::open(&folder) {
             let _ = directory.sync_all();
         }
         Ok(())

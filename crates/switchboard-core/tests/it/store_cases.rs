@@ -207,3 +207,71 @@ fn eviction_names_exactly_the_affected_agents() {
     );
     assert_eq!(evicted(Edit::SetEscalation { agent: None }), Vec::<String>::new());
 }
+
+#[test]
+fn concurrent_savers_never_lose_an_edit() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    let agents: Vec<Value> =
+        (0..24).map(|index| serde_json::json!({ "name": format!("a{index}"), "provider": "demo" })).collect();
+    fs::write(&path, serde_json::json!({ "agents": agents }).to_string()).unwrap();
+    // Every thread reads, then saves its own entry; each save either lands or is
+    // refused as a conflict, never reported saved and then overwritten.
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(24));
+    let saved: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..24)
+            .map(|index| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                scope.spawn(move || {
+                    let loaded = store::load(&path).unwrap();
+                    let agent = format!("a{index}");
+                    let edit = Edit::AddTool {
+                        target: ToolTarget::Global,
+                        tool_agent: agent.clone(),
+                        description: "x".into(),
+                    };
+                    barrier.wait();
+                    match apply(&path, &loaded.version, &edit) {
+                        Ok(_) => Some(agent),
+                        Err(EditError::Config(ConfigError::Conflict { .. })) => None,
+                        Err(other) => panic!("{other}"),
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|handle| handle.join().unwrap()).collect()
+    });
+    let mut on_disk: Vec<String> =
+        store::load(&path).unwrap().config.agent_tools.iter().map(|entry| entry.agent.clone()).collect();
+    on_disk.sort();
+    let mut saved = saved;
+    saved.sort();
+    assert!(!saved.is_empty());
+    assert_eq!(on_disk, saved, "every edit reported saved is in the file, and only those");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_save_through_a_symlink_writes_the_target_and_keeps_the_link_and_the_mode() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let folder = tempfile::tempdir().unwrap();
+    fs::create_dir(folder.path().join("dotfiles")).unwrap();
+    let target = folder.path().join("dotfiles").join("switchboard.json");
+    fs::write(&target, WITH_UNKNOWN_FIELDS).unwrap();
+    fs::set_permissions(&target, fs::Permissions::from_mode(0o600)).unwrap();
+    let link = folder.path().join("config.json");
+    symlink("dotfiles/switchboard.json", &link).unwrap();
+    let loaded = store::load(&link).unwrap();
+    let edit = Edit::DisableTool { target: ToolTarget::Global, tool_agent: "aider".into() };
+    apply(&link, &loaded.version, &edit).unwrap();
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link is still a link");
+    let written: Value = serde_json::from_str(&fs::read_to_string(&target).unwrap()).unwrap();
+    assert_eq!(written["agent_tools"][0]["enabled"], false, "the target holds the edit");
+    assert_eq!(fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o600, "the mode is kept");
+    let leftovers: Vec<_> = fs::read_dir(folder.path().join("dotfiles"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
