@@ -100,6 +100,7 @@ pub fn validate(config: &Config) -> Vec<Problem> {
             }
         }
     }
+    unknown_fields(config, &mut problems);
     if config.primary.is_some() && config.primary == config.escalation {
         problems.push(Problem::error("escalation", "the escalation agent must differ from the primary"));
     }
@@ -114,6 +115,46 @@ pub fn validate(config: &Config) -> Vec<Problem> {
         }
     }
     problems
+}
+
+/// A warning for every field this version does not know (a typo such as `envv` or
+/// `timeout_sec` would otherwise do nothing, silently). They stay in the file.
+fn unknown_fields(config: &Config, problems: &mut Vec<Problem>) {
+    let mut warn = |path: &str, extra: &serde_json::Map<String, serde_json::Value>| {
+        for key in extra.keys() {
+            let field_path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            problems.push(Problem::warning(
+                field_path,
+                format!("unknown field `{key}`: it does nothing (it is kept in the file); check its spelling"),
+            ));
+        }
+    };
+    let entry_fields = |warn: &mut dyn FnMut(&str, &serde_json::Map<String, serde_json::Value>),
+                        path: &str,
+                        entry: &AgentToolEntry| {
+        warn(path, &entry.extra);
+        if let Some(limits) = &entry.limits {
+            warn(&format!("{path}.limits"), &limits.extra);
+        }
+    };
+    warn("", &config.extra);
+    warn("limits", &config.limits.extra);
+    for (index, entry) in config.agent_tools.iter().enumerate() {
+        entry_fields(&mut warn, &format!("agent_tools[{index}]"), entry);
+    }
+    if let Some(advisor) = &config.advisor {
+        entry_fields(&mut warn, "advisor", advisor);
+    }
+    for (index, agent) in config.agents.iter().enumerate() {
+        let path = format!("agents[{index}]");
+        warn(&path, &agent.extra);
+        if let Some(limits) = &agent.limits {
+            warn(&format!("{path}.limits"), &limits.extra);
+        }
+        for (entry_index, entry) in agent.tools.iter().enumerate() {
+            entry_fields(&mut warn, &format!("{path}.tools[{entry_index}]"), entry);
+        }
+    }
 }
 
 fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut Vec<Problem>) {

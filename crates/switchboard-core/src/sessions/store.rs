@@ -151,6 +151,22 @@ pub enum SessionError {
     NoTurn { session: String, turn: String },
 }
 
+/// Ends a line left torn by a crash mid-write, so the next record starts on a line
+/// of its own (the torn one is skipped on load; the new one is not lost with it).
+fn end_torn_line(file: &mut File) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    if file.metadata()?.len() == 0 {
+        return Ok(());
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    if last[0] != b'\n' {
+        file.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
 /// The folder of session logs.
 #[derive(Debug)]
 pub struct SessionStore {
@@ -205,7 +221,8 @@ impl SessionStore {
             if !path.exists() {
                 return Err(SessionError::NotFound(id.to_string()));
             }
-            let file = OpenOptions::new().append(true).open(&path).map_err(io_error(&path))?;
+            let mut file = OpenOptions::new().read(true).append(true).open(&path).map_err(io_error(&path))?;
+            end_torn_line(&mut file).map_err(io_error(&path))?;
             writers.insert(id.to_string(), BufWriter::new(file));
         }
         let writer = writers.get_mut(id).expect("inserted above");

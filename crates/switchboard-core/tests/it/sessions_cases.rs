@@ -107,3 +107,29 @@ fn a_killed_writer_loses_at_most_one_line() {
         .collect();
     assert!(sequence.iter().enumerate().all(|(index, seq)| *seq == index as u64 + 1));
 }
+
+#[test]
+fn after_a_torn_write_the_next_record_lands_on_a_line_of_its_own() {
+    let folder = tempfile::tempdir().unwrap();
+    {
+        let store = SessionStore::open(folder.path()).unwrap();
+        store.create("torn", "Torn", 100).unwrap();
+        store.append("torn", &delta("t1", 1, "whole")).unwrap();
+    }
+    // A crash mid-write: half a record, no newline.
+    let path = folder.path().join("torn.jsonl");
+    let whole = serde_json::to_string(&delta("t1", 2, "never finished")).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(&whole.as_bytes()[..whole.len() / 2]);
+    std::fs::write(&path, bytes).unwrap();
+    // The program starts again and the user sends a message.
+    let store = SessionStore::open(folder.path()).unwrap();
+    let message =
+        SessionRecord::UserMessage { turn_id: "t2".into(), text: "after the crash".into(), agent: None, ts_ms: 300 };
+    store.append("torn", &message).unwrap();
+    let log = store.load("torn").unwrap();
+    assert_eq!(log.skipped_lines, 1, "the torn line is skipped");
+    assert_eq!(log.records.len(), 3, "created, the whole delta and the message: {:?}", log.records);
+    assert_eq!(log.records.last(), Some(&message), "the first record after the crash is kept");
+    assert_eq!(store.list().unwrap()[0].turns, 1);
+}

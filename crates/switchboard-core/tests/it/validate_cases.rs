@@ -22,6 +22,24 @@ fn validation_table() {
     let cases: Vec<(&str, &str, Vec<&str>)> = vec![
         ("valid demo", r#"{"agents":[{"name":"a","provider":"demo"}]}"#, vec![]),
         (
+            "misspelt fields are warnings at their paths (kept in the file)",
+            r#"{"themee":1,"limits":{"max_dept":2},"agents":[{"name":"a","provider":"demo","envv":{"K":"v"},"timeout_sec":30,
+                "limits":{"max_step":3},"tools":[{"agent":"b","description":"x","aproval":"auto","limits":{"timeout":1}}]},
+                {"name":"b","provider":"demo"}],"agent_tools":[{"agent":"b","description":"y","enable":false}],
+                "advisor":{"agent":"b","description":"z","sharecontext":2}}"#,
+            vec![
+                "warning themee",
+                "warning limits.max_dept",
+                "warning agent_tools[0].enable",
+                "warning advisor.sharecontext",
+                "warning agents[0].envv",
+                "warning agents[0].timeout_sec",
+                "warning agents[0].limits.max_step",
+                "warning agents[0].tools[0].aproval",
+                "warning agents[0].tools[0].limits.timeout",
+            ],
+        ),
+        (
             "duplicate names and colliding tool names",
             r#"{"agents":[{"name":"a-b","provider":"demo"},{"name":"a_b","provider":"demo"},{"name":"a-b","provider":"demo"}]}"#,
             vec!["error agents[1].name", "error agents[2].name"],
