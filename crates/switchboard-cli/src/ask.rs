@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use switchboard_core::sessions::{ChatSessions, SessionTurn, TurnSummary};
@@ -68,9 +69,12 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
     }
     let interrupt = steering.clone();
     let (agent, message) = (arguments.agent, arguments.message);
+    let signalled = Arc::new(AtomicI32::new(0));
+    let signal_seen = signalled.clone();
     let summary = runtime.block_on(async move {
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
+            if let Some(number) = ending_signal().await {
+                signal_seen.store(number, Ordering::SeqCst);
                 interrupt.cancel_turn();
             }
         });
@@ -93,6 +97,13 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
             }
         }
     })?;
+    let signal = signalled.load(Ordering::SeqCst);
+    if signal != 0 {
+        // Cancelled like Ctrl-C: every call ended, its process groups signalled; the
+        // exit code says which signal, as shells expect (130, 143, 129).
+        eprintln!("switchboard: stopped by signal {signal}; the turn was cancelled");
+        return Ok(ExitCode::from(128 + signal as u8));
+    }
     if matches!(arguments.events, EventFormat::None | EventFormat::Pretty) {
         // A closed stdout (a pager quit early) is not an error worth a panic.
         let _ = writeln!(std::io::stdout(), "{}", printable(&summary.text));
@@ -106,6 +117,20 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
                 message: format!("the turn of {} ended with status {}: {detail}", summary.answered_by, status.as_str()),
             })
         }
+    }
+}
+
+/// Waits for SIGINT, SIGTERM or SIGHUP (Ctrl-C, `kill`, a closed terminal) and
+/// returns its number; `None` when the handlers cannot be installed.
+async fn ending_signal() -> Option<i32> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut interrupt = signal(SignalKind::interrupt()).ok()?;
+    let mut terminate = signal(SignalKind::terminate()).ok()?;
+    let mut hangup = signal(SignalKind::hangup()).ok()?;
+    tokio::select! {
+        _ = interrupt.recv() => Some(2),
+        _ = terminate.recv() => Some(15),
+        _ = hangup.recv() => Some(1),
     }
 }
 

@@ -313,3 +313,45 @@ fn pretty_output_shows_control_sequences_escaped_never_obeyed() {
     assert!(!stderr.contains('\u{1b}'), "raw control characters in the error: {stderr:?}");
     assert!(stderr.contains(r"\u{1b}[2J"), "{stderr}");
 }
+
+/// Whether a process is still there (a zombie counts as gone: it runs nothing).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+        .unwrap_or(false)
+}
+
+#[test]
+fn sigterm_and_sighup_cancel_the_turn_and_leave_no_agent_running() {
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("config.json");
+        let pid_file = folder.path().join("agent.pid");
+        let script = format!("sleep 60 & echo $! > {}; wait", pid_file.display());
+        let agent = json!({ "name": "slow", "provider": "subprocess", "command": "sh", "args": ["-c", script] });
+        std::fs::write(&path, json!({ "agents": [agent] }).to_string()).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args(["--config", path.to_str().unwrap(), "ask", "--events", "none", "go"])
+            .env_remove("SWITCHBOARD_CONFIG")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while !pid_file.exists() || std::fs::read_to_string(&pid_file).unwrap().trim().is_empty() {
+            assert!(started.elapsed() < std::time::Duration::from_secs(10), "the agent never started");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let agent_pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+        assert!(running(&agent_pid));
+        Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(code), "SIG{signal}: {}", text(&output.stderr));
+        assert!(text(&output.stderr).contains("the turn was cancelled"), "{}", text(&output.stderr));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while running(&agent_pid) {
+            assert!(std::time::Instant::now() < deadline, "SIG{signal} left the agent's process {agent_pid} running");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
