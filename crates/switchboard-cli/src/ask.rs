@@ -248,10 +248,15 @@ fn prompt_for_approvals(requests: std::sync::mpsc::Receiver<CallEvent>, steering
         // The request is a model's words: shown escaped, like everything it writes.
         let request = printable(request);
         let decision = loop {
-            eprint!(
+            let prompt = format!(
                 "\nApprove the call to {} (depth {}, {} calls left in this turn)?\n  request: {request}\n  [o]nce, [a]lways for this agent, [d]eny: ",
-                event.agent, limits.depth, limits.calls_left
+                printable(&event.agent), limits.depth, limits.calls_left
             );
+            // One write: `eprint!` writes each piece of its format separately, and
+            // the event printer's lines would land between them.
+            let mut stderr = std::io::stderr().lock();
+            let _ = stderr.write_all(prompt.as_bytes()).and_then(|_| stderr.flush());
+            drop(stderr);
             let mut line = String::new();
             if stdin.read_line(&mut line).unwrap_or(0) == 0 {
                 break ApprovalDecision::Deny;

@@ -330,7 +330,7 @@ fn sigterm_and_sighup_cancel_the_turn_and_leave_no_agent_running() {
         let script = format!("sleep 60 & echo $! > {}; wait", pid_file.display());
         let agent = json!({ "name": "slow", "provider": "subprocess", "command": "sh", "args": ["-c", script] });
         std::fs::write(&path, json!({ "agents": [agent] }).to_string()).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
             .args(["--config", path.to_str().unwrap(), "ask", "--events", "none", "go"])
             .env_remove("SWITCHBOARD_CONFIG")
             .stdout(std::process::Stdio::null())
