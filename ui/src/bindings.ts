@@ -61,6 +61,11 @@ export type AgentConfig_Deserialize = {
 	command?: string | null,
 	args?: string[],
 	timeout_secs?: number | null,
+	/**
+	 *  HTTP agents: how long a stream may stay silent before the step is ended (the
+	 *  text so far is kept as a partial result). 60 s when absent.
+	 */
+	idle_timeout_secs?: number | null,
 	system_prompt?: string | null,
 	/**  Demo provider only: pause between streamed tokens, so the stream is visible. */
 	delay_ms?: number | null,
@@ -85,6 +90,11 @@ export type AgentConfig_Serialize = {
 	command?: string,
 	args?: string[],
 	timeout_secs?: number,
+	/**
+	 *  HTTP agents: how long a stream may stay silent before the step is ended (the
+	 *  text so far is kept as a partial result). 60 s when absent.
+	 */
+	idle_timeout_secs?: number,
 	system_prompt?: string,
 	/**  Demo provider only: pause between streamed tokens, so the stream is visible. */
 	delay_ms?: number,

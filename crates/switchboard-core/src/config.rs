@@ -92,6 +92,11 @@ pub struct AgentConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[specta(type = Option<Number>)]
     pub timeout_secs: Option<u64>,
+    /// HTTP agents: how long a stream may stay silent before the step is ended (the
+    /// text so far is kept as a partial result). 60 s when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[specta(type = Option<Number>)]
+    pub idle_timeout_secs: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
     /// Demo provider only: pause between streamed tokens, so the stream is visible.
@@ -128,6 +133,7 @@ impl AgentConfig {
             command: None,
             args: Vec::new(),
             timeout_secs: None,
+            idle_timeout_secs: None,
             system_prompt: None,
             delay_ms: None,
             tools: Vec::new(),

@@ -117,6 +117,8 @@ pub enum RunnerError {
     Unreachable { url: String, message: String },
     #[error("no answer within {secs} s")]
     Timeout { secs: u64 },
+    #[error("the stream from {url} was silent for {secs} s (idle_timeout_secs)")]
+    Idle { url: String, secs: u64 },
     #[error("HTTP {status} from {url}: {body}")]
     Http { status: u16, url: String, body: String },
     #[error("malformed stream from {url}: {message}")]
@@ -134,7 +136,7 @@ impl RunnerError {
     pub fn kind(&self) -> CallErrorKind {
         match self {
             RunnerError::Unreachable { .. } => CallErrorKind::Unreachable,
-            RunnerError::Timeout { .. } => CallErrorKind::Timeout,
+            RunnerError::Timeout { .. } | RunnerError::Idle { .. } => CallErrorKind::Timeout,
             RunnerError::Http { .. } => CallErrorKind::Http,
             RunnerError::MalformedStream { .. } => CallErrorKind::MalformedStream,
             RunnerError::Subprocess { .. } => CallErrorKind::Subprocess,
@@ -147,6 +149,29 @@ impl RunnerError {
     pub fn to_call_error(&self) -> CallError {
         CallError::new(self.kind(), self.to_string())
     }
+}
+
+/// `text` with secrets taken out, for error texts that quote a server: the value
+/// of `key` wherever it appears, and the token after any `Bearer ` (a server may
+/// echo the request's `Authorization` header back in an error body).
+pub fn redact(text: &str, key: Option<&str>) -> String {
+    let mut redacted = match key.filter(|key| key.len() >= 4) {
+        Some(key) => text.replace(key, "[redacted]"),
+        None => text.to_string(),
+    };
+    let mut search_from = 0;
+    while let Some(found) = redacted[search_from..].to_ascii_lowercase().find("bearer ") {
+        let token_start = search_from + found + "bearer ".len();
+        let token_end = redacted[token_start..]
+            .find(|character: char| character.is_whitespace() || matches!(character, '"' | '\'' | ',' | '}' | ']'))
+            .map(|offset| token_start + offset)
+            .unwrap_or(redacted.len());
+        if redacted[token_start..token_end] != *"[redacted]" {
+            redacted.replace_range(token_start..token_end, "[redacted]");
+        }
+        search_from = token_start + "[redacted]".len().min(redacted.len() - token_start);
+    }
+    redacted
 }
 
 /// Receives deltas as they stream.
@@ -176,5 +201,29 @@ pub fn build(agent: &AgentConfig) -> Result<std::sync::Arc<dyn Runner>, RunnerEr
             agent.name,
             other.as_str()
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn keys_and_bearer_tokens_are_taken_out() {
+        let cases = [
+            ("invalid key sk-live-123456", Some("sk-live-123456"), "invalid key [redacted]"),
+            (
+                r#"{"headers":{"authorization":"Bearer sk-abc"}}"#,
+                None,
+                r#"{"headers":{"authorization":"Bearer [redacted]"}}"#,
+            ),
+            ("authorization: bearer tok1, BEARER tok2", None, "authorization: bearer [redacted], BEARER [redacted]"),
+            ("nothing secret here", Some("sk-live-123456"), "nothing secret here"),
+            ("a key too short to look for: ab", Some("ab"), "a key too short to look for: ab"),
+            ("ends with Bearer ", None, "ends with Bearer [redacted]"),
+        ];
+        for (text, key, expected) in cases {
+            assert_eq!(redact(text, key), expected, "{text}");
+        }
     }
 }

@@ -192,8 +192,10 @@ fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut 
             ));
         }
     }
-    if agent.timeout_secs == Some(0) {
-        problems.push(Problem::error(format!("{path}.timeout_secs"), "must be at least 1"));
+    for (field, value) in [("timeout_secs", agent.timeout_secs), ("idle_timeout_secs", agent.idle_timeout_secs)] {
+        if value == Some(0) {
+            problems.push(Problem::error(format!("{path}.{field}"), "must be at least 1"));
+        }
     }
 }
 

@@ -91,7 +91,10 @@ pub(super) async fn tool_loop(
             ModelRequest { messages: messages.clone(), tools: definitions.clone(), model: spec.model.clone() };
         let reply = match model_step(turn, spec, runner.as_ref(), &request, &budget, deadline).await {
             Ok(reply) => reply,
-            Err(error) => return end(text, step, Some(error), messages),
+            // What the step streamed before it failed is kept: the caller receives
+            // it as the partial result beside the error.
+            Err(Stopped { error, partial }) if !partial.is_empty() => return end(partial, step, Some(error), messages),
+            Err(Stopped { error, .. }) => return end(text, step, Some(error), messages),
         };
         text = reply.text.clone();
         if reply.tool_calls.is_empty() {
@@ -119,6 +122,12 @@ pub(super) async fn tool_loop(
     end(text, max_steps, Some(CallError::new(CallErrorKind::Limited, message)), messages)
 }
 
+/// Why a model step stopped short, with the text it had streamed by then.
+struct Stopped {
+    error: CallError,
+    partial: String,
+}
+
 /// One model step: streams the runner's deltas into the turn's events and counts
 /// them against the budget; stops at a cancel, a spent budget or the deadline.
 /// The step's reported usage replaces what its text was counted as.
@@ -129,12 +138,17 @@ async fn model_step(
     request: &ModelRequest,
     budget: &BudgetStop,
     deadline: Option<(u64, Instant)>,
-) -> Result<ModelReply, CallError> {
+) -> Result<ModelReply, Stopped> {
     let header = spec.header.clone();
     let sink_turn = turn.clone();
     let streamed = Arc::new(AtomicU64::new(0));
+    let partial = Arc::new(Mutex::new(String::new()));
     let (step_streamed, step_stop, step_reason) = (streamed.clone(), budget.stop.clone(), budget.reason.clone());
+    let step_partial = partial.clone();
     let mut on_delta = move |delta: ModelDelta| {
+        if let ModelDelta::Text(text) = &delta {
+            step_partial.lock().unwrap().push_str(text);
+        }
         let estimate = match &delta {
             ModelDelta::Text(text) | ModelDelta::Reasoning(text) => Some(estimate_tokens(text)),
             ModelDelta::Progress { .. } => None,
@@ -159,21 +173,22 @@ async fn model_step(
             None => std::future::pending().await,
         }
     };
+    let stopped = |error: CallError| Stopped { error, partial: partial.lock().unwrap().clone() };
     let reply = tokio::select! {
         biased;
-        _ = spec.cancel.cancelled() => return Err(cancelled_error()),
+        _ = spec.cancel.cancelled() => return Err(stopped(cancelled_error())),
         _ = budget.stop.cancelled() => {
             let reason = budget.reason.lock().unwrap().clone().unwrap_or_default();
-            return Err(CallError::new(CallErrorKind::Budget, format!("stopped while streaming: {reason}")));
+            return Err(stopped(CallError::new(CallErrorKind::Budget, format!("stopped while streaming: {reason}"))));
         }
         _ = timeout => {
             let secs = deadline.map(|(secs, _)| secs).unwrap_or_default();
             let message = format!("the call ran longer than {secs} s (limits.timeout_secs)");
-            return Err(CallError::new(CallErrorKind::Timeout, message));
+            return Err(stopped(CallError::new(CallErrorKind::Timeout, message)));
         }
         reply = runner.stream(request, &mut on_delta) => reply,
     };
-    let reply = reply.map_err(|error| error.to_call_error())?;
+    let reply = reply.map_err(|error| stopped(error.to_call_error()))?;
     if let Some(usage) = reply.usage {
         // The real figure replaces what was counted while the text streamed; a
         // runner that reports nothing keeps the estimate counted.

@@ -1,7 +1,11 @@
 //! The `local` provider: OpenAI-compatible chat completions over HTTP with SSE
 //! streaming. Tool-call deltas are assembled by index, the usage chunk is read
-//! whether its `choices` is empty or not, and every failure (HTTP status, broken
-//! chunk, early end) becomes a classified `RunnerError`.
+//! whether its `choices` is empty or not, a server that ignores `stream` and sends
+//! one JSON completion is understood, 429 and 503 are retried (a bounded number of
+//! times, honouring `Retry-After`, said as progress), a silent stream is ended
+//! after `idle_timeout_secs`, and every failure (HTTP status, broken chunk, early
+//! end, a body that is no chat answer) becomes a classified `RunnerError` whose
+//! text never carries the API key or a bearer token.
 
 use std::time::Duration;
 
@@ -11,12 +15,18 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
+use super::{redact, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use crate::config::AgentConfig;
 use crate::event::Usage;
 
 /// Used when an agent sets no `timeout_secs`.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
+/// Used when an agent sets no `idle_timeout_secs`.
+pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;
+/// How many times a 429 or 503 answer is retried before it is the step's error.
+pub const MAX_RETRIES: u32 = 3;
+/// The longest wait between retries, whatever `Retry-After` asks for.
+pub const MAX_RETRY_WAIT_SECS: u64 = 30;
 
 #[derive(Debug)]
 pub struct LocalRunner {
@@ -25,6 +35,7 @@ pub struct LocalRunner {
     model: Option<String>,
     api_key_env: Option<String>,
     timeout_secs: u64,
+    idle_timeout_secs: u64,
 }
 
 /// The chat-completions endpoint for a configured `url`: a server root gets
@@ -54,6 +65,7 @@ impl LocalRunner {
             model: agent.model.clone(),
             api_key_env: agent.api_key_env.clone(),
             timeout_secs: agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS),
+            idle_timeout_secs: agent.idle_timeout_secs.unwrap_or(DEFAULT_IDLE_TIMEOUT_SECS),
         })
     }
 
@@ -67,32 +79,90 @@ impl LocalRunner {
         }
     }
 
-    async fn run(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        let mut http_request = self.client.post(&self.endpoint).json(&self.body(request));
-        if let Some(variable) = &self.api_key_env {
+    /// The API key, read from its environment variable at each request.
+    fn key(&self) -> Result<Option<String>, RunnerError> {
+        match &self.api_key_env {
             // The error names the variable, never its value.
-            let key = std::env::var(variable).map_err(|_| {
-                RunnerError::Config(format!("environment variable {variable} (api_key_env) is not set"))
-            })?;
-            http_request = http_request.bearer_auth(key);
+            Some(variable) => std::env::var(variable)
+                .map(Some)
+                .map_err(|_| RunnerError::Config(format!("environment variable {variable} (api_key_env) is not set"))),
+            None => Ok(None),
         }
-        let response = http_request
-            .send()
-            .await
-            .map_err(|error| RunnerError::Unreachable { url: self.endpoint.clone(), message: error_chain(&error) })?;
-        let status = response.status();
-        if !status.is_success() {
-            let body = response.text().await.unwrap_or_default();
-            return Err(RunnerError::Http {
-                status: status.as_u16(),
+    }
+
+    /// Sends the request, retrying 429 and 503 answers; returns the first other answer.
+    async fn send(
+        &self,
+        request: &ModelRequest,
+        key: Option<&str>,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<reqwest::Response, RunnerError> {
+        let mut retries = 0;
+        loop {
+            let mut http_request = self.client.post(&self.endpoint).json(&self.body(request));
+            if let Some(key) = key {
+                http_request = http_request.bearer_auth(key);
+            }
+            let response = http_request.send().await.map_err(|error| RunnerError::Unreachable {
                 url: self.endpoint.clone(),
-                body: truncate(&body, 500),
-            });
+                message: redact(&error_chain(&error), key),
+            })?;
+            let status = response.status();
+            let busy =
+                status == reqwest::StatusCode::TOO_MANY_REQUESTS || status == reqwest::StatusCode::SERVICE_UNAVAILABLE;
+            if busy && retries < MAX_RETRIES {
+                retries += 1;
+                let wait = retry_after(response.headers()).unwrap_or(1 << (retries - 1)).min(MAX_RETRY_WAIT_SECS);
+                let reason =
+                    if status == reqwest::StatusCode::TOO_MANY_REQUESTS { "rate limited" } else { "unavailable" };
+                on_delta(ModelDelta::Progress {
+                    message: format!(
+                        "{reason} (HTTP {}), retrying in {wait} s ({retries} of {MAX_RETRIES})",
+                        status.as_u16()
+                    ),
+                    data: Some(serde_json::json!({ "retry": retries, "status": status.as_u16(), "wait_secs": wait })),
+                });
+                tokio::time::sleep(Duration::from_secs(wait)).await;
+                continue;
+            }
+            if !status.is_success() {
+                let body = response.text().await.unwrap_or_default();
+                return Err(RunnerError::Http {
+                    status: status.as_u16(),
+                    url: self.endpoint.clone(),
+                    body: truncate(&redact(&body, key), 500),
+                });
+            }
+            return Ok(response);
+        }
+    }
+
+    async fn run(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        let key = self.key()?;
+        let key = key.as_deref();
+        let response = self.send(request, key, on_delta).await?;
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("application/json") {
+            // A server that ignores `stream` answers with the whole completion.
+            let body = self.idle(response.text()).await?.map_err(|error| self.malformed(error_chain(&error), key))?;
+            return self.completion(&body, key, on_delta);
+        }
+        if !content_type.is_empty() && !content_type.starts_with("text/event-stream") {
+            let body = self.idle(response.text()).await?.unwrap_or_default();
+            let excerpt = truncate(body.trim(), 200);
+            let message =
+                format!("the server answered with {content_type}, not an event stream or a chat completion: {excerpt}");
+            return Err(self.malformed(message, key));
         }
         let mut events = response.bytes_stream().eventsource();
         let mut assembly = Assembly::default();
-        while let Some(event) = events.next().await {
-            let event = event.map_err(|error| self.malformed(format!("stream broke: {error}")))?;
+        while let Some(event) = self.idle(events.next()).await? {
+            let event = event.map_err(|error| self.malformed(format!("stream broke: {error}"), key))?;
             let data = event.data.trim();
             if data.is_empty() {
                 continue;
@@ -102,21 +172,56 @@ impl LocalRunner {
                 break;
             }
             let chunk: Chunk = serde_json::from_str(data).map_err(|error| {
-                self.malformed(format!("chunk is not valid JSON ({error}): {}", truncate(data, 200)))
+                self.malformed(format!("chunk is not valid JSON ({error}): {}", truncate(data, 200)), key)
             })?;
             if let Some(error) = chunk.error {
-                return Err(self.malformed(format!("server sent an error in the stream: {error}")));
+                return Err(self.malformed(format!("server sent an error in the stream: {error}"), key));
             }
             assembly.absorb(chunk, on_delta);
         }
         if !assembly.done && !assembly.finished {
-            return Err(self.malformed("stream ended before the response was complete".into()));
+            return Err(self.malformed("stream ended before the response was complete".into(), key));
         }
         assembly.into_reply()
     }
 
-    fn malformed(&self, message: String) -> RunnerError {
-        RunnerError::MalformedStream { url: self.endpoint.clone(), message }
+    /// Waits for `next`, ending the step when the server stays silent too long.
+    async fn idle<T>(&self, next: impl std::future::Future<Output = T>) -> Result<T, RunnerError> {
+        let secs = self.idle_timeout_secs;
+        tokio::time::timeout(Duration::from_secs(secs), next)
+            .await
+            .map_err(|_| RunnerError::Idle { url: self.endpoint.clone(), secs })
+    }
+
+    /// A whole (non-streamed) chat completion, as some servers send despite `stream`.
+    fn completion(&self, body: &str, key: Option<&str>, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        let completion: Completion = serde_json::from_str(body).map_err(|error| {
+            self.malformed(format!("the JSON answer is not a chat completion ({error}): {}", truncate(body, 200)), key)
+        })?;
+        if let Some(error) = completion.error {
+            return Err(self.malformed(format!("server sent an error: {error}"), key));
+        }
+        let Some(message) = completion.choices.into_iter().next().and_then(|choice| choice.message) else {
+            return Err(self.malformed(format!("the JSON answer has no message: {}", truncate(body, 200)), key));
+        };
+        // Shaped as one chunk holding the whole message, so it is read like a stream.
+        let delta = Delta {
+            content: message.content,
+            reasoning_content: message.reasoning_content,
+            tool_calls: message.tool_calls,
+        };
+        let chunk = Chunk {
+            choices: vec![Choice { delta: Some(delta), finish_reason: Some("stop".into()) }],
+            usage: completion.usage,
+            error: None,
+        };
+        let mut assembly = Assembly::default();
+        assembly.absorb(chunk, on_delta);
+        assembly.into_reply()
+    }
+
+    fn malformed(&self, message: String, key: Option<&str>) -> RunnerError {
+        RunnerError::MalformedStream { url: self.endpoint.clone(), message: redact(&message, key) }
     }
 }
 
@@ -154,6 +259,23 @@ struct Chunk {
     usage: Option<WireUsage>,
     #[serde(default)]
     error: Option<Value>,
+}
+
+/// A whole chat completion (`stream` ignored by the server).
+#[derive(Debug, Deserialize)]
+struct Completion {
+    #[serde(default)]
+    choices: Vec<CompletionChoice>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CompletionChoice {
+    #[serde(default)]
+    message: Option<Delta>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -272,6 +394,12 @@ impl Assembly {
             .collect();
         Ok(ModelReply { text: self.text, tool_calls, usage: self.usage })
     }
+}
+
+/// `Retry-After` in seconds (the HTTP-date form is rare from model servers and
+/// falls back to the default wait).
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<u64> {
+    headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()
 }
 
 fn error_chain(error: &dyn std::error::Error) -> String {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::loopback;
 use switchboard_core::runner::local::LocalRunner;
-use switchboard_core::runner::{Message, ModelRequest, Runner, RunnerError};
+use switchboard_core::runner::{Message, ModelDelta, ModelRequest, Runner, RunnerError};
 use switchboard_core::{AgentConfig, Provider};
 
 /// Serves `body` to every request; returns the base URL and the raw requests.
@@ -67,4 +67,202 @@ async fn a_dead_endpoint_and_a_missing_key_are_clear_and_leak_nothing() {
         other => panic!("expected a config error, got {other:?}"),
     }
     assert!(received.lock().unwrap().is_empty(), "nothing is sent without the key");
+}
+
+/// One piece of a scripted answer: a pause, then bytes.
+type Piece = (u64, String);
+
+/// A raw HTTP server on loopback whose answer to the n-th request (from 0) is
+/// `script(n, request)`: pieces written after their pauses (milliseconds), then the
+/// connection closes. Returns the base URL.
+async fn scripted_server(script: impl Fn(usize, &str) -> Vec<Piece> + Send + Sync + 'static) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let script = Arc::new(script);
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let (script, count) = (script.clone(), count.clone());
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut chunk = [0u8; 8192];
+                loop {
+                    let text = String::from_utf8_lossy(&request).to_string();
+                    if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                        let length = head
+                            .to_ascii_lowercase()
+                            .lines()
+                            .find_map(|line| {
+                                line.strip_prefix("content-length:").map(|value| value.trim().parse().unwrap_or(0))
+                            })
+                            .unwrap_or(0usize);
+                        if body.len() >= length {
+                            break;
+                        }
+                    }
+                    match socket.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(read) => request.extend_from_slice(&chunk[..read]),
+                    }
+                }
+                let index = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                for (pause, bytes) in script(index, &String::from_utf8_lossy(&request)) {
+                    tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+                    if socket.write_all(bytes.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    base
+}
+
+fn answer(status: &str, content_type: &str, body: &str) -> Vec<Piece> {
+    vec![(0, format!("HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()))]
+}
+
+/// Runs one step, collecting the deltas as text (progress lines prefixed with `…`).
+async fn step_with_deltas(
+    runner: &LocalRunner,
+) -> (Result<switchboard_core::runner::ModelReply, RunnerError>, Vec<String>) {
+    let request = ModelRequest { messages: vec![Message::user("hello")], ..ModelRequest::default() };
+    let mut deltas = Vec::new();
+    let result = runner
+        .stream(&request, &mut |delta| match delta {
+            ModelDelta::Text(text) => deltas.push(text),
+            ModelDelta::Progress { message, .. } => deltas.push(format!("… {message}")),
+            ModelDelta::Reasoning(_) => {}
+        })
+        .await;
+    (result, deltas)
+}
+
+#[tokio::test]
+async fn a_whole_json_completion_is_accepted_and_other_bodies_are_named() {
+    let completion = r#"{"choices":[{"message":{"role":"assistant","content":"whole answer","tool_calls":[{"id":"call_9","type":"function","function":{"name":"agent_x","arguments":"{\"request\":\"r\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}"#;
+    let base = scripted_server(move |_, _| answer("200 OK", "application/json; charset=utf-8", completion)).await;
+    let (reply, deltas) = step_with_deltas(&LocalRunner::new(&agent(base, None)).unwrap()).await;
+    let reply = reply.unwrap();
+    assert_eq!((reply.text.as_str(), reply.usage.map(|usage| usage.total_tokens)), ("whole answer", Some(7)));
+    assert_eq!((reply.tool_calls[0].id.as_str(), reply.tool_calls[0].function.name.as_str()), ("call_9", "agent_x"));
+    assert_eq!(deltas, vec!["whole answer"], "the text still reaches the stream");
+    // What the answer was, and an excerpt of it, are in the error.
+    let cases = [
+        ("text/html", "<html><body>502 Bad Gateway</body></html>", ["text/html", "502 Bad Gateway"]),
+        ("text/plain", "upstream connect error", ["text/plain", "upstream connect error"]),
+        ("application/json", r#"{"detail":"not a completion"}"#, ["has no message", "not a completion"]),
+    ];
+    for (content_type, body, needles) in cases {
+        let base = scripted_server(move |_, _| answer("200 OK", content_type, body)).await;
+        match ask(&LocalRunner::new(&agent(base, None)).unwrap()).await {
+            Err(error @ RunnerError::MalformedStream { .. }) => {
+                let message = error.to_string();
+                assert!(needles.iter().all(|needle| message.contains(needle)), "{message}");
+            }
+            other => panic!("{content_type}: expected a malformed answer, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_silent_stream_ends_after_the_idle_timeout_and_keeps_what_came() {
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n".to_string();
+    let first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"partial answer\"}}]}\n\n".to_string();
+    let base =
+        scripted_server(move |_, _| vec![(0, head.clone()), (0, first.clone()), (10_000, "data: [DONE]\n\n".into())])
+            .await;
+    let mut config = agent(base, None);
+    config.idle_timeout_secs = Some(1);
+    let runner = LocalRunner::new(&config).unwrap();
+    let started = std::time::Instant::now();
+    let (result, deltas) = step_with_deltas(&runner).await;
+    match result {
+        Err(error @ RunnerError::Idle { .. }) => {
+            assert_eq!(error.kind(), switchboard_core::CallErrorKind::Timeout);
+            assert!(error.to_string().contains("silent for 1 s"), "{error}");
+        }
+        other => panic!("expected an idle timeout, got {other:?}"),
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "ended by the idle timeout, not the stream's end");
+    assert_eq!(deltas, vec!["partial answer"]);
+
+    // Through the dispatcher, the partial text is the call's result and the caller
+    // receives it beside the error.
+    let dispatcher = switchboard_core::Dispatcher::new(switchboard_core::Config {
+        agents: vec![config.clone()],
+        agent_tools: vec![switchboard_core::AgentToolEntry::new("a", "Answers.")],
+        ..Default::default()
+    });
+    let request =
+        switchboard_core::ToolCallRequest { agent: "a".into(), request: "hello".into(), ..Default::default() };
+    let sink: switchboard_core::EventSink = Arc::new(|_| {});
+    let outcome = dispatcher.run_tool_call(request, sink, switchboard_core::TurnControl::approving_all()).await;
+    assert_eq!(outcome.status, switchboard_core::CallStatus::Error);
+    assert_eq!(outcome.text, "partial answer");
+    assert!(outcome.delivered.contains(r#""partial_result":"partial answer""#), "{}", outcome.delivered);
+    assert!(outcome.delivered.contains(r#""kind":"timeout""#), "{}", outcome.delivered);
+}
+
+#[tokio::test]
+async fn busy_answers_are_retried_as_retry_after_says_and_then_given_up() {
+    let base = scripted_server(|index, _| match index {
+        0 => vec![(
+            0,
+            "HTTP/1.1 429 Too Many Requests\r\nretry-after: 1\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
+        )],
+        _ => answer("200 OK", "text/event-stream", HELLO_STREAM),
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let (reply, deltas) = step_with_deltas(&LocalRunner::new(&agent(base, None)).unwrap()).await;
+    assert_eq!(reply.unwrap().text, "hi");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(900), "Retry-After was honoured");
+    assert_eq!(deltas, vec!["… rate limited (HTTP 429), retrying in 1 s (1 of 3)", "hi"]);
+
+    let base = scripted_server(|_, _| {
+        vec![(
+            0,
+            "HTTP/1.1 503 Service Unavailable\r\nretry-after: 0\r\ncontent-length: 4\r\nconnection: close\r\n\r\nbusy"
+                .into(),
+        )]
+    })
+    .await;
+    let (result, deltas) = step_with_deltas(&LocalRunner::new(&agent(base, None)).unwrap()).await;
+    match result {
+        Err(RunnerError::Http { status: 503, body, .. }) => assert_eq!(body, "busy"),
+        other => panic!("expected the 503 after the retries, got {other:?}"),
+    }
+    assert_eq!(deltas.len(), 3, "three retries, each said: {deltas:?}");
+}
+
+#[tokio::test]
+async fn a_server_that_echoes_the_key_never_gets_it_into_an_error() {
+    std::env::set_var("SWITCHBOARD_TEST_ECHO_KEY", "sk-echo-secret-999");
+    // Each answer quotes the request's Authorization header back.
+    let echo = |status: &'static str, content_type: &'static str| {
+        move |_: usize, request: &str| {
+            let header =
+                request.lines().find(|line| line.to_ascii_lowercase().starts_with("authorization")).unwrap_or("");
+            let body = match content_type {
+                "text/event-stream" => {
+                    format!("data: {{\"error\":{{\"message\":\"bad request, you sent {header}\"}}}}\n\n")
+                }
+                _ => format!("{{\"error\":\"you sent {header} and key sk-echo-secret-999\"}}"),
+            };
+            answer(status, content_type, &body)
+        }
+    };
+    for (status, content_type) in
+        [("401 Unauthorized", "application/json"), ("200 OK", "text/event-stream"), ("200 OK", "text/html")]
+    {
+        let base = scripted_server(echo(status, content_type)).await;
+        let runner = LocalRunner::new(&agent(base, Some("SWITCHBOARD_TEST_ECHO_KEY"))).unwrap();
+        let error = ask(&runner).await.expect_err("the server refuses");
+        let text = format!("{error} {error:?}");
+        assert!(!text.contains("sk-echo-secret-999"), "{status} {content_type}: the key leaked: {text}");
+        assert!(text.contains("[redacted]"), "{status} {content_type}: {text}");
+    }
 }

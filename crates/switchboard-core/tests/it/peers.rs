@@ -338,7 +338,6 @@ async fn llmock_streams_and_every_fault_is_a_clear_error() {
             CallErrorKind::MalformedStream,
             "not valid JSON",
         ),
-        (json!({ "type": "fail", "status": 429, "retry_after": 2 }), CallErrorKind::Http, "429"),
         (
             json!({ "type": "stream_fault", "kind": "stall", "after_chunks": 2, "stall_seconds": 3 }),
             CallErrorKind::Timeout,
@@ -356,6 +355,25 @@ async fn llmock_streams_and_every_fault_is_a_clear_error() {
             Ok(reply) => panic!("{behaviour}: accepted a faulty stream as {reply:?}"),
         }
     }
+
+    // A 429 is retried as its Retry-After says, said as progress, and the next
+    // answer is the step's.
+    let mut patient = http_agent("a", format!("{}/v1", peer.base), "m");
+    patient.timeout_secs = Some(10);
+    let patient = LocalRunner::new(&patient).unwrap();
+    peer.post("/_llmock/reset", json!({})).await;
+    peer.post("/_llmock/scenario", json!({ "behaviors": [{ "type": "fail", "status": 429, "retry_after": 1 }] })).await;
+    let request = hello();
+    let mut progress = Vec::new();
+    let reply = patient
+        .stream(&request, &mut |delta| {
+            if let ModelDelta::Progress { message, .. } = delta {
+                progress.push(message);
+            }
+        })
+        .await;
+    assert_eq!(reply.unwrap().text, "Mock response from m.");
+    assert_eq!(progress, vec!["rate limited (HTTP 429), retrying in 1 s (1 of 3)"]);
 
     peer.post("/_llmock/reset", json!({})).await;
     peer.post(
