@@ -389,3 +389,70 @@ async fn llmock_streams_and_every_fault_is_a_clear_error() {
     let arguments: Value = serde_json::from_str(&reply.tool_calls[1].function.arguments).unwrap();
     assert_eq!(arguments, json!({ "tz": "CET" }));
 }
+
+/// Each llmock fault injected into a tool-agent's stream, in a real turn: the child
+/// ends with its structured error (and what it streamed before the fault, as the
+/// partial result), the parent's model receives it fenced, and the turn completes.
+#[tokio::test]
+async fn every_llmock_fault_in_a_child_is_a_structured_error_and_the_turn_completes() {
+    let peer = llmock();
+    let mut child = http_agent("flaky", format!("{}/v1", peer.base), "m");
+    child.timeout_secs = Some(5);
+    child.idle_timeout_secs = Some(1);
+    let faults = [
+        (json!({ "type": "stream_fault", "kind": "disconnect", "after_chunks": 2 }), CallErrorKind::MalformedStream),
+        (json!({ "type": "stream_fault", "kind": "truncate", "after_chunks": 2 }), CallErrorKind::MalformedStream),
+        (json!({ "type": "stream_fault", "kind": "malformed", "after_chunks": 2 }), CallErrorKind::MalformedStream),
+        (
+            json!({ "type": "stream_fault", "kind": "stall", "after_chunks": 2, "stall_seconds": 4 }),
+            CallErrorKind::Timeout,
+        ),
+        (json!({ "type": "fail", "status": 500 }), CallErrorKind::Http),
+    ];
+    for (behaviour, kind) in faults {
+        peer.post("/_llmock/reset", json!({})).await;
+        peer.post("/_llmock/scenario", json!({ "behaviors": [behaviour.clone()] })).await;
+        let mut boss = AgentConfig::new("boss", Provider::Demo);
+        boss.model = Some("scripted".into());
+        let config = Config {
+            agents: vec![boss, child.clone()],
+            agent_tools: vec![switchboard_core::AgentToolEntry::new("flaky", "Flaky.")],
+            ..Config::default()
+        };
+        let dispatcher = Dispatcher::new(config);
+        let boss_runner = crate::support::Scripted::new(vec![
+            crate::support::Step::Call(vec![crate::support::call("agent_flaky", "go")]),
+            crate::support::Step::Say("carried on"),
+        ]);
+        dispatcher.runners().insert("boss", boss_runner.clone());
+        let recorder = Recorder::default();
+        let request = TurnRequest { agent: Some("boss".into()), message: "hi".into(), ..Default::default() };
+        let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
+        assert_eq!((outcome.status, outcome.text.as_str()), (CallStatus::Ok, "carried on"), "{behaviour}");
+        let events = recorder.take();
+        assert_stream_invariants(&events);
+        let finished = events
+            .iter()
+            .find_map(|event| match &event.kind {
+                EventKind::CallFinished { status, error, .. } if event.agent == "flaky" => {
+                    Some((*status, error.clone()))
+                }
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!((finished.0, finished.1.map(|error| error.kind)), (CallStatus::Error, Some(kind)), "{behaviour}");
+        let requests = boss_runner.requests.lock().unwrap();
+        let delivered = requests[1]
+            .messages
+            .iter()
+            .find_map(|message| match message {
+                Message::Tool { content, .. } => Some(content.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert!(delivered.contains(&format!("\"kind\":\"{}\"", kind.as_str())), "{behaviour}: {delivered}");
+        // Two chunks streamed before each stream fault: they come back as the partial result.
+        let partial = delivered.contains("\"partial_result\":\"");
+        assert_eq!(partial, kind != CallErrorKind::Http, "{behaviour}: {delivered}");
+    }
+}
