@@ -15,6 +15,8 @@ fn main() {
         "load_session",
         "retract_turn",
         "export_turn",
+        "get_preferences",
+        "set_preferences",
     ])))
     .expect("tauri build script");
 }

@@ -3,6 +3,9 @@
 //! config changes, and the TypeScript bindings export. No engine logic lives here:
 //! turns in sessions, approvals and exports are `ChatSessions`' work.
 
+mod links;
+mod prefs;
+
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -18,6 +21,9 @@ use switchboard_core::{ApprovalDecision, ApprovalPolicy, CallEvent, Config, Disp
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, State};
 use tauri_specta::Event;
+
+use prefs::PreferencesFile;
+pub use prefs::{Preferences, Theme};
 
 /// The one error shape the UI shows as it is.
 #[derive(Debug, Clone, Serialize, Deserialize, Type)]
@@ -129,6 +135,7 @@ pub struct AppState {
     current: Arc<Mutex<CurrentConfig>>,
     _watch: Option<ConfigWatch>,
     sessions: ChatSessions,
+    preferences: PreferencesFile,
     data_dir: PathBuf,
 }
 
@@ -190,7 +197,8 @@ impl AppState {
             }
         };
         let sessions = ChatSessions::open(data_dir.join("sessions"))?;
-        Ok(AppState { config_path, dispatcher, current, _watch: watch, sessions, data_dir })
+        let preferences = PreferencesFile::new(&data_dir);
+        Ok(AppState { config_path, dispatcher, current, _watch: watch, sessions, preferences, data_dir })
     }
 }
 
@@ -287,6 +295,20 @@ fn export_turn(state: State<'_, AppState>, session_id: String, turn_id: String) 
     Ok(state.sessions.export_turn(&session_id, &turn_id, &folder)?.display().to_string())
 }
 
+/// The window's preferences (theme, panel width, last session).
+#[tauri::command]
+#[specta::specta]
+fn get_preferences(state: State<'_, AppState>) -> Preferences {
+    state.preferences.read()
+}
+
+/// Sets the preferences `change` names; the others stay as they are.
+#[tauri::command]
+#[specta::specta]
+fn set_preferences(state: State<'_, AppState>, change: Preferences) -> Result<Preferences, AppError> {
+    Ok(state.preferences.update(change)?)
+}
+
 /// Cancels a running turn; false when it is not running.
 #[tauri::command]
 #[specta::specta]
@@ -324,7 +346,9 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             delete_session,
             load_session,
             retract_turn,
-            export_turn
+            export_turn,
+            get_preferences,
+            set_preferences
         ])
         .events(tauri_specta::collect_events![ConfigChanged])
 }
@@ -347,8 +371,11 @@ pub fn configure<R: Runtime>(
     data_dir: Option<PathBuf>,
 ) -> tauri::Builder<R> {
     let specta = specta_builder::<R>();
-    builder.plugin(tauri_plugin_store::Builder::new().build()).invoke_handler(specta.invoke_handler()).setup(
-        move |app| {
+    builder
+        .plugin(tauri_plugin_opener::init())
+        .plugin(links::navigation_guard())
+        .invoke_handler(specta.invoke_handler())
+        .setup(move |app| {
             specta.mount_events(app);
             let handle = app.handle().clone();
             let from_environment = std::env::var_os(DATA_DIR_ENV).filter(|value| !value.is_empty()).map(PathBuf::from);
@@ -364,8 +391,7 @@ pub fn configure<R: Runtime>(
             .map_err(|error| error.message)?;
             app.manage(state);
             Ok(())
-        },
-    )
+        })
 }
 
 /// Starts the desktop app on the config that `--config`, `$SWITCHBOARD_CONFIG` or

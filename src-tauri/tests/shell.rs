@@ -162,3 +162,82 @@ fn a_broken_edit_while_the_app_runs_keeps_the_last_good_config_until_fixed() {
         wait_for_state(&webview, |state| state["error"].is_null() && state["config"]["primary"] == "researcher");
     assert_ne!(fixed["version"], first["version"]);
 }
+
+#[test]
+fn preferences_are_kept_by_rust_in_the_data_folder() {
+    let folder = tempfile::tempdir().unwrap();
+    let data = folder.path().join("data");
+    let mut app = switchboard_app::configure(mock_builder(), folder.path().join("config.json"), Some(data.clone()))
+        .build(mock_context(noop_assets()))
+        .expect("app builds");
+    #[allow(deprecated)]
+    app.run_iteration(|_, _| {});
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    assert_eq!(invoke(&webview, "get_preferences", json!({})).unwrap(), json!({}));
+    invoke(&webview, "set_preferences", json!({ "change": { "theme": "dark" } })).unwrap();
+    let both = invoke(&webview, "set_preferences", json!({ "change": { "rightWidth": 420 } })).unwrap();
+    assert_eq!(both, json!({ "theme": "dark", "rightWidth": 420 }), "a change keeps what it does not name");
+    let on_disk: Value = serde_json::from_slice(&std::fs::read(data.join("prefs.json")).unwrap()).unwrap();
+    assert_eq!(on_disk, both);
+    let refused = invoke(&webview, "set_preferences", json!({ "change": { "theme": "neon" } }));
+    assert!(refused.is_err(), "only known themes: {refused:?}");
+    std::fs::write(data.join("prefs.json"), "{ torn").unwrap();
+    assert_eq!(invoke(&webview, "get_preferences", json!({})).unwrap(), json!({}), "a damaged file reads as defaults");
+}
+
+/// The window's capability grants exactly the app commands the UI calls, and of
+/// the plugins' permissions only event listening: no store, file or opener access.
+#[test]
+fn the_window_may_call_only_what_the_ui_uses() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let capability: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("capabilities/default.json")).unwrap()).unwrap();
+    let granted: Vec<&str> =
+        capability["permissions"].as_array().unwrap().iter().map(|value| value.as_str().unwrap()).collect();
+    let plugins: Vec<&&str> = granted.iter().filter(|permission| permission.contains(':')).collect();
+    assert_eq!(plugins, vec![&"core:event:allow-listen", &"core:event:allow-unlisten"]);
+    let mut ui_source = String::new();
+    let mut folders = vec![root.join("../ui/src")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(folder).unwrap().map(Result::unwrap) {
+            let path = entry.path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                folders.push(path);
+            } else if (name.ends_with(".ts") || name.ends_with(".svelte"))
+                && name != "bindings.ts"
+                && !name.contains(".test.")
+            {
+                ui_source.push_str(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    let mut used = Vec::new();
+    for (index, _) in ui_source.match_indices("commands.") {
+        let name: String = ui_source[index + "commands.".len()..]
+            .chars()
+            .take_while(|character| character.is_alphanumeric())
+            .collect();
+        // camelCase in TypeScript, allow-kebab-case in the capability.
+        let kebab: String = name
+            .chars()
+            .map(|character| {
+                if character.is_uppercase() {
+                    format!("-{}", character.to_ascii_lowercase())
+                } else {
+                    character.to_string()
+                }
+            })
+            .collect();
+        used.push(format!("allow-{kebab}"));
+    }
+    used.sort();
+    used.dedup();
+    let mut app_granted: Vec<String> = granted
+        .iter()
+        .filter(|permission| !permission.contains(':'))
+        .map(|permission| permission.to_string())
+        .collect();
+    app_granted.sort();
+    assert_eq!(app_granted, used, "the capability and the UI's command calls differ");
+}

@@ -39,7 +39,7 @@ def window():
 
 
 @contextlib.contextmanager
-def launch(home: Path):
+def launch(home: Path, **extra_environment: str):
     """The app on its own config and data folders under `home`, behind tauri-driver."""
     assert APP.exists(), f"{APP} is missing: build it with `make app`"
     environment = dict(os.environ)
@@ -47,6 +47,7 @@ def launch(home: Path):
         XDG_CONFIG_HOME=str(home / "config"),
         XDG_DATA_HOME=str(home / "data"),
         SWITCHBOARD_CONFIG=str(home / "config" / "switchboard" / "config.json"),
+        **extra_environment,
     )
     port, native_port = free_port(), free_port()
     driver_process = subprocess.Popen(
@@ -58,16 +59,20 @@ def launch(home: Path):
     options = ArgOptions()
     options.set_capability("browserName", "wry")
     options.set_capability("tauri:options", {"application": str(APP)})
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline or driver_process.poll() is not None:
-                driver_process.kill()
-                raise RuntimeError("tauri-driver did not start listening")
-            time.sleep(0.2)
+    # Both must listen before a session is asked for: tauri-driver forwards to
+    # WebKitWebDriver on the native port, and on a busy machine that one starts
+    # later (a session asked for before then is dropped without an answer).
+    deadline = time.monotonic() + 30
+    for listening_port, name in ((port, "tauri-driver"), (native_port, "WebKitWebDriver")):
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", listening_port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or driver_process.poll() is not None:
+                    driver_process.kill()
+                    raise RuntimeError(f"{name} did not start listening")
+                time.sleep(0.2)
     session = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=options)
     try:
         yield session
@@ -179,13 +184,13 @@ def test_a_session_survives_a_restart(tmp_path):
         click_button(session, "Toggle dark theme")
         toggled = "light" if theme == "dark" else "dark"
         WebDriverWait(session, 5).until(lambda s: s.execute_script("return document.documentElement.dataset.theme") == toggled)
-        time.sleep(0.5)  # the store saves 200 ms after a change
+        time.sleep(0.5)  # let the preference write land before the app stops
     logs = list((tmp_path / "data").rglob("sessions/*.jsonl"))
     assert len(logs) == 1, f"one session log in the app data folder: {logs}"
 
     with launch(tmp_path) as session:
         # The last session opens again, from its log: messages and the call tree;
-        # the theme comes back from tauri-plugin-store.
+        # the theme comes back from the preferences the app keeps.
         WebDriverWait(session, 20).until(lambda s: "That is all from the demo agents." in answer_text(s))
         WebDriverWait(session, 5).until(lambda s: s.execute_script("return document.documentElement.dataset.theme") == toggled)
         session.save_screenshot(str(ARTIFACTS / "window-restarted.png"))
@@ -225,3 +230,25 @@ def test_handoff_and_escalation_show_who_answered(window):
     )
     assert expert.find_element(By.CSS_SELECTOR, ".who").text.startswith("expert")
     treeitem(session, "expert, ok")
+
+
+def test_a_link_in_a_reply_opens_outside_and_the_window_stays(tmp_path):
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> "{opened}"\n')
+    browser.chmod(0o755)
+    with launch(tmp_path, SWITCHBOARD_OPEN_LINKS_WITH=str(browser)) as session:
+        app_url = session.current_url
+        box = message_box(session)
+        box.send_keys("@summariser no tools please, just summarise [the spec](https://example.com/spec) for me")
+        box.send_keys(Keys.ENTER)
+        WebDriverWait(session, 30).until(lambda s: "Summary:" in answer_text(s))
+        link = WebDriverWait(session, 10).until(
+            expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, 'li[aria-label="Answer from summariser"] a[href="https://example.com/spec"]'))
+        )
+        link.click()
+        WebDriverWait(session, 10).until(lambda _: opened.exists() and opened.read_text().strip())
+        assert opened.read_text().splitlines() == ["https://example.com/spec"], "the link went to the browser, once"
+        time.sleep(0.5)
+        assert session.current_url == app_url, f"the window navigated away to {session.current_url}"
+        assert "Summary:" in answer_text(session), "the chat is still there"

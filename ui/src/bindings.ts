@@ -39,6 +39,10 @@ export const commands = {
 	 *  folder and returns the file's path.
 	 */
 	exportTurn: (sessionId: string, turnId: string) => typedError<string, AppError_Serialize>(__TAURI_INVOKE("export_turn", { sessionId, turnId })),
+	/**  The window's preferences (theme, panel width, last session). */
+	getPreferences: () => __TAURI_INVOKE<Preferences_Serialize>("get_preferences"),
+	/**  Sets the preferences `change` names; the others stay as they are. */
+	setPreferences: (change: Preferences_Deserialize) => typedError<Preferences_Serialize, AppError_Serialize>(__TAURI_INVOKE("set_preferences", { change })),
 };
 
 /** Events */
@@ -478,6 +482,23 @@ export type Limits_Serialize = {
 	timeout_secs?: number,
 };
 
+/**  The preferences; an absent field is one never set (or, in a change, one left as it is). */
+export type Preferences = Preferences_Serialize | Preferences_Deserialize;
+
+/**  The preferences; an absent field is one never set (or, in a change, one left as it is). */
+export type Preferences_Deserialize = {
+	theme?: Theme | null,
+	rightWidth?: number | null,
+	lastSession?: string | null,
+};
+
+/**  The preferences; an absent field is one never set (or, in a change, one left as it is). */
+export type Preferences_Serialize = {
+	theme?: Theme,
+	rightWidth?: number,
+	lastSession?: string,
+};
+
 /**  What an agent's model costs, per million tokens. */
 export type Prices = {
 	input_per_million: number | null,
@@ -603,6 +624,8 @@ export type Severity = "error" | "warning";
  *  `true` (the bundled skill, the default), `false` (none), or a path to a SKILL.md.
  */
 export type SkillSetting = boolean | string;
+
+export type Theme = "light" | "dark";
 
 /**  Where an entry of a caller's merged list came from. */
 export type ToolScope = 

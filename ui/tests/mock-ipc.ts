@@ -101,7 +101,8 @@ const done = (status: string, total: number | null, error: string | null = null)
 /** The backend's session logs, in memory. */
 const sessions: Array<{ id: string; title: string; created_ms: number; updated_ms: number; turns: number }> = [];
 const logs = new Map<string, Array<Record<string, unknown>>>();
-const storeValues = new Map<string, unknown>();
+/** The preferences the backend keeps (prefs.json). */
+const preferences: Record<string, unknown> = {};
 let sessionCounter = 0;
 /** Delegates approved "always", as the backend's session remembers them. */
 const alwaysApproved = new Set<string>();
@@ -244,15 +245,11 @@ mockIPC(
         return null;
       case "export_turn":
         return `/home/user/.local/share/dev.switchboard.desktop/exports/${payload.sessionId}-${payload.turnId}.json`;
-      case "plugin:store|load":
-        return 1;
-      case "plugin:store|get":
-        return [storeValues.get(payload.key as string) ?? null, storeValues.has(payload.key as string)];
-      case "plugin:store|set":
-        storeValues.set(payload.key as string, payload.value);
-        return null;
-      case "plugin:store|save":
-        return null;
+      case "get_preferences":
+        return { ...preferences };
+      case "set_preferences":
+        Object.assign(preferences, payload.change as Record<string, unknown>);
+        return { ...preferences };
       case "resolve_approval":
         window.__approvalAnswers.push({ callId: payload.callId as string, decision: payload.decision as string });
         window.__answerApproval?.(payload.decision as string);

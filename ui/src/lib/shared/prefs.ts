@@ -1,37 +1,26 @@
 /**
- * UI preferences (theme, panel width, last session) in tauri-plugin-store's
- * `prefs.json`. A store that cannot be read never breaks the UI: reads fall back
- * to defaults and failed writes are only logged.
+ * UI preferences (theme, panel width, last session), kept by the Rust side in the
+ * app's data folder: the window asks for them and sends changes, and never names a
+ * file. Preferences that cannot be read never break the UI: reads fall back to
+ * defaults and failed writes are only logged.
  */
-import { load, type Store } from "@tauri-apps/plugin-store";
+import { commands, type Preferences_Serialize as Preferences } from "../../bindings";
 
-export interface Prefs {
-  theme: "light" | "dark";
-  rightWidth: number;
-  lastSession: string;
-}
-
-let store: Promise<Store | null> | null = null;
-
-function open(): Promise<Store | null> {
-  store ??= load("prefs.json", { defaults: {}, autoSave: 200 }).catch((error) => {
-    console.warn("preferences unavailable:", error);
-    return null;
-  });
-  return store;
-}
+export type Prefs = Required<Preferences>;
 
 export const prefs = {
   async get<K extends keyof Prefs>(key: K): Promise<Prefs[K] | undefined> {
     try {
-      return (await (await open())?.get<Prefs[K]>(key)) ?? undefined;
+      const saved: Preferences = await commands.getPreferences();
+      return saved[key] as Prefs[K] | undefined;
     } catch {
       return undefined;
     }
   },
   async set<K extends keyof Prefs>(key: K, value: Prefs[K]): Promise<void> {
     try {
-      await (await open())?.set(key, value);
+      const result = await commands.setPreferences({ [key]: value });
+      if (result.status === "error") console.warn(`could not save preference ${key}:`, result.error.message);
     } catch (error) {
       console.warn(`could not save preference ${key}:`, error);
     }
