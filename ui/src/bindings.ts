@@ -463,6 +463,11 @@ export type Limits_Deserialize = {
 	max_cost_per_turn?: number | null,
 	/**  A wall-clock limit for one call (its whole tool loop), in seconds. */
 	timeout_secs?: number | null,
+	/**
+	 *  How long an HTTP agent's stream may stay silent, over the agent's own
+	 *  `idle_timeout_secs` (60 s when neither is set).
+	 */
+	idle_timeout_secs?: number | null,
 };
 
 /**
@@ -480,6 +485,11 @@ export type Limits_Serialize = {
 	max_cost_per_turn?: number | null,
 	/**  A wall-clock limit for one call (its whole tool loop), in seconds. */
 	timeout_secs?: number,
+	/**
+	 *  How long an HTTP agent's stream may stay silent, over the agent's own
+	 *  `idle_timeout_secs` (60 s when neither is set).
+	 */
+	idle_timeout_secs?: number,
 };
 
 /**  The preferences; an absent field is one never set (or, in a change, one left as it is). */

@@ -230,6 +230,11 @@ pub struct Limits {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[specta(type = Option<Number>)]
     pub timeout_secs: Option<u64>,
+    /// How long an HTTP agent's stream may stay silent, over the agent's own
+    /// `idle_timeout_secs` (60 s when neither is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[specta(type = Option<Number>)]
+    pub idle_timeout_secs: Option<u64>,
     #[serde(flatten)]
     #[specta(skip)]
     pub extra: Map<String, Value>,
@@ -298,6 +303,7 @@ impl Limits {
             max_steps: over.max_steps.or(self.max_steps),
             max_cost_per_turn: over.max_cost_per_turn.or(self.max_cost_per_turn),
             timeout_secs: over.timeout_secs.or(self.timeout_secs),
+            idle_timeout_secs: over.idle_timeout_secs.or(self.idle_timeout_secs),
             extra: self.extra.clone(),
         }
     }

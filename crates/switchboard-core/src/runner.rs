@@ -93,6 +93,8 @@ pub struct ModelRequest {
     pub tools: Vec<Value>,
     /// A model for this request instead of the agent's own (an `ask_agent` hint).
     pub model: Option<String>,
+    /// `limits.idle_timeout_secs` of the call, over the agent's own setting.
+    pub idle_timeout_secs: Option<u64>,
 }
 
 /// One model step's output.

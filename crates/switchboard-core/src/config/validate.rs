@@ -109,6 +109,7 @@ pub fn validate(config: &Config) -> Vec<Problem> {
         ("max_parallel", config.limits.max_parallel.map(u64::from)),
         ("max_steps", config.limits.max_steps.map(u64::from)),
         ("max_tokens_per_turn", config.limits.max_tokens_per_turn),
+        ("idle_timeout_secs", config.limits.idle_timeout_secs),
     ] {
         if value == Some(0) {
             problems.push(Problem::error(format!("limits.{field}"), "must be at least 1"));

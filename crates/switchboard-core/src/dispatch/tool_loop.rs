@@ -87,8 +87,12 @@ pub(super) async fn tool_loop(
         conversation,
     };
     for step in 1..=max_steps {
-        let request =
-            ModelRequest { messages: messages.clone(), tools: definitions.clone(), model: spec.model.clone() };
+        let request = ModelRequest {
+            messages: messages.clone(),
+            tools: definitions.clone(),
+            model: spec.model.clone(),
+            idle_timeout_secs: spec.limits.idle_timeout_secs,
+        };
         let reply = match model_step(turn, spec, runner.as_ref(), &request, &budget, deadline).await {
             Ok(reply) => reply,
             // What the step streamed before it failed is kept: the caller receives

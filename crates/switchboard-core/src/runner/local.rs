@@ -140,6 +140,7 @@ impl LocalRunner {
     async fn run(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let key = self.key()?;
         let key = key.as_deref();
+        let idle_secs = request.idle_timeout_secs.unwrap_or(self.idle_timeout_secs);
         let response = self.send(request, key, on_delta).await?;
         let content_type = response
             .headers()
@@ -149,11 +150,14 @@ impl LocalRunner {
             .to_ascii_lowercase();
         if content_type.starts_with("application/json") {
             // A server that ignores `stream` answers with the whole completion.
-            let body = self.idle(response.text()).await?.map_err(|error| self.malformed(error_chain(&error), key))?;
+            let body = self
+                .idle(idle_secs, response.text())
+                .await?
+                .map_err(|error| self.malformed(error_chain(&error), key))?;
             return self.completion(&body, key, on_delta);
         }
         if !content_type.is_empty() && !content_type.starts_with("text/event-stream") {
-            let body = self.idle(response.text()).await?.unwrap_or_default();
+            let body = self.idle(idle_secs, response.text()).await?.unwrap_or_default();
             let excerpt = truncate(body.trim(), 200);
             let message =
                 format!("the server answered with {content_type}, not an event stream or a chat completion: {excerpt}");
@@ -161,7 +165,7 @@ impl LocalRunner {
         }
         let mut events = response.bytes_stream().eventsource();
         let mut assembly = Assembly::default();
-        while let Some(event) = self.idle(events.next()).await? {
+        while let Some(event) = self.idle(idle_secs, events.next()).await? {
             let event = event.map_err(|error| self.malformed(format!("stream broke: {error}"), key))?;
             let data = event.data.trim();
             if data.is_empty() {
@@ -186,8 +190,7 @@ impl LocalRunner {
     }
 
     /// Waits for `next`, ending the step when the server stays silent too long.
-    async fn idle<T>(&self, next: impl std::future::Future<Output = T>) -> Result<T, RunnerError> {
-        let secs = self.idle_timeout_secs;
+    async fn idle<T>(&self, secs: u64, next: impl std::future::Future<Output = T>) -> Result<T, RunnerError> {
         tokio::time::timeout(Duration::from_secs(secs), next)
             .await
             .map_err(|_| RunnerError::Idle { url: self.endpoint.clone(), secs })

@@ -190,8 +190,10 @@ async fn a_silent_stream_ends_after_the_idle_timeout_and_keeps_what_came() {
     assert_eq!(deltas, vec!["partial answer"]);
 
     // Through the dispatcher, the partial text is the call's result and the caller
-    // receives it beside the error.
+    // receives it beside the error; here the idle limit comes from `limits`.
+    config.idle_timeout_secs = None;
     let dispatcher = switchboard_core::Dispatcher::new(switchboard_core::Config {
+        limits: switchboard_core::Limits { idle_timeout_secs: Some(1), ..Default::default() },
         agents: vec![config.clone()],
         agent_tools: vec![switchboard_core::AgentToolEntry::new("a", "Answers.")],
         ..Default::default()
@@ -204,6 +206,7 @@ async fn a_silent_stream_ends_after_the_idle_timeout_and_keeps_what_came() {
     assert_eq!(outcome.text, "partial answer");
     assert!(outcome.delivered.contains(r#""partial_result":"partial answer""#), "{}", outcome.delivered);
     assert!(outcome.delivered.contains(r#""kind":"timeout""#), "{}", outcome.delivered);
+    assert!(outcome.delivered.contains("silent for 1 s"), "the limit's idle timeout ended it: {}", outcome.delivered);
 }
 
 #[tokio::test]
