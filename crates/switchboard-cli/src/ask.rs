@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use switchboard_core::sessions::{ChatSessions, SessionTurn, TurnSummary};
+use switchboard_core::sessions::{ChatSessions, SessionTurn};
 use switchboard_core::{
     ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Dispatcher, EventKind, Session, TurnControl, TurnRequest,
 };
@@ -85,15 +85,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
             }
             None => {
                 let request = TurnRequest { agent, history: Vec::new(), message };
-                let outcome = dispatcher.run_turn(request, Arc::new(print), control).await;
-                Ok(TurnSummary {
-                    status: outcome.status,
-                    text: outcome.text,
-                    answered_by: outcome.answered_by,
-                    usage_total: outcome.usage_total,
-                    cost_total: outcome.cost_total,
-                    error: outcome.error,
-                })
+                Ok(dispatcher.run_turn(request, Arc::new(print), control).await.into())
             }
         }
     })?;

@@ -13,7 +13,7 @@ use serde::Serialize;
 use specta::Type;
 
 use super::store::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
-use crate::dispatch::{ApprovalPolicy, Dispatcher, Session, TurnControl, TurnRequest};
+use crate::dispatch::{ApprovalPolicy, Dispatcher, Session, TurnControl, TurnOutcome, TurnRequest};
 use crate::event::{now_ms, ApprovalDecision, CallError, CallEvent, CallStatus, Usage};
 
 /// Names a folder for session logs other than the platform's data folder.
@@ -49,6 +49,19 @@ pub struct TurnSummary {
     pub usage_total: Option<Usage>,
     pub cost_total: Option<f64>,
     pub error: Option<CallError>,
+}
+
+impl From<TurnOutcome> for TurnSummary {
+    fn from(outcome: TurnOutcome) -> TurnSummary {
+        TurnSummary {
+            status: outcome.status,
+            text: outcome.text,
+            answered_by: outcome.answered_by,
+            usage_total: outcome.usage_total,
+            cost_total: outcome.cost_total,
+            error: outcome.error,
+        }
+    }
 }
 
 /// The chat sessions of one data folder, with what each keeps while the program
@@ -186,14 +199,7 @@ impl ChatSessions {
             answered_by: outcome.answered_by.clone(),
         };
         self.store.append(&turn.session_id, &ended)?;
-        Ok(TurnSummary {
-            status: outcome.status,
-            text: outcome.text,
-            answered_by: outcome.answered_by,
-            usage_total: outcome.usage_total,
-            cost_total: outcome.cost_total,
-            error: outcome.error,
-        })
+        Ok(outcome.into())
     }
 
     /// Cancels a running turn; false when it is not running.
