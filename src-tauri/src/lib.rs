@@ -409,7 +409,13 @@ pub fn run() {
         }
     }
     let config_path = store::resolve_path(explicit.as_deref());
-    configure(tauri::Builder::default(), config_path, None)
-        .run(tauri::generate_context!())
+    let app = configure(tauri::Builder::default(), config_path, None)
+        .build(tauri::generate_context!())
         .expect("the Switchboard window could not start");
+    app.run(|_, event| {
+        if let tauri::RunEvent::Exit = event {
+            // An agent that ignored SIGTERM gets its SIGKILL before the app exits.
+            switchboard_core::runner::subprocess::end_pending_groups();
+        }
+    });
 }

@@ -64,6 +64,16 @@ export type AgentConfig_Deserialize = {
 	api_key_env?: string | null,
 	command?: string | null,
 	args?: string[],
+	/**  Subprocess agents: the working directory (the app's when absent). */
+	cwd?: string | null,
+	/**
+	 *  Subprocess agents: environment variables given to the agent, on top of a
+	 *  minimal base (PATH, HOME, LANG…); a value `${NAME}` takes the app's
+	 *  variable NAME. Nothing else of the app's environment is passed on.
+	 */
+	env?: { [key in string]: string },
+	/**  Subprocess agents: how the request reaches the program. */
+	request_via?: RequestVia | null,
 	timeout_secs?: number | null,
 	/**
 	 *  HTTP agents: how long a stream may stay silent before the step is ended (the
@@ -93,6 +103,16 @@ export type AgentConfig_Serialize = {
 	api_key_env?: string,
 	command?: string,
 	args?: string[],
+	/**  Subprocess agents: the working directory (the app's when absent). */
+	cwd?: string,
+	/**
+	 *  Subprocess agents: environment variables given to the agent, on top of a
+	 *  minimal base (PATH, HOME, LANG…); a value `${NAME}` takes the app's
+	 *  variable NAME. Nothing else of the app's environment is passed on.
+	 */
+	env?: { [key in string]: string },
+	/**  Subprocess agents: how the request reaches the program. */
+	request_via?: RequestVia,
 	timeout_secs?: number,
 	/**
 	 *  HTTP agents: how long a stream may stay silent before the step is ended (the
@@ -541,6 +561,17 @@ export type Provider_Serialize =
 "local" | "aider-cli" | "subprocess" | "claude-cli" | 
 /**  The built-in deterministic agents that need no model server. */
 "demo";
+
+/**  How a subprocess agent is given its request. */
+export type RequestVia = 
+/**
+ *  In the arguments: where `{request}` stands (inside a template such as
+ *  `--message={request}`, or as a whole argument), else appended after `--`,
+ *  so it can never be read as an option.
+ */
+"argument" | 
+/**  Written to the program's standard input, which is then closed. */
+"stdin";
 
 /**  One entry of a caller's merged tool-agent list. */
 export type ResolvedTool = {

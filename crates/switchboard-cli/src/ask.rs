@@ -89,6 +89,8 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
             }
         }
     })?;
+    // An agent that ignored SIGTERM gets its SIGKILL before this program exits.
+    switchboard_core::runner::subprocess::end_pending_groups();
     let signal = signalled.load(Ordering::SeqCst);
     if signal != 0 {
         // Cancelled like Ctrl-C: every call ended, its process groups signalled; the

@@ -355,3 +355,23 @@ fn sigterm_and_sighup_cancel_the_turn_and_leave_no_agent_running() {
         }
     }
 }
+
+#[test]
+fn an_agent_that_ignores_sigterm_does_not_outlive_the_cli() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    let pid_file = folder.path().join("agent.pid");
+    let script = format!("trap '' TERM; sleep 60 & echo $! > {}; wait", pid_file.display());
+    let agent = json!({ "name": "stubborn", "provider": "subprocess", "command": "sh", "args": ["-c", script], "timeout_secs": 1 });
+    std::fs::write(&path, json!({ "agents": [agent] }).to_string()).unwrap();
+    let output = switchboard(&path, &["ask", "--events", "none", "go"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).contains("timeout"), "{}", text(&output.stderr));
+    let agent_pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    // The CLI has exited: the agent's group must be gone with it, not a grace period later.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    while running(&agent_pid) {
+        assert!(std::time::Instant::now() < deadline, "the agent {agent_pid} outlived the CLI");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

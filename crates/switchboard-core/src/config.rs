@@ -8,6 +8,8 @@ pub mod store;
 pub mod validate;
 pub mod watch;
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use specta::Type;
@@ -45,6 +47,19 @@ pub struct Config {
     #[serde(flatten)]
     #[specta(skip)]
     pub extra: Map<String, Value>,
+}
+
+/// How a subprocess agent is given its request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestVia {
+    /// In the arguments: where `{request}` stands (inside a template such as
+    /// `--message={request}`, or as a whole argument), else appended after `--`,
+    /// so it can never be read as an option.
+    #[default]
+    Argument,
+    /// Written to the program's standard input, which is then closed.
+    Stdin,
 }
 
 /// How an agent is run.
@@ -89,6 +104,17 @@ pub struct AgentConfig {
     pub command: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// Subprocess agents: the working directory (the app's when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Subprocess agents: environment variables given to the agent, on top of a
+    /// minimal base (PATH, HOME, LANG…); a value `${NAME}` takes the app's
+    /// variable NAME. Nothing else of the app's environment is passed on.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Subprocess agents: how the request reaches the program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_via: Option<RequestVia>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[specta(type = Option<Number>)]
     pub timeout_secs: Option<u64>,
@@ -132,6 +158,9 @@ impl AgentConfig {
             api_key_env: None,
             command: None,
             args: Vec::new(),
+            cwd: None,
+            env: BTreeMap::new(),
+            request_via: None,
             timeout_secs: None,
             idle_timeout_secs: None,
             system_prompt: None,

@@ -193,6 +193,24 @@ fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut 
             ));
         }
     }
+    let variable_name = |name: &str| {
+        !name.is_empty()
+            && name.chars().all(|character| character.is_ascii_alphanumeric() || character == '_')
+            && !name.starts_with(|character: char| character.is_ascii_digit())
+    };
+    for (name, value) in &agent.env {
+        if !variable_name(name) {
+            problems.push(Problem::error(format!("{path}.env.{name}"), "not a name an environment variable can have"));
+        }
+        if let Some(reference) = value.strip_prefix("${").and_then(|rest| rest.strip_suffix('}')) {
+            if !variable_name(reference) {
+                problems.push(Problem::error(
+                    format!("{path}.env.{name}"),
+                    "`${…}` must name one environment variable of the app",
+                ));
+            }
+        }
+    }
     for (field, value) in [("timeout_secs", agent.timeout_secs), ("idle_timeout_secs", agent.idle_timeout_secs)] {
         if value == Some(0) {
             problems.push(Problem::error(format!("{path}.{field}"), "must be at least 1"));

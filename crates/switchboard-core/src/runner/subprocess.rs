@@ -1,35 +1,54 @@
-//! Subprocess agents (`subprocess`, `aider-cli`): one process per call, the request
-//! on the command line, stdout streamed back as text. A call owns its process group,
-//! so cancelling it (dropping the future) ends the agent and everything it started:
-//! SIGTERM to the group at once, SIGKILL after a grace period. Subprocess agents are
-//! targets only (spec section 5, v1): they are offered no tools.
+//! Subprocess agents (`subprocess`, `aider-cli`): one process per call, stdout
+//! streamed back as text. What a model writes is hostile, so the request can never
+//! become an option (it goes inside a template argument, after `--`, or on stdin),
+//! and the agent sees only a minimal environment plus what its config gives it
+//! (`env`, `${VAR}` references, its `api_key_env`), never the app's API keys. A call
+//! owns its process group, and the group is ended after every call, whatever its
+//! end (ok, error, timeout, cancel): SIGTERM, then SIGKILL after a grace period,
+//! watched by `pending_groups` so a shell can finish the job before it exits.
+//! Subprocess agents are targets only (spec section 5, v1): they are offered no tools.
 
+use std::collections::BTreeMap;
 use std::process::Stdio;
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use super::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
-use crate::config::{AgentConfig, Provider};
+use crate::config::{AgentConfig, Provider, RequestVia};
 
-/// Where the request goes in the arguments; appended when no argument holds it.
+/// Where the request goes in the arguments; appended after `--` when no argument holds it.
 pub const REQUEST_PLACEHOLDER: &str = "{request}";
 
-/// How long a cancelled agent has to exit after SIGTERM before SIGKILL.
+/// How long an agent has to exit after SIGTERM before SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(2);
 
 /// Used when an agent sets no `timeout_secs`.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
+
+/// How long output is still read after the agent exits: a grandchild that keeps
+/// the pipes open must not hold the call.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(200);
+
+/// The variables of the app's environment every agent gets (a program needs them
+/// to run at all); nothing else is inherited.
+pub const BASE_ENVIRONMENT: [&str; 11] =
+    ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM"];
 
 #[derive(Debug)]
 pub struct SubprocessRunner {
     agent: String,
     command: String,
     args: Vec<String>,
+    cwd: Option<String>,
+    env: BTreeMap<String, String>,
+    api_key_env: Option<String>,
+    request_via: RequestVia,
     timeout_secs: u64,
 }
 
@@ -40,16 +59,9 @@ impl SubprocessRunner {
             Provider::AiderCli => (
                 agent.command.clone().unwrap_or_else(|| "aider".into()),
                 if agent.args.is_empty() {
-                    [
-                        "--message",
-                        REQUEST_PLACEHOLDER,
-                        "--yes-always",
-                        "--no-pretty",
-                        "--no-check-update",
-                        "--analytics-disable",
-                    ]
-                    .map(String::from)
-                    .to_vec()
+                    ["--message={request}", "--yes-always", "--no-pretty", "--no-check-update", "--analytics-disable"]
+                        .map(String::from)
+                        .to_vec()
                 } else {
                     agent.args.clone()
                 },
@@ -66,49 +78,118 @@ impl SubprocessRunner {
             agent: agent.name.clone(),
             command,
             args,
+            cwd: agent.cwd.clone(),
+            env: agent.env.clone(),
+            api_key_env: agent.api_key_env.clone(),
+            request_via: agent.request_via.unwrap_or_default(),
             timeout_secs: agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS),
         })
     }
 
-    /// The arguments for `request`: the placeholder replaced, or the request appended.
-    pub fn arguments_for(&self, request: &str) -> Vec<String> {
-        if self.args.iter().any(|argument| argument.contains(REQUEST_PLACEHOLDER)) {
-            self.args.iter().map(|argument| argument.replace(REQUEST_PLACEHOLDER, request)).collect()
-        } else {
-            let mut arguments = self.args.clone();
-            arguments.push(request.to_string());
-            arguments
+    /// The arguments for `request`. Inside a template argument (`--message={request}`)
+    /// it cannot be an option; as a whole argument it is refused when it starts with
+    /// `-`; with no placeholder it is appended after `--`; on stdin it is not in
+    /// the arguments at all.
+    pub fn arguments_for(&self, request: &str) -> Result<Vec<String>, RunnerError> {
+        if self.request_via == RequestVia::Stdin {
+            return Ok(self.args.clone());
         }
+        if !self.args.iter().any(|argument| argument.contains(REQUEST_PLACEHOLDER)) {
+            let mut arguments = self.args.clone();
+            arguments.push("--".into());
+            arguments.push(request.to_string());
+            return Ok(arguments);
+        }
+        if request.starts_with('-') && self.args.iter().any(|argument| argument == REQUEST_PLACEHOLDER) {
+            return Err(RunnerError::Config(format!(
+                "the request starts with '-' and agent {:?} takes it as a whole argument, where the program would read \
+                 it as an option; put {REQUEST_PLACEHOLDER} inside an argument (--message={REQUEST_PLACEHOLDER}) or set \
+                 \"request_via\": \"stdin\"",
+                self.agent
+            )));
+        }
+        Ok(self.args.iter().map(|argument| argument.replace(REQUEST_PLACEHOLDER, request)).collect())
+    }
+
+    /// The agent's environment: the base variables the app has, its `api_key_env`
+    /// variable, then its own `env` (`${NAME}` taken from the app's environment).
+    pub fn environment(&self) -> Result<BTreeMap<String, String>, RunnerError> {
+        let mut environment = BTreeMap::new();
+        let passed_on = BASE_ENVIRONMENT.iter().copied().chain(self.api_key_env.as_deref());
+        for name in passed_on {
+            if let Ok(value) = std::env::var(name) {
+                environment.insert(name.to_string(), value);
+            }
+        }
+        for (name, value) in &self.env {
+            let value = match value.strip_prefix("${").and_then(|rest| rest.strip_suffix('}')) {
+                Some(variable) => std::env::var(variable).map_err(|_| {
+                    RunnerError::Config(format!(
+                        "agent {:?}: env.{name} takes ${{{variable}}}, which is not set in the app's environment",
+                        self.agent
+                    ))
+                })?,
+                None => value.clone(),
+            };
+            environment.insert(name.clone(), value);
+        }
+        Ok(environment)
     }
 
     async fn run(&self, prompt: String, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let mut command = Command::new(&self.command);
         command
-            .args(self.arguments_for(&prompt))
-            .stdin(Stdio::null())
+            .args(self.arguments_for(&prompt)?)
+            .env_clear()
+            .envs(self.environment()?)
+            .stdin(if self.request_via == RequestVia::Stdin { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
+        }
         let mut child = command.spawn().map_err(|error| RunnerError::Unreachable {
             url: self.command.clone(),
-            message: format!("cannot start agent {:?}: {error}", self.agent),
+            message: match &self.cwd {
+                Some(cwd) => format!("cannot start agent {:?} in {cwd}: {error}", self.agent),
+                None => format!("cannot start agent {:?}: {error}", self.agent),
+            },
         })?;
-        let group = ProcessGroup(child.id().map(|id| Pid::from_raw(id as i32)));
+        // From here on, however the call ends, the group is ended with it.
+        let _group = ProcessGroup(child.id().map(|id| Pid::from_raw(id as i32)));
+        if let Some(mut stdin) = child.stdin.take() {
+            // Written aside, so a program that does not read its input cannot hold
+            // the call; the pipe closes when the writing ends.
+            let request = prompt.clone().into_bytes();
+            tokio::spawn(async move {
+                let _ = stdin.write_all(&request).await;
+            });
+        }
         let mut stdout = child.stdout.take().expect("stdout is piped");
-        let mut stderr = child.stderr.take().expect("stderr is piped");
-        let stderr_task = tokio::spawn(async move {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text).await;
-            text
-        });
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let stderr_task = tokio::spawn(read_to_end(stderr));
         let mut output = Vec::new();
         let mut chunk = [0u8; 4096];
         let mut pending_utf8: Vec<u8> = Vec::new();
+        let mut exited: Option<(std::process::ExitStatus, tokio::time::Instant)> = None;
         loop {
-            let read = stdout
-                .read(&mut chunk)
-                .await
-                .map_err(|error| RunnerError::Internal(format!("reading {:?}: {error}", self.agent)))?;
+            let read = match exited {
+                // After the exit, read what is left, but only briefly.
+                Some((_, at)) => match tokio::time::timeout_at(at + DRAIN_AFTER_EXIT, stdout.read(&mut chunk)).await {
+                    Ok(read) => read,
+                    Err(_) => break,
+                },
+                None => tokio::select! {
+                    read = stdout.read(&mut chunk) => read,
+                    status = child.wait() => {
+                        let status = status.map_err(|error| RunnerError::Internal(format!("waiting for {:?}: {error}", self.agent)))?;
+                        exited = Some((status, tokio::time::Instant::now()));
+                        continue;
+                    }
+                },
+            };
+            let read = read.map_err(|error| RunnerError::Internal(format!("reading {:?}: {error}", self.agent)))?;
             if read == 0 {
                 break;
             }
@@ -124,12 +205,16 @@ impl SubprocessRunner {
                 on_delta(ModelDelta::Text(String::from_utf8_lossy(&text).into_owned()));
             }
         }
-        let status = child
-            .wait()
-            .await
-            .map_err(|error| RunnerError::Internal(format!("waiting for {:?}: {error}", self.agent)))?;
-        group.finished();
-        let stderr_text = stderr_task.await.unwrap_or_default();
+        let status = match exited {
+            Some((status, _)) => status,
+            None => child
+                .wait()
+                .await
+                .map_err(|error| RunnerError::Internal(format!("waiting for {:?}: {error}", self.agent)))?,
+        };
+        // The agent has exited: what its stderr said by now is all that is waited for.
+        let stderr_text =
+            tokio::time::timeout(DRAIN_AFTER_EXIT, stderr_task).await.ok().and_then(Result::ok).unwrap_or_default();
         let text = String::from_utf8_lossy(&output).trim().to_string();
         if !status.success() {
             let tail: String =
@@ -142,6 +227,12 @@ impl SubprocessRunner {
         }
         Ok(ModelReply { text, tool_calls: Vec::new(), usage: None })
     }
+}
+
+async fn read_to_end(mut pipe: impl AsyncRead + Unpin) -> String {
+    let mut bytes = Vec::new();
+    let _ = pipe.read_to_end(&mut bytes).await;
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// The prompt a subprocess agent gets: its conversation flattened to text (the
@@ -157,26 +248,56 @@ fn prompt_of(request: &ModelRequest) -> String {
     parts.join("\n\n")
 }
 
-/// Ends the process group when dropped before `finished` (the call was cancelled
-/// or timed out): SIGTERM now, SIGKILL after the grace period.
-struct ProcessGroup(Option<Pid>);
+/// Groups sent SIGTERM whose grace period has not run out, with its end.
+static PENDING: Mutex<Vec<(Pid, Instant)>> = Mutex::new(Vec::new());
 
-impl ProcessGroup {
-    fn finished(mut self) {
-        self.0 = None;
-    }
-}
+/// Ends a call's process group when dropped (the call ended, one way or another):
+/// SIGTERM now; SIGKILL when the grace period is over, from a watcher thread, or
+/// from `end_pending_groups` if the program is about to exit first.
+struct ProcessGroup(Option<Pid>);
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         let Some(group) = self.0.take() else { return };
         if killpg(group, Signal::SIGTERM).is_err() {
-            return;
+            return; // nothing of the group is left
         }
+        let deadline = Instant::now() + GRACE;
+        PENDING.lock().unwrap().push((group, deadline));
         std::thread::spawn(move || {
             std::thread::sleep(GRACE);
-            let _ = killpg(group, Signal::SIGKILL);
+            finish(group);
         });
+    }
+}
+
+/// SIGKILL to a pending group, once; forgotten afterwards.
+fn finish(group: Pid) {
+    let mut pending = PENDING.lock().unwrap();
+    if let Some(position) = pending.iter().position(|(pending_group, _)| *pending_group == group) {
+        pending.remove(position);
+        let _ = killpg(group, Signal::SIGKILL);
+    }
+}
+
+/// How many ended calls' process groups are still within their grace period.
+pub fn pending_groups() -> usize {
+    PENDING.lock().unwrap().len()
+}
+
+/// Waits out the grace periods still running and kills what is left of those
+/// groups: a shell calls this before it exits, so an agent that ignores SIGTERM
+/// does not outlive the program that started it.
+pub fn end_pending_groups() {
+    loop {
+        let next = PENDING.lock().unwrap().first().copied();
+        let Some((group, deadline)) = next else { return };
+        // A group whose processes all exited needs no wait (signal 0 probes it).
+        if killpg(group, None).is_ok() {
+            std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+        }
+        finish(group);
+        PENDING.lock().unwrap().retain(|(pending_group, _)| *pending_group != group);
     }
 }
 

@@ -12,6 +12,7 @@ mod policy_cases;
 mod schema_cases;
 mod sessions_cases;
 mod store_cases;
+mod subprocess_cases;
 mod support;
 mod validate_cases;
 mod watch_cases;

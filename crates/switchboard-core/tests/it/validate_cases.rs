@@ -22,6 +22,12 @@ fn validation_table() {
     let cases: Vec<(&str, &str, Vec<&str>)> = vec![
         ("valid demo", r#"{"agents":[{"name":"a","provider":"demo"}]}"#, vec![]),
         (
+            "agent environment: names and references",
+            r#"{"agents":[{"name":"a","provider":"subprocess","command":"x","request_via":"stdin","cwd":"/tmp",
+                "env":{"GOOD":"v","FROM_APP":"${HOME}","1BAD":"v","ALSO BAD":"v","REF":"${NOT A NAME}"}}]}"#,
+            vec!["error agents[0].env.1BAD", "error agents[0].env.ALSO BAD", "error agents[0].env.REF"],
+        ),
+        (
             "misspelt fields are warnings at their paths (kept in the file)",
             r#"{"themee":1,"limits":{"max_dept":2},"agents":[{"name":"a","provider":"demo","envv":{"K":"v"},"timeout_sec":30,
                 "limits":{"max_step":3},"tools":[{"agent":"b","description":"x","aproval":"auto","limits":{"timeout":1}}]},

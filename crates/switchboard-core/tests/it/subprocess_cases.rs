@@ -1,0 +1,146 @@
+//! Subprocess agents as an attacker would try them: a request that looks like an
+//! option (against a real argparse CLI), the app's secrets in the environment, a
+//! working directory, and processes that outlive their call (a detached
+//! grandchild, one holding the pipes open, one that ignores SIGTERM).
+
+use std::time::{Duration, Instant};
+
+use switchboard_core::config::RequestVia;
+use switchboard_core::runner::subprocess::{end_pending_groups, SubprocessRunner, GRACE};
+use switchboard_core::runner::{Message, ModelReply, ModelRequest, Runner, RunnerError};
+use switchboard_core::{AgentConfig, Provider};
+
+/// An argparse CLI that says what it parsed.
+const ARGPARSE: &str = r#"
+import argparse, sys
+parser = argparse.ArgumentParser()
+parser.add_argument("request", nargs="?")
+parser.add_argument("--message")
+parser.add_argument("--danger", action="store_true")
+parsed = parser.parse_args()
+stdin = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+print(f"danger={parsed.danger} request={parsed.request!r} message={parsed.message!r} stdin={stdin!r}")
+"#;
+
+fn agent(command: &str, args: &[&str]) -> AgentConfig {
+    let mut agent = AgentConfig::new("cli", Provider::Subprocess);
+    agent.command = Some(command.into());
+    agent.args = args.iter().map(|argument| argument.to_string()).collect();
+    agent.timeout_secs = Some(20);
+    agent
+}
+
+async fn ask(agent: &AgentConfig, request: &str) -> Result<ModelReply, RunnerError> {
+    let runner = SubprocessRunner::new(agent).unwrap();
+    let request = ModelRequest { messages: vec![Message::user(request)], ..ModelRequest::default() };
+    runner.stream(&request, &mut |_| {}).await
+}
+
+#[tokio::test]
+async fn a_request_never_becomes_an_option() {
+    let appended = agent("python3", &["-c", ARGPARSE]);
+    let reply = ask(&appended, "--danger").await.unwrap();
+    assert_eq!(reply.text, "danger=False request='--danger' message=None stdin=''", "appended after --");
+
+    let template = agent("python3", &["-c", ARGPARSE, "--message={request}"]);
+    let reply = ask(&template, "--danger").await.unwrap();
+    assert_eq!(reply.text, "danger=False request=None message='--danger' stdin=''", "inside a template argument");
+
+    let mut stdin = agent("python3", &["-c", ARGPARSE]);
+    stdin.request_via = Some(RequestVia::Stdin);
+    let reply = ask(&stdin, "--danger").await.unwrap();
+    assert_eq!(reply.text, "danger=False request=None message=None stdin='--danger'", "on stdin");
+
+    let bare = agent("python3", &["-c", ARGPARSE, "{request}"]);
+    assert_eq!(
+        ask(&bare, "plain words").await.unwrap().text,
+        "danger=False request='plain words' message=None stdin=''"
+    );
+    match ask(&bare, "--danger").await {
+        Err(error @ RunnerError::Config(_)) => assert!(error.to_string().contains("starts with '-'"), "{error}"),
+        other => panic!("a bare argument starting with '-' must be refused, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_agent_gets_only_the_environment_it_was_given() {
+    std::env::set_var("SWITCHBOARD_PROBE_SECRET", "sk-probe-secret");
+    std::env::set_var("SWITCHBOARD_PROBE_KEY", "sk-probe-key");
+    let mut printer = agent("sh", &["-c", "env | sort"]);
+    let plain = ask(&printer, "x").await.unwrap().text;
+    assert!(plain.contains("PATH="), "the base environment is there: {plain}");
+    assert!(!plain.contains("sk-probe"), "the app's secrets leaked: {plain}");
+
+    printer.env.insert("GIVEN".into(), "${SWITCHBOARD_PROBE_SECRET}".into());
+    printer.env.insert("PLAIN".into(), "value".into());
+    printer.api_key_env = Some("SWITCHBOARD_PROBE_KEY".into());
+    let given = ask(&printer, "x").await.unwrap().text;
+    let lines: Vec<&str> = given.lines().filter(|line| line.contains("probe") || line.starts_with("PLAIN")).collect();
+    assert_eq!(lines, vec!["GIVEN=sk-probe-secret", "PLAIN=value", "SWITCHBOARD_PROBE_KEY=sk-probe-key"]);
+
+    printer.env.insert("MISSING".into(), "${SWITCHBOARD_PROBE_NOT_SET}".into());
+    match ask(&printer, "x").await {
+        Err(error @ RunnerError::Config(_)) => {
+            assert!(error.to_string().contains("SWITCHBOARD_PROBE_NOT_SET"), "{error}")
+        }
+        other => panic!("expected a config error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_agent_runs_in_its_working_directory() {
+    let folder = tempfile::tempdir().unwrap();
+    let mut pwd = agent("sh", &["-c", "pwd"]);
+    pwd.cwd = Some(folder.path().display().to_string());
+    let expected = folder.path().canonicalize().unwrap();
+    assert_eq!(ask(&pwd, "x").await.unwrap().text, expected.display().to_string());
+    pwd.cwd = Some("/nonexistent/folder".into());
+    let error = ask(&pwd, "x").await.expect_err("a missing folder");
+    assert!(error.to_string().contains("/nonexistent/folder"), "{error}");
+}
+
+/// Whether a process is still running (a zombie runs nothing).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+        .unwrap_or(false)
+}
+
+fn wait_gone(pid: &str, within: Duration) {
+    let deadline = Instant::now() + within;
+    while running(pid) {
+        assert!(Instant::now() < deadline, "process {pid} was left running");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test]
+async fn no_process_outlives_its_call() {
+    let folder = tempfile::tempdir().unwrap();
+    let pid_file = folder.path().join("pid");
+    let pid = || std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let cases = [
+        // A detached grandchild holding stdout open, after a successful call.
+        (format!("sleep 60 & echo $! > {}; echo done", pid_file.display()), true),
+        // One holding stderr open, after a failure.
+        (format!("sleep 60 >&2 & echo $! > {}; exit 3", pid_file.display()), false),
+        // One that ignores SIGTERM: SIGKILL after the grace period.
+        (format!("trap '' TERM; sleep 60 & echo $! > {}; echo done", pid_file.display()), true),
+    ];
+    for (script, succeeds) in cases {
+        let started = Instant::now();
+        let result = ask(&agent("sh", &["-c", &script]), "x").await;
+        assert_eq!(result.is_ok(), succeeds, "{script}: {result:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{script}: the call waited on the grandchild");
+        wait_gone(&pid(), GRACE + Duration::from_secs(3));
+    }
+    // A shell that must exit before the grace period ends makes sure of it.
+    let result =
+        ask(&agent("sh", &["-c", &format!("trap '' TERM; sleep 60 & echo $! > {}", pid_file.display())]), "x").await;
+    assert!(result.is_ok());
+    let started = Instant::now();
+    end_pending_groups();
+    assert!(started.elapsed() <= GRACE + Duration::from_millis(500), "it waits out the grace period, no more");
+    // SIGKILL is sent before it returns; the kernel ends the process a moment later.
+    wait_gone(&pid(), Duration::from_secs(1));
+}
