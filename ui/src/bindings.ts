@@ -72,6 +72,11 @@ export type AgentConfig_Deserialize = {
 	 *  variable NAME. Nothing else of the app's environment is passed on.
 	 */
 	env?: { [key in string]: string },
+	/**
+	 *  Subprocess agents: how much of stdout is kept (10 MB when absent); the rest
+	 *  is dropped, and the result says how much.
+	 */
+	max_output_bytes?: number | null,
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia | null,
 	timeout_secs?: number | null,
@@ -111,6 +116,11 @@ export type AgentConfig_Serialize = {
 	 *  variable NAME. Nothing else of the app's environment is passed on.
 	 */
 	env?: { [key in string]: string },
+	/**
+	 *  Subprocess agents: how much of stdout is kept (10 MB when absent); the rest
+	 *  is dropped, and the result says how much.
+	 */
+	max_output_bytes?: number,
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia,
 	timeout_secs?: number,

@@ -112,6 +112,11 @@ pub struct AgentConfig {
     /// variable NAME. Nothing else of the app's environment is passed on.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// Subprocess agents: how much of stdout is kept (10 MB when absent); the rest
+    /// is dropped, and the result says how much.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[specta(type = Option<Number>)]
+    pub max_output_bytes: Option<u64>,
     /// Subprocess agents: how the request reaches the program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_via: Option<RequestVia>,
@@ -161,6 +166,7 @@ impl AgentConfig {
             cwd: None,
             env: BTreeMap::new(),
             request_via: None,
+            max_output_bytes: None,
             timeout_secs: None,
             idle_timeout_secs: None,
             system_prompt: None,

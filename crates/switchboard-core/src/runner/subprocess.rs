@@ -50,6 +50,7 @@ pub struct SubprocessRunner {
     api_key_env: Option<String>,
     request_via: RequestVia,
     timeout_secs: u64,
+    max_output_bytes: u64,
 }
 
 impl SubprocessRunner {
@@ -83,6 +84,7 @@ impl SubprocessRunner {
             api_key_env: agent.api_key_env.clone(),
             request_via: agent.request_via.unwrap_or_default(),
             timeout_secs: agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS),
+            max_output_bytes: agent.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
         })
     }
 
@@ -169,9 +171,8 @@ impl SubprocessRunner {
         let mut stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let stderr_task = tokio::spawn(read_to_end(stderr));
-        let mut output = Vec::new();
+        let mut output = CappedOutput::new(self.max_output_bytes);
         let mut chunk = [0u8; 4096];
-        let mut pending_utf8: Vec<u8> = Vec::new();
         let mut exited: Option<(std::process::ExitStatus, tokio::time::Instant)> = None;
         loop {
             let read = match exited {
@@ -193,16 +194,8 @@ impl SubprocessRunner {
             if read == 0 {
                 break;
             }
-            output.extend_from_slice(&chunk[..read]);
-            pending_utf8.extend_from_slice(&chunk[..read]);
-            // Stream whole UTF-8 characters only.
-            let valid = match std::str::from_utf8(&pending_utf8) {
-                Ok(text) => text.len(),
-                Err(error) => error.valid_up_to(),
-            };
-            if valid > 0 {
-                let text: Vec<u8> = pending_utf8.drain(..valid).collect();
-                on_delta(ModelDelta::Text(String::from_utf8_lossy(&text).into_owned()));
+            if let Some(text) = output.push(&chunk[..read]) {
+                on_delta(ModelDelta::Text(text));
             }
         }
         let status = match exited {
@@ -215,7 +208,7 @@ impl SubprocessRunner {
         // The agent has exited: what its stderr said by now is all that is waited for.
         let stderr_text =
             tokio::time::timeout(DRAIN_AFTER_EXIT, stderr_task).await.ok().and_then(Result::ok).unwrap_or_default();
-        let text = String::from_utf8_lossy(&output).trim().to_string();
+        let text = output.finish().trim().to_string();
         if !status.success() {
             let tail: String =
                 stderr_text.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
@@ -226,6 +219,91 @@ impl SubprocessRunner {
             });
         }
         Ok(ModelReply { text, tool_calls: Vec::new(), usage: None })
+    }
+}
+
+/// Used when an agent sets no `max_output_bytes`.
+pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 10 * 1024 * 1024;
+
+/// An agent's stdout as text: decoded chunk by chunk (an invalid byte becomes
+/// U+FFFD and the stream goes on), kept up to a cap; what is over the cap is
+/// counted and dropped, and the result says so.
+struct CappedOutput {
+    text: String,
+    pending: Vec<u8>,
+    cap: usize,
+    dropped: u64,
+}
+
+impl CappedOutput {
+    fn new(cap: u64) -> CappedOutput {
+        CappedOutput {
+            text: String::new(),
+            pending: Vec::new(),
+            cap: usize::try_from(cap).unwrap_or(usize::MAX),
+            dropped: 0,
+        }
+    }
+
+    /// Takes a chunk; returns the text it completes, to stream (none past the cap).
+    fn push(&mut self, bytes: &[u8]) -> Option<String> {
+        if self.text.len() >= self.cap {
+            self.dropped += bytes.len() as u64;
+            return None;
+        }
+        self.pending.extend_from_slice(bytes);
+        let mut decoded = String::new();
+        loop {
+            match std::str::from_utf8(&self.pending) {
+                Ok(text) => {
+                    decoded.push_str(text);
+                    self.pending.clear();
+                    break;
+                }
+                Err(error) => {
+                    let valid = error.valid_up_to();
+                    decoded.push_str(std::str::from_utf8(&self.pending[..valid]).expect("checked valid"));
+                    match error.error_len() {
+                        // An invalid sequence: marked, skipped, and decoding goes on.
+                        Some(invalid) => {
+                            decoded.push(char::REPLACEMENT_CHARACTER);
+                            self.pending.drain(..valid + invalid);
+                        }
+                        // A character cut by the chunk's end: kept for the next chunk.
+                        None => {
+                            self.pending.drain(..valid);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        let room = self.cap - self.text.len();
+        if decoded.len() > room {
+            let mut end = room;
+            while !decoded.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.dropped += (decoded.len() - end) as u64;
+            decoded.truncate(end);
+        }
+        self.text.push_str(&decoded);
+        (!decoded.is_empty()).then_some(decoded)
+    }
+
+    fn finish(mut self) -> String {
+        if !self.pending.is_empty() {
+            let rest = String::from_utf8_lossy(&self.pending).into_owned();
+            self.pending.clear();
+            self.text.push_str(&rest);
+        }
+        if self.dropped > 0 {
+            self.text.push_str(&format!(
+                "\n[output cut at {} bytes (max_output_bytes): {} more bytes were dropped]",
+                self.cap, self.dropped
+            ));
+        }
+        self.text
     }
 }
 
@@ -312,5 +390,31 @@ impl Runner for SubprocessRunner {
 
     fn accepts_tools(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CappedOutput;
+
+    #[test]
+    fn output_is_decoded_lossily_chunk_by_chunk_and_capped() {
+        let mut output = CappedOutput::new(1_000);
+        assert_eq!(
+            output.push(b"ok \xff then"),
+            Some("ok \u{fffd} then".into()),
+            "an invalid byte does not stop the stream"
+        );
+        let snowman = "☃".as_bytes();
+        assert_eq!(output.push(&[b' ', snowman[0]]), Some(" ".into()), "half a character waits");
+        assert_eq!(output.push(&snowman[1..]), Some("☃".into()));
+        assert_eq!(output.finish(), "ok \u{fffd} then ☃");
+
+        let mut capped = CappedOutput::new(10);
+        assert_eq!(capped.push("12345678é9".as_bytes()), Some("12345678é".into()), "cut at a character boundary");
+        assert_eq!(capped.push(b"more"), None, "nothing streams past the cap");
+        let text = capped.finish();
+        assert!(text.starts_with("12345678é\n[output cut at 10 bytes"), "{text}");
+        assert!(text.contains("5 more bytes were dropped"), "{text}");
     }
 }

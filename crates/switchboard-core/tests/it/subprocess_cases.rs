@@ -144,3 +144,51 @@ async fn no_process_outlives_its_call() {
     // SIGKILL is sent before it returns; the kernel ends the process a moment later.
     wait_gone(&pid(), Duration::from_secs(1));
 }
+
+#[tokio::test]
+async fn an_invalid_byte_does_not_hide_the_rest_from_the_budget_and_output_is_capped() {
+    use switchboard_core::{
+        CallErrorKind, CallStatus, Config, Dispatcher, EventKind, Limits, TurnControl, TurnRequest,
+    };
+    let mut flood = agent("sh", &["-c", r"printf '\377'; head -c 100000 /dev/zero | tr '\0' a"]);
+    flood.name = "flood".into();
+    let config = Config {
+        agents: vec![crate::support::agent("boss"), flood],
+        agent_tools: vec![switchboard_core::AgentToolEntry::new("flood", "Floods.")],
+        limits: Limits { max_tokens_per_turn: Some(1_000), ..Limits::default() },
+        ..Config::default()
+    };
+    let dispatcher = Dispatcher::new(config);
+    let boss = crate::support::Scripted::new(vec![
+        crate::support::Step::Call(vec![crate::support::call("agent_flood", "go")]),
+        crate::support::Step::Say("done"),
+    ]);
+    dispatcher.runners().insert("boss", boss);
+    let recorder = crate::support::Recorder::default();
+    let request = TurnRequest { agent: Some("boss".into()), message: "go".into(), ..Default::default() };
+    dispatcher.run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
+    let finished = recorder
+        .take()
+        .into_iter()
+        .find_map(|event| match event.kind {
+            EventKind::CallFinished { status, error, .. } if event.agent == "flood" => {
+                Some((status, error.map(|error| error.kind)))
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        finished,
+        (CallStatus::Limited, Some(CallErrorKind::Budget)),
+        "the budget saw the output past the bad byte"
+    );
+
+    let mut capped = agent("sh", &["-c", "head -c 5000 /dev/zero | tr '\\0' a"]);
+    capped.max_output_bytes = Some(1_000);
+    let text = ask(&capped, "x").await.unwrap().text;
+    assert!(text.starts_with(&"a".repeat(1_000)) && !text.starts_with(&"a".repeat(1_001)), "{}", &text[..50]);
+    assert!(
+        text.ends_with("[output cut at 1000 bytes (max_output_bytes): 4000 more bytes were dropped]"),
+        "{text:.60}"
+    );
+}
