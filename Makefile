@@ -50,11 +50,18 @@ tests/peers/node_modules/.package-lock.json: tests/peers/package.json tests/peer
 	cd tests/peers && npm ci --no-audit --no-fund
 	@touch $@
 
-python-packages: $(VENV)/.installed
+python-packages: $(VENV)/.installed $(ROOT)/.venv-aider/.installed $(ROOT)/.venv-smolagents/.installed
 
 $(VENV)/.installed: tests/requirements.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q -r tests/requirements.txt
+	@touch $@
+
+# The real CLI agents the suite delegates to, each in its own environment (aider
+# pins its own litellm).
+$(ROOT)/.venv-%/.installed: tests/requirements-%.txt
+	python3 -m venv $(ROOT)/.venv-$*
+	$(ROOT)/.venv-$*/bin/pip install -q -r $<
 	@touch $@
 
 tauri-driver:
@@ -98,4 +105,4 @@ bindings:
 	UPDATE_BINDINGS=1 $(CARGO) test -p switchboard-app --test shell committed_bindings_match_the_rust_types
 
 clean:
-	rm -rf target ui/dist ui/dist-e2e ui/node_modules $(VENV) tests/artifacts
+	rm -rf target ui/dist ui/dist-e2e ui/node_modules $(VENV) $(ROOT)/.venv-aider $(ROOT)/.venv-smolagents tests/artifacts

@@ -77,6 +77,8 @@ export type AgentConfig_Deserialize = {
 	 *  is dropped, and the result says how much.
 	 */
 	max_output_bytes?: number | null,
+	/**  Subprocess agents: which part of stdout is the answer, and where its usage is. */
+	output?: OutputRules_Deserialize | null,
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia | null,
 	timeout_secs?: number | null,
@@ -121,6 +123,8 @@ export type AgentConfig_Serialize = {
 	 *  is dropped, and the result says how much.
 	 */
 	max_output_bytes?: number,
+	/**  Subprocess agents: which part of stdout is the answer, and where its usage is. */
+	output?: OutputRules_Serialize,
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia,
 	timeout_secs?: number,
@@ -522,6 +526,60 @@ export type Limits_Serialize = {
 	idle_timeout_secs?: number,
 };
 
+/**
+ *  How a subprocess agent's stdout becomes its result and its usage. The
+ *  `aider-cli` and `smolagents` presets set these; a field given here wins.
+ */
+export type OutputRules = OutputRules_Serialize | OutputRules_Deserialize;
+
+/**
+ *  How a subprocess agent's stdout becomes its result and its usage. The
+ *  `aider-cli` and `smolagents` presets set these; a field given here wins.
+ */
+export type OutputRules_Deserialize = {
+	/**  Which part of stdout is the answer (`all` when absent). */
+	result?: ResultPick | null,
+	/**  For `after_marker`: the answer follows the last line holding this text. */
+	marker?: string | null,
+	/**  For `regex`: the last match's `result` group (or the whole match) is the answer. */
+	pattern?: string | null,
+	/**
+	 *  A regex whose named groups `input`, `output` (and optionally `cost`) are the
+	 *  call's token counts (`2.4k` and `2,000` are read as numbers); matching lines
+	 *  are left out of the answer.
+	 */
+	usage_pattern?: string | null,
+	/**
+	 *  Whether the usage lines add up (`sum`, one per model call) or the last one is
+	 *  the total (`last`).
+	 */
+	usage_combine?: UsageCombine | null,
+};
+
+/**
+ *  How a subprocess agent's stdout becomes its result and its usage. The
+ *  `aider-cli` and `smolagents` presets set these; a field given here wins.
+ */
+export type OutputRules_Serialize = {
+	/**  Which part of stdout is the answer (`all` when absent). */
+	result?: ResultPick,
+	/**  For `after_marker`: the answer follows the last line holding this text. */
+	marker?: string,
+	/**  For `regex`: the last match's `result` group (or the whole match) is the answer. */
+	pattern?: string,
+	/**
+	 *  A regex whose named groups `input`, `output` (and optionally `cost`) are the
+	 *  call's token counts (`2.4k` and `2,000` are read as numbers); matching lines
+	 *  are left out of the answer.
+	 */
+	usage_pattern?: string,
+	/**
+	 *  Whether the usage lines add up (`sum`, one per model call) or the last one is
+	 *  the total (`last`).
+	 */
+	usage_combine?: UsageCombine,
+};
+
 /**  The preferences; an absent field is one never set (or, in a change, one left as it is). */
 export type Preferences = Preferences_Serialize | Preferences_Deserialize;
 
@@ -561,14 +619,22 @@ export type Provider_Deserialize =
 /**  OpenAI-compatible chat completions over HTTP. */
 "local" | 
 /**  OpenAI-compatible chat completions over HTTP. */
-"openai" | "aider-cli" | "subprocess" | "claude-cli" | 
+"openai" | 
+/**  aider, with the preset flags and environment (`model`, `url`, `api_key_env`). */
+"aider-cli" | 
+/**  Hugging Face smolagents' `smolagent` CLI, with its preset. */
+"smolagents" | "subprocess" | "claude-cli" | 
 /**  The built-in deterministic agents that need no model server. */
 "demo";
 
 /**  How an agent is run. */
 export type Provider_Serialize = 
 /**  OpenAI-compatible chat completions over HTTP. */
-"local" | "aider-cli" | "subprocess" | "claude-cli" | 
+"local" | 
+/**  aider, with the preset flags and environment (`model`, `url`, `api_key_env`). */
+"aider-cli" | 
+/**  Hugging Face smolagents' `smolagent` CLI, with its preset. */
+"smolagents" | "subprocess" | "claude-cli" | 
 /**  The built-in deterministic agents that need no model server. */
 "demo";
 
@@ -592,6 +658,10 @@ export type ResolvedTool = {
 	enabled: boolean,
 	approval: Approval,
 };
+
+export type ResultPick = "all" | 
+/**  The last paragraph (text after the last blank line). */
+"last_block" | "after_marker" | "regex";
 
 /**  A user turn as the chat sends it; the history comes from the session's log. */
 export type SendRequest = SendRequest_Serialize | SendRequest_Deserialize;
@@ -716,6 +786,8 @@ export type Usage = {
 	output_tokens: number,
 	total_tokens: number,
 };
+
+export type UsageCombine = "sum" | "last";
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

@@ -217,6 +217,9 @@ fn check(path: &Path) -> Result<ExitCode, Failure> {
     for warning in &loaded.warnings {
         eprintln!("{}: {warning}", path.display());
     }
+    for (index, message) in switchboard_core::runner::cli_presets::missing_programs(&loaded.config.agents) {
+        eprintln!("{}: warning: agents[{index}].command: {message}", path.display());
+    }
     println!(
         "{}: valid ({} agents, {} global tool entries)",
         path.display(),

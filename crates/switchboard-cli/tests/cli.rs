@@ -375,3 +375,24 @@ fn an_agent_that_ignores_sigterm_does_not_outlive_the_cli() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+#[test]
+fn check_says_when_an_agents_program_is_not_found() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    let agents = json!([
+        { "name": "here", "provider": "subprocess", "command": "sh" },
+        { "name": "gone", "provider": "subprocess", "command": "no-such-agent-program" },
+        { "name": "coder", "provider": "aider-cli", "command": "/nonexistent/aider" }
+    ]);
+    std::fs::write(&path, json!({ "agents": agents }).to_string()).unwrap();
+    let output = switchboard(&path, &["check"]);
+    assert!(output.status.success(), "a missing program is a warning: {}", text(&output.stderr));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("agents[1].command") && stderr.contains("\"no-such-agent-program\" was not found"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("agents[2].command") && stderr.contains("install aider-chat"), "{stderr}");
+    assert!(!stderr.contains("agents[0]"), "{stderr}");
+}

@@ -148,7 +148,12 @@ impl Runner for Streamer {
             let calls = (0..request.tools.len().max(1))
                 .map(|index| ToolCall::new(format!("call_{index}"), "agent_child", "{\"request\":\"go\"}"))
                 .collect();
-            return Ok(ModelReply { text: String::new(), tool_calls: calls, usage: Some(Usage::new(1, 1)) });
+            return Ok(ModelReply {
+                text: String::new(),
+                tool_calls: calls,
+                usage: Some(Usage::new(1, 1)),
+                cost: None,
+            });
         }
         if let Some(gate) = &self.gate {
             let _permit = gate.acquire().await.unwrap();
@@ -156,7 +161,12 @@ impl Runner for Streamer {
         for _ in 0..self.deltas {
             on_delta(ModelDelta::Text("word ".into()));
         }
-        Ok(ModelReply { text: "done".into(), tool_calls: vec![], usage: Some(Usage::new(1, self.deltas as u64)) })
+        Ok(ModelReply {
+            text: "done".into(),
+            tool_calls: vec![],
+            usage: Some(Usage::new(1, self.deltas as u64)),
+            cost: None,
+        })
     }
 }
 
@@ -279,12 +289,12 @@ struct ManyCalls {
 impl Runner for ManyCalls {
     async fn stream(&self, request: &ModelRequest, _on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         if request.messages.iter().any(|message| matches!(message, switchboard_core::runner::Message::Tool { .. })) {
-            return Ok(ModelReply { text: "all back".into(), tool_calls: vec![], usage: None });
+            return Ok(ModelReply { text: "all back".into(), tool_calls: vec![], usage: None, cost: None });
         }
         let calls = (0..self.calls)
             .map(|index| ToolCall::new(format!("call_{index}"), "agent_child", "{\"request\":\"go\"}"))
             .collect();
-        Ok(ModelReply { text: String::new(), tool_calls: calls, usage: None })
+        Ok(ModelReply { text: String::new(), tool_calls: calls, usage: None, cost: None })
     }
 }
 

@@ -62,6 +62,47 @@ pub enum RequestVia {
     Stdin,
 }
 
+/// How a subprocess agent's stdout becomes its result and its usage. The
+/// `aider-cli` and `smolagents` presets set these; a field given here wins.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
+pub struct OutputRules {
+    /// Which part of stdout is the answer (`all` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ResultPick>,
+    /// For `after_marker`: the answer follows the last line holding this text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker: Option<String>,
+    /// For `regex`: the last match's `result` group (or the whole match) is the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// A regex whose named groups `input`, `output` (and optionally `cost`) are the
+    /// call's token counts (`2.4k` and `2,000` are read as numbers); matching lines
+    /// are left out of the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_pattern: Option<String>,
+    /// Whether the usage lines add up (`sum`, one per model call) or the last one is
+    /// the total (`last`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_combine: Option<UsageCombine>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultPick {
+    All,
+    /// The last paragraph (text after the last blank line).
+    LastBlock,
+    AfterMarker,
+    Regex,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum UsageCombine {
+    Sum,
+    Last,
+}
+
 /// How an agent is run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
 #[serde(rename_all = "kebab-case")]
@@ -69,7 +110,10 @@ pub enum Provider {
     /// OpenAI-compatible chat completions over HTTP.
     #[serde(alias = "openai")]
     Local,
+    /// aider, with the preset flags and environment (`model`, `url`, `api_key_env`).
     AiderCli,
+    /// Hugging Face smolagents' `smolagent` CLI, with its preset.
+    Smolagents,
     Subprocess,
     ClaudeCli,
     /// The built-in deterministic agents that need no model server.
@@ -81,6 +125,7 @@ impl Provider {
         match self {
             Provider::Local => "local",
             Provider::AiderCli => "aider-cli",
+            Provider::Smolagents => "smolagents",
             Provider::Subprocess => "subprocess",
             Provider::ClaudeCli => "claude-cli",
             Provider::Demo => "demo",
@@ -117,6 +162,9 @@ pub struct AgentConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[specta(type = Option<Number>)]
     pub max_output_bytes: Option<u64>,
+    /// Subprocess agents: which part of stdout is the answer, and where its usage is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<OutputRules>,
     /// Subprocess agents: how the request reaches the program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_via: Option<RequestVia>,
@@ -167,6 +215,7 @@ impl AgentConfig {
             env: BTreeMap::new(),
             request_via: None,
             max_output_bytes: None,
+            output: None,
             timeout_secs: None,
             idle_timeout_secs: None,
             system_prompt: None,

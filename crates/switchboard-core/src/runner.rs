@@ -3,6 +3,8 @@
 //! so every provider (HTTP, subprocess, demo) plugs into the same loop.
 
 pub mod cache;
+pub mod cli_output;
+pub mod cli_presets;
 pub mod demo;
 pub mod local;
 pub mod subprocess;
@@ -103,6 +105,9 @@ pub struct ModelReply {
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
+    /// What the step cost, when the agent reported it (a CLI's own price list);
+    /// the agent's `prices` win when it has them.
+    pub cost: Option<f64>,
 }
 
 /// What a runner streams while it works.
@@ -197,7 +202,9 @@ pub fn build(agent: &AgentConfig) -> Result<std::sync::Arc<dyn Runner>, RunnerEr
     match agent.provider {
         Provider::Demo => Ok(std::sync::Arc::new(demo::DemoRunner::new(agent))),
         Provider::Local => Ok(std::sync::Arc::new(local::LocalRunner::new(agent)?)),
-        Provider::Subprocess | Provider::AiderCli => Ok(std::sync::Arc::new(subprocess::SubprocessRunner::new(agent)?)),
+        Provider::Subprocess | Provider::AiderCli | Provider::Smolagents => {
+            Ok(std::sync::Arc::new(subprocess::SubprocessRunner::new(agent)?))
+        }
         other => Err(RunnerError::Config(format!(
             "agent {:?}: provider {:?} is not supported by this build yet",
             agent.name,

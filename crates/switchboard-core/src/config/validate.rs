@@ -177,6 +177,7 @@ fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut 
             }
         }
         Provider::Subprocess => needs("command", &agent.command, problems),
+        Provider::Smolagents => needs("model", &agent.model, problems),
         Provider::AiderCli | Provider::ClaudeCli | Provider::Demo => {}
     }
     if let Some(variable) = &agent.api_key_env {

@@ -196,7 +196,7 @@ async fn model_step(
     if let Some(usage) = reply.usage {
         // The real figure replaces what was counted while the text streamed; a
         // runner that reports nothing keeps the estimate counted.
-        turn.add_usage(&spec.header, usage, streamed.load(Ordering::Relaxed));
+        turn.add_usage(&spec.header, usage, reply.cost, streamed.load(Ordering::Relaxed));
     }
     Ok(reply)
 }

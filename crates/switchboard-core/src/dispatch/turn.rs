@@ -121,10 +121,11 @@ impl Turn {
     /// `usage_updated` per changed call (the call first, then up the path).
     /// `streamed_estimate` is what this step's text was counted as while it
     /// streamed; the real figure replaces it.
-    pub fn add_usage(&self, header: &Header, usage: Usage, streamed_estimate: u64) {
+    /// `reported_cost` is what the agent said the step cost; the agent's prices win.
+    pub fn add_usage(&self, header: &Header, usage: Usage, reported_cost: Option<f64>, streamed_estimate: u64) {
         let mut log = self.log.lock().unwrap();
         let prices = log.nodes.get(&header.call_id).and_then(|node| node.prices);
-        let cost = prices.map(|prices| prices.cost(&usage));
+        let cost = prices.map(|prices| prices.cost(&usage)).or(reported_cost);
         log.streaming_tokens = log.streaming_tokens.saturating_sub(streamed_estimate);
         if let Some(prices) = prices {
             let estimate_cost = streamed_estimate as f64 * prices.output_per_million / 1e6;

@@ -395,7 +395,7 @@ impl Assembly {
                 ToolCall::new(id, name, arguments)
             })
             .collect();
-        Ok(ModelReply { text: self.text, tool_calls, usage: self.usage })
+        Ok(ModelReply { text: self.text, tool_calls, usage: self.usage, cost: None })
     }
 }
 

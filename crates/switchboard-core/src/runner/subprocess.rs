@@ -19,8 +19,10 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
+use super::cli_output::OutputReader;
+use super::cli_presets::invocation;
 use super::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
-use crate::config::{AgentConfig, Provider, RequestVia};
+use crate::config::{AgentConfig, RequestVia};
 
 /// Where the request goes in the arguments; appended after `--` when no argument holds it.
 pub const REQUEST_PLACEHOLDER: &str = "{request}";
@@ -51,40 +53,27 @@ pub struct SubprocessRunner {
     request_via: RequestVia,
     timeout_secs: u64,
     max_output_bytes: u64,
+    reader: OutputReader,
 }
 
 impl SubprocessRunner {
     pub fn new(agent: &AgentConfig) -> Result<SubprocessRunner, RunnerError> {
-        let (command, args) = match agent.provider {
-            // aider in one-shot mode; the arguments can be replaced in the config.
-            Provider::AiderCli => (
-                agent.command.clone().unwrap_or_else(|| "aider".into()),
-                if agent.args.is_empty() {
-                    ["--message={request}", "--yes-always", "--no-pretty", "--no-check-update", "--analytics-disable"]
-                        .map(String::from)
-                        .to_vec()
-                } else {
-                    agent.args.clone()
-                },
-            ),
-            _ => (
-                agent
-                    .command
-                    .clone()
-                    .ok_or_else(|| RunnerError::Config(format!("agent {:?} has no command", agent.name)))?,
-                agent.args.clone(),
-            ),
-        };
+        let invocation = invocation(agent);
+        let command =
+            invocation.command.ok_or_else(|| RunnerError::Config(format!("agent {:?} has no command", agent.name)))?;
+        let reader = OutputReader::new(&invocation.output)
+            .map_err(|error| RunnerError::Config(format!("agent {:?}: {error}", agent.name)))?;
         Ok(SubprocessRunner {
             agent: agent.name.clone(),
             command,
-            args,
+            args: invocation.args,
             cwd: agent.cwd.clone(),
-            env: agent.env.clone(),
+            env: invocation.env,
             api_key_env: agent.api_key_env.clone(),
             request_via: agent.request_via.unwrap_or_default(),
             timeout_secs: agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS),
             max_output_bytes: agent.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
+            reader,
         })
     }
 
@@ -218,8 +207,19 @@ impl SubprocessRunner {
                 stderr: tail,
             });
         }
-        Ok(ModelReply { text, tool_calls: Vec::new(), usage: None })
+        let read = self.reader.read(&text).map_err(|error| RunnerError::Subprocess {
+            agent: self.agent.clone(),
+            status: "an answer that could not be read".into(),
+            stderr: format!("{error}; its output ended with: {}", tail_of(&text, 300)),
+        })?;
+        Ok(ModelReply { text: read.answer, tool_calls: Vec::new(), usage: read.usage, cost: read.cost })
     }
+}
+
+/// The last `limit` characters of `text`, for an error message.
+fn tail_of(text: &str, limit: usize) -> String {
+    let count = text.chars().count();
+    text.chars().skip(count.saturating_sub(limit)).collect()
 }
 
 /// Used when an agent sets no `max_output_bytes`.

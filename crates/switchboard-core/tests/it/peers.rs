@@ -20,7 +20,7 @@ use switchboard_core::{
 use crate::dispatch_cases::assert_stream_invariants;
 use crate::support::Recorder;
 
-fn repository_root() -> PathBuf {
+pub(crate) fn repository_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
@@ -29,9 +29,9 @@ fn free_port() -> u16 {
 }
 
 /// A peer server process, killed on drop.
-struct Peer {
+pub(crate) struct Peer {
     child: Child,
-    base: String,
+    pub(crate) base: String,
     _folder: tempfile::TempDir,
 }
 
@@ -83,7 +83,7 @@ fn answers_health(base: &str) -> bool {
     answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200")
 }
 
-fn aimock(fixtures: Value) -> Peer {
+pub(crate) fn aimock(fixtures: Value) -> Peer {
     let folder = tempfile::tempdir().unwrap();
     let port = free_port();
     let fixtures_path = folder.path().join("fixtures.json");
@@ -114,7 +114,7 @@ fn llmock() -> Peer {
     Peer::start(command, port, folder)
 }
 
-fn http_agent(name: &str, url: String, model: &str) -> AgentConfig {
+pub(crate) fn http_agent(name: &str, url: String, model: &str) -> AgentConfig {
     let mut agent = AgentConfig::new(name, Provider::Local);
     agent.url = Some(url);
     agent.model = Some(model.into());

@@ -71,7 +71,7 @@ impl Runner for Scripted {
                 for piece in text.split_inclusive(' ') {
                     on_delta(ModelDelta::Text(piece.to_string()));
                 }
-                Ok(ModelReply { text: text.to_string(), tool_calls: vec![], usage: Some(self.usage) })
+                Ok(ModelReply { text: text.to_string(), tool_calls: vec![], usage: Some(self.usage), cost: None })
             }
             Step::Call(calls) => Ok(ModelReply {
                 text: String::new(),
@@ -81,6 +81,7 @@ impl Runner for Scripted {
                     .map(|(index, (name, arguments))| ToolCall::new(format!("tc{index}"), name, arguments.to_string()))
                     .collect(),
                 usage: Some(self.usage),
+                cost: None,
             }),
             Step::Fail(message) => Err(RunnerError::Unreachable {
                 url: "http://127.0.0.1:9/v1/chat/completions".into(),
@@ -91,7 +92,7 @@ impl Runner for Scripted {
                     on_delta(ModelDelta::Text(format!("d{index} ")));
                     tokio::time::sleep(pause).await;
                 }
-                Ok(ModelReply { text: "slow done".into(), tool_calls: vec![], usage: Some(self.usage) })
+                Ok(ModelReply { text: "slow done".into(), tool_calls: vec![], usage: Some(self.usage), cost: None })
             }
         }
     }
