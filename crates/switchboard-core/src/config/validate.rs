@@ -101,6 +101,7 @@ pub fn validate(config: &Config) -> Vec<Problem> {
         }
     }
     unknown_fields(config, &mut problems);
+    cli_callers_are_not_targets(config, &mut problems);
     if config.primary.is_some() && config.primary == config.escalation {
         problems.push(Problem::error("escalation", "the escalation agent must differ from the primary"));
     }
@@ -116,6 +117,31 @@ pub fn validate(config: &Config) -> Vec<Problem> {
         }
     }
     problems
+}
+
+/// Claude Code (`claude-cli`) can only ever call, never be called (spec section 5):
+/// a tool entry that points at one is said to be useless.
+fn cli_callers_are_not_targets(config: &Config, problems: &mut Vec<Problem>) {
+    let is_caller_only = |name: &str| config.agent(name).is_some_and(|agent| agent.provider == Provider::ClaudeCli);
+    let mut entries: Vec<(String, &AgentToolEntry)> =
+        config.agent_tools.iter().enumerate().map(|(index, entry)| (format!("agent_tools[{index}]"), entry)).collect();
+    entries.extend(config.advisor.iter().map(|entry| ("advisor".to_string(), entry)));
+    for (agent_index, agent) in config.agents.iter().enumerate() {
+        for (index, entry) in agent.tools.iter().enumerate() {
+            entries.push((format!("agents[{agent_index}].tools[{index}]"), entry));
+        }
+    }
+    for (path, entry) in entries {
+        if is_caller_only(&entry.agent) {
+            problems.push(Problem::warning(
+                format!("{path}.agent"),
+                format!(
+                    "{:?} is a claude-cli agent, which cannot be called as a tool-agent (it can only call); calls to it will fail",
+                    entry.agent
+                ),
+            ));
+        }
+    }
 }
 
 /// A warning for every field this version does not know (a typo such as `envv` or

@@ -22,6 +22,12 @@ fn validation_table() {
     let cases: Vec<(&str, &str, Vec<&str>)> = vec![
         ("valid demo", r#"{"agents":[{"name":"a","provider":"demo"}]}"#, vec![]),
         (
+            "claude-cli can call but is never a target",
+            r#"{"agents":[{"name":"claude","provider":"claude-cli","tools":[{"agent":"a","description":"x"}]},{"name":"a","provider":"demo"}],
+                "agent_tools":[{"agent":"claude","description":"Claude Code."}]}"#,
+            vec!["warning agent_tools[0].agent"],
+        ),
+        (
             "agent environment: names and references",
             r#"{"agents":[{"name":"a","provider":"subprocess","command":"x","request_via":"stdin","cwd":"/tmp",
                 "env":{"GOOD":"v","FROM_APP":"${HOME}","1BAD":"v","ALSO BAD":"v","REF":"${NOT A NAME}"}}]}"#,
