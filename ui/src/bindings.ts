@@ -526,6 +526,12 @@ export type Limits_Serialize = {
 	idle_timeout_secs?: number,
 };
 
+export type OutputFormat = "text" | 
+/**  Claude Code's `-p --output-format stream-json` (add `--verbose`). */
+"claude_stream_json" | 
+/**  Codex's `exec --json`. */
+"codex_json";
+
 /**
  *  How a subprocess agent's stdout becomes its result and its usage. The
  *  `aider-cli` and `smolagents` presets set these; a field given here wins.
@@ -537,6 +543,12 @@ export type OutputRules = OutputRules_Serialize | OutputRules_Deserialize;
  *  `aider-cli` and `smolagents` presets set these; a field given here wins.
  */
 export type OutputRules_Deserialize = {
+	/**
+	 *  How stdout is written: plain text (the default), or the JSON lines of a CLI
+	 *  that reports events (its text streams, its tools show as progress, its
+	 *  result message is the answer, usage and cost; the other fields do not apply).
+	 */
+	format?: OutputFormat | null,
 	/**  Which part of stdout is the answer (`all` when absent). */
 	result?: ResultPick | null,
 	/**  For `after_marker`: the answer follows the last line holding this text. */
@@ -561,6 +573,12 @@ export type OutputRules_Deserialize = {
  *  `aider-cli` and `smolagents` presets set these; a field given here wins.
  */
 export type OutputRules_Serialize = {
+	/**
+	 *  How stdout is written: plain text (the default), or the JSON lines of a CLI
+	 *  that reports events (its text streams, its tools show as progress, its
+	 *  result message is the answer, usage and cost; the other fields do not apply).
+	 */
+	format?: OutputFormat,
 	/**  Which part of stdout is the answer (`all` when absent). */
 	result?: ResultPick,
 	/**  For `after_marker`: the answer follows the last line holding this text. */

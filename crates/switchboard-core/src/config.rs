@@ -66,6 +66,11 @@ pub enum RequestVia {
 /// `aider-cli` and `smolagents` presets set these; a field given here wins.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
 pub struct OutputRules {
+    /// How stdout is written: plain text (the default), or the JSON lines of a CLI
+    /// that reports events (its text streams, its tools show as progress, its
+    /// result message is the answer, usage and cost; the other fields do not apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<OutputFormat>,
     /// Which part of stdout is the answer (`all` when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ResultPick>,
@@ -84,6 +89,17 @@ pub struct OutputRules {
     /// the total (`last`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage_combine: Option<UsageCombine>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputFormat {
+    #[default]
+    Text,
+    /// Claude Code's `-p --output-format stream-json` (add `--verbose`).
+    ClaudeStreamJson,
+    /// Codex's `exec --json`.
+    CodexJson,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]

@@ -3,6 +3,7 @@
 //! so every provider (HTTP, subprocess, demo) plugs into the same loop.
 
 pub mod cache;
+pub mod cli_events;
 pub mod cli_output;
 pub mod cli_presets;
 pub mod demo;

@@ -154,6 +154,7 @@ mod tests {
             pattern: pattern.map(str::to_owned),
             usage_pattern: Some(r"^Tokens: (?P<input>[\d.,]+[kM]?) sent, (?P<output>[\d.,]+[kM]?) received\.(?: Cost: \$(?P<cost>[\d.]+) message)?".into()),
             usage_combine: None,
+            format: None,
         }
         };
         let read = OutputReader::new(&rules(ResultPick::LastBlock, None, None)).unwrap().read(stdout).unwrap();

@@ -40,6 +40,7 @@ pub fn invocation(agent: &AgentConfig) -> Invocation {
     preset.env.extend(agent.env.iter().map(|(name, value)| (name.clone(), value.clone())));
     if let Some(own) = &agent.output {
         preset.output = OutputRules {
+            format: own.format.or(preset.output.format),
             result: own.result.or(preset.output.result),
             marker: own.marker.clone().or(preset.output.marker),
             pattern: own.pattern.clone().or(preset.output.pattern),
@@ -116,6 +117,7 @@ fn aider(agent: &AgentConfig) -> Invocation {
         usage_pattern: Some(AIDER_USAGE.into()),
         usage_combine: Some(UsageCombine::Sum),
         marker: None,
+        format: None,
     };
     Invocation { command: Some("aider".into()), args, env, output }
 }
@@ -135,6 +137,7 @@ fn smolagents(agent: &AgentConfig) -> Invocation {
         usage_pattern: Some(SMOLAGENTS_USAGE.into()),
         usage_combine: Some(UsageCombine::Last),
         marker: None,
+        format: None,
     };
     Invocation { command: Some("smolagent".into()), args, env: openai_environment(agent, "OPENAI_BASE_URL"), output }
 }

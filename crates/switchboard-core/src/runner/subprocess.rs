@@ -19,10 +19,11 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
+use super::cli_events::EventLines;
 use super::cli_output::OutputReader;
 use super::cli_presets::invocation;
 use super::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
-use crate::config::{AgentConfig, RequestVia};
+use crate::config::{AgentConfig, OutputFormat, RequestVia};
 
 /// Where the request goes in the arguments; appended after `--` when no argument holds it.
 pub const REQUEST_PLACEHOLDER: &str = "{request}";
@@ -54,6 +55,7 @@ pub struct SubprocessRunner {
     timeout_secs: u64,
     max_output_bytes: u64,
     reader: OutputReader,
+    format: OutputFormat,
 }
 
 impl SubprocessRunner {
@@ -73,6 +75,7 @@ impl SubprocessRunner {
             request_via: agent.request_via.unwrap_or_default(),
             timeout_secs: agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS),
             max_output_bytes: agent.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
+            format: invocation.output.format.unwrap_or_default(),
             reader,
         })
     }
@@ -161,6 +164,8 @@ impl SubprocessRunner {
         let stderr = child.stderr.take().expect("stderr is piped");
         let stderr_task = tokio::spawn(read_to_end(stderr));
         let mut output = CappedOutput::new(self.max_output_bytes);
+        // A CLI that writes JSON lines streams its events, not its raw lines.
+        let mut events = (self.format != OutputFormat::Text).then(|| EventLines::new(self.format));
         let mut chunk = [0u8; 4096];
         let mut exited: Option<(std::process::ExitStatus, tokio::time::Instant)> = None;
         loop {
@@ -184,7 +189,10 @@ impl SubprocessRunner {
                 break;
             }
             if let Some(text) = output.push(&chunk[..read]) {
-                on_delta(ModelDelta::Text(text));
+                match &mut events {
+                    Some(events) => events.push(&text).into_iter().for_each(&mut *on_delta),
+                    None => on_delta(ModelDelta::Text(text)),
+                }
             }
         }
         let status = match exited {
@@ -207,7 +215,11 @@ impl SubprocessRunner {
                 stderr: tail,
             });
         }
-        let read = self.reader.read(&text).map_err(|error| RunnerError::Subprocess {
+        let read = match events {
+            Some(events) => events.finish(),
+            None => self.reader.read(&text),
+        };
+        let read = read.map_err(|error| RunnerError::Subprocess {
             agent: self.agent.clone(),
             status: "an answer that could not be read".into(),
             stderr: format!("{error}; its output ended with: {}", tail_of(&text, 300)),

@@ -192,3 +192,61 @@ async fn an_invalid_byte_does_not_hide_the_rest_from_the_budget_and_output_is_ca
         "{text:.60}"
     );
 }
+
+/// A stand-in for `claude -p --output-format stream-json --verbose` (no model
+/// service is reachable here): the same event lines, with a pause between them.
+const CLAUDE_STAND_IN: &str = r#"
+echo '{"type":"system","subtype":"init","session_id":"s1"}'
+echo '{"type":"assistant","message":{"content":[{"type":"text","text":"Looking at the folder."},{"type":"tool_use","name":"Bash","input":{"command":"ls"}}]}}'
+sleep 0.2
+echo '{"type":"assistant","message":{"content":[{"type":"text","text":"It holds two files."}]}}'
+echo '{"type":"result","subtype":"success","is_error":false,"result":"The folder holds two files.","total_cost_usd":0.0125,"usage":{"input_tokens":40,"cache_read_input_tokens":960,"output_tokens":25}}'
+"#;
+
+#[tokio::test]
+async fn a_json_lines_cli_streams_its_events_and_reports_its_usage_and_cost() {
+    use switchboard_core::config::{OutputFormat, OutputRules};
+    use switchboard_core::{CallStatus, Config, Dispatcher, EventKind, TurnControl, TurnRequest, Usage};
+    let mut claude = agent("sh", &["-c", CLAUDE_STAND_IN]);
+    claude.name = "claude".into();
+    claude.output = Some(OutputRules { format: Some(OutputFormat::ClaudeStreamJson), ..OutputRules::default() });
+    let config = Config {
+        agents: vec![crate::support::agent("boss"), claude],
+        agent_tools: vec![switchboard_core::AgentToolEntry::new("claude", "Claude Code.")],
+        ..Config::default()
+    };
+    let dispatcher = Dispatcher::new(config);
+    let boss = crate::support::Scripted::new(vec![
+        crate::support::Step::Call(vec![crate::support::call("agent_claude", "what is in the folder?")]),
+        crate::support::Step::Say("done"),
+    ]);
+    dispatcher.runners().insert("boss", boss);
+    let recorder = crate::support::Recorder::default();
+    let request = TurnRequest { agent: Some("boss".into()), message: "go".into(), ..Default::default() };
+    let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
+    assert_eq!(outcome.status, CallStatus::Ok);
+    let events: Vec<_> = recorder.take().into_iter().filter(|event| event.agent == "claude").collect();
+    let shown: Vec<String> = events
+        .iter()
+        .filter_map(|event| match &event.kind {
+            EventKind::TextDelta { text } => Some(format!("text {text}")),
+            EventKind::ToolProgress { message, .. } => Some(format!("progress {message}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        vec!["text Looking at the folder.", r#"progress Bash: {"command":"ls"}"#, "text It holds two files."],
+        "events, not raw JSON"
+    );
+    match &events.last().unwrap().kind {
+        EventKind::CallFinished { status, result, usage, cost, .. } => {
+            assert_eq!(*status, CallStatus::Ok);
+            assert_eq!(result.as_deref(), Some("The folder holds two files."));
+            assert_eq!(*usage, Some(Usage::new(1_000, 25)));
+            assert_eq!(*cost, Some(0.0125), "the CLI's own cost, the agent having no prices");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(outcome.cost_total, Some(0.0125), "the cost rolls up to the turn");
+}

@@ -1,0 +1,252 @@
+//! CLI agents that write JSON lines (Claude Code's `stream-json`, Codex's
+//! `exec --json`), read as events while they run: their text streams as text,
+//! their tool use shows as progress, and their result message gives the answer,
+//! the usage and the cost. A line that is not JSON is shown as progress, never
+//! lost; every string is the program's output, treated as untrusted data. Pure.
+
+use serde_json::Value;
+
+use super::cli_output::ReadOutput;
+use super::ModelDelta;
+use crate::config::OutputFormat;
+use crate::event::Usage;
+
+/// Reads one agent's JSON lines as they arrive.
+#[derive(Debug)]
+pub struct EventLines {
+    format: OutputFormat,
+    partial: String,
+    /// Text the agent wrote, in order (the answer when no result message names one).
+    texts: Vec<String>,
+    answer: Option<String>,
+    usage: Option<Usage>,
+    cost: Option<f64>,
+    failure: Option<String>,
+}
+
+/// The longest progress line shown for a tool's input.
+const PROGRESS_LIMIT: usize = 160;
+
+impl EventLines {
+    pub fn new(format: OutputFormat) -> EventLines {
+        EventLines {
+            format,
+            partial: String::new(),
+            texts: Vec::new(),
+            answer: None,
+            usage: None,
+            cost: None,
+            failure: None,
+        }
+    }
+
+    /// Takes a piece of stdout; returns the deltas of the lines it completes.
+    pub fn push(&mut self, text: &str) -> Vec<ModelDelta> {
+        self.partial.push_str(text);
+        let mut deltas = Vec::new();
+        while let Some(end) = self.partial.find('\n') {
+            let line: String = self.partial.drain(..=end).collect();
+            self.line(line.trim(), &mut deltas);
+        }
+        deltas
+    }
+
+    /// The answer, usage and cost once the program has exited.
+    pub fn finish(mut self) -> Result<ReadOutput, String> {
+        let rest = std::mem::take(&mut self.partial);
+        self.line(rest.trim(), &mut Vec::new());
+        if let Some(failure) = self.failure {
+            return Err(failure);
+        }
+        let answer = match self.answer {
+            Some(answer) => answer,
+            None if !self.texts.is_empty() => self.texts.join("\n\n"),
+            None => return Err("the program wrote no result message and no text".into()),
+        };
+        Ok(ReadOutput { answer: answer.trim().to_string(), usage: self.usage, cost: self.cost })
+    }
+
+    fn line(&mut self, line: &str, deltas: &mut Vec<ModelDelta>) {
+        if line.is_empty() {
+            return;
+        }
+        let Ok(event) = serde_json::from_str::<Value>(line) else {
+            deltas.push(ModelDelta::Progress { message: shorten(line), data: None });
+            return;
+        };
+        match self.format {
+            OutputFormat::ClaudeStreamJson => self.claude(&event, deltas),
+            OutputFormat::CodexJson => self.codex(&event, deltas),
+            OutputFormat::Text => {}
+        }
+    }
+
+    /// `{"type":"assistant","message":{"content":[{"type":"text"|"tool_use",…}]}}`, then
+    /// `{"type":"result","result":…,"is_error":…,"total_cost_usd":…,"usage":{…}}`.
+    fn claude(&mut self, event: &Value, deltas: &mut Vec<ModelDelta>) {
+        match event["type"].as_str() {
+            Some("assistant") => {
+                for item in event["message"]["content"].as_array().into_iter().flatten() {
+                    match item["type"].as_str() {
+                        Some("text") => self.text(item["text"].as_str(), deltas),
+                        Some("thinking") => {
+                            if let Some(thinking) = item["thinking"].as_str() {
+                                deltas.push(ModelDelta::Reasoning(thinking.to_string()));
+                            }
+                        }
+                        Some("tool_use") => {
+                            let name = item["name"].as_str().unwrap_or("a tool");
+                            deltas.push(ModelDelta::Progress {
+                                message: shorten(&format!("{name}: {}", item["input"])),
+                                data: Some(serde_json::json!({ "tool": name })),
+                            });
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Some("result") => {
+                let result = event["result"].as_str().unwrap_or_default().to_string();
+                if event["is_error"].as_bool() == Some(true) {
+                    self.failure = Some(format!("the agent reported an error: {}", shorten(&result)));
+                }
+                self.answer = Some(result);
+                let usage = &event["usage"];
+                let count = |field: &str| usage[field].as_u64().unwrap_or(0);
+                if usage.is_object() {
+                    let input =
+                        count("input_tokens") + count("cache_creation_input_tokens") + count("cache_read_input_tokens");
+                    self.usage = Some(Usage::new(input, count("output_tokens")));
+                }
+                self.cost = event["total_cost_usd"].as_f64();
+            }
+            _ => {}
+        }
+    }
+
+    /// `{"type":"item.completed","item":{"type":"agent_message","text":…}}`,
+    /// `{"type":"item.started","item":{"type":"command_execution","command":…}}`,
+    /// `{"type":"turn.completed","usage":{…}}`, `{"type":"turn.failed","error":{…}}`.
+    fn codex(&mut self, event: &Value, deltas: &mut Vec<ModelDelta>) {
+        let item = &event["item"];
+        match (event["type"].as_str(), item["type"].as_str()) {
+            (Some("item.completed"), Some("agent_message")) => {
+                self.text(item["text"].as_str(), deltas);
+                self.answer = item["text"].as_str().map(str::to_owned);
+            }
+            (Some("item.completed"), Some("reasoning")) => {
+                if let Some(text) = item["text"].as_str() {
+                    deltas.push(ModelDelta::Reasoning(text.to_string()));
+                }
+            }
+            (Some("item.started"), Some(kind)) => {
+                let what = item["command"].as_str().map(str::to_owned).unwrap_or_else(|| kind.replace('_', " "));
+                deltas.push(ModelDelta::Progress {
+                    message: shorten(&what),
+                    data: Some(serde_json::json!({ "item": kind })),
+                });
+            }
+            (Some("turn.completed"), _) => {
+                let usage = &event["usage"];
+                let count = |field: &str| usage[field].as_u64().unwrap_or(0);
+                let turn = Usage::new(count("input_tokens"), count("output_tokens"));
+                self.usage.get_or_insert_with(Usage::default).add(&turn);
+            }
+            (Some("turn.failed") | Some("error"), _) => {
+                let message = event["error"]["message"].as_str().or(event["message"].as_str()).unwrap_or("failed");
+                self.failure = Some(format!("the agent reported an error: {}", shorten(message)));
+            }
+            _ => {}
+        }
+    }
+
+    fn text(&mut self, text: Option<&str>, deltas: &mut Vec<ModelDelta>) {
+        if let Some(text) = text.filter(|text| !text.is_empty()) {
+            self.texts.push(text.to_string());
+            deltas.push(ModelDelta::Text(text.to_string()));
+        }
+    }
+}
+
+fn shorten(text: &str) -> String {
+    if text.chars().count() <= PROGRESS_LIMIT {
+        text.to_string()
+    } else {
+        format!("{}…", text.chars().take(PROGRESS_LIMIT).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(deltas: &[ModelDelta]) -> Vec<String> {
+        deltas
+            .iter()
+            .map(|delta| match delta {
+                ModelDelta::Text(text) => format!("text {text}"),
+                ModelDelta::Reasoning(text) => format!("thinking {text}"),
+                ModelDelta::Progress { message, .. } => format!("progress {message}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn claude_stream_json_lines_become_text_progress_and_a_result() {
+        let mut lines = EventLines::new(OutputFormat::ClaudeStreamJson);
+        let stream = concat!(
+            r#"{"type":"system","subtype":"init","model":"claude"}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"Looking."},{"type":"tool_use","name":"Bash","input":{"command":"ls"}}]}}"#,
+            "\n",
+            "a warning that is not JSON\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"Two files."}]}}"#,
+            "\n",
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"There are two files.","total_cost_usd":0.0123,"usage":{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":7}}"#
+        );
+        // Split mid-line, as pipes do.
+        let (first, second) = stream.split_at(70);
+        let mut deltas = lines.push(first);
+        deltas.extend(lines.push(second));
+        assert_eq!(
+            texts(&deltas),
+            vec![
+                r#"text Looking."#,
+                r#"progress Bash: {"command":"ls"}"#,
+                "progress a warning that is not JSON",
+                "text Two files."
+            ]
+        );
+        let read = lines.finish().unwrap();
+        assert_eq!(
+            (read.answer.as_str(), read.usage, read.cost),
+            ("There are two files.", Some(Usage::new(100, 7)), Some(0.0123))
+        );
+
+        let mut failed = EventLines::new(OutputFormat::ClaudeStreamJson);
+        failed.push(r#"{"type":"result","is_error":true,"result":"credit balance too low"}"#);
+        assert!(failed.finish().unwrap_err().contains("credit balance too low"));
+        assert!(EventLines::new(OutputFormat::ClaudeStreamJson).finish().is_err(), "nothing at all is no answer");
+    }
+
+    #[test]
+    fn codex_json_lines_become_text_progress_and_usage() {
+        let mut lines = EventLines::new(OutputFormat::CodexJson);
+        let deltas = lines.push(concat!(
+            r#"{"type":"thread.started","thread_id":"t"}"#,
+            "\n",
+            r#"{"type":"item.started","item":{"id":"1","type":"command_execution","command":"cargo test"}}"#,
+            "\n",
+            r#"{"type":"item.completed","item":{"id":"2","type":"agent_message","text":"All tests pass."}}"#,
+            "\n",
+            r#"{"type":"turn.completed","usage":{"input_tokens":1200,"cached_input_tokens":1000,"output_tokens":30}}"#,
+            "\n"
+        ));
+        assert_eq!(texts(&deltas), vec!["progress cargo test", "text All tests pass."]);
+        let read = lines.finish().unwrap();
+        assert_eq!((read.answer.as_str(), read.usage), ("All tests pass.", Some(Usage::new(1200, 30))));
+        let mut failed = EventLines::new(OutputFormat::CodexJson);
+        failed.push("{\"type\":\"turn.failed\",\"error\":{\"message\":\"stream error\"}}\n");
+        assert!(failed.finish().unwrap_err().contains("stream error"));
+    }
+}
