@@ -79,6 +79,12 @@ export type AgentConfig_Deserialize = {
 	max_output_bytes?: number | null,
 	/**  Subprocess agents: which part of stdout is the answer, and where its usage is. */
 	output?: OutputRules_Deserialize | null,
+	/**
+	 *  `claude-cli` agents: let the agent call tool-agents through the nonce-tag
+	 *  protocol (spec section 5, v2). Experimental: it relies on the model stopping
+	 *  after a tag when told to.
+	 */
+	experimental_cli_tool_calls?: boolean | null,
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia | null,
 	timeout_secs?: number | null,
@@ -125,6 +131,12 @@ export type AgentConfig_Serialize = {
 	max_output_bytes?: number,
 	/**  Subprocess agents: which part of stdout is the answer, and where its usage is. */
 	output?: OutputRules_Serialize,
+	/**
+	 *  `claude-cli` agents: let the agent call tool-agents through the nonce-tag
+	 *  protocol (spec section 5, v2). Experimental: it relies on the model stopping
+	 *  after a tag when told to.
+	 */
+	experimental_cli_tool_calls?: boolean,
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia,
 	timeout_secs?: number,

@@ -181,6 +181,11 @@ pub struct AgentConfig {
     /// Subprocess agents: which part of stdout is the answer, and where its usage is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<OutputRules>,
+    /// `claude-cli` agents: let the agent call tool-agents through the nonce-tag
+    /// protocol (spec section 5, v2). Experimental: it relies on the model stopping
+    /// after a tag when told to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experimental_cli_tool_calls: Option<bool>,
     /// Subprocess agents: how the request reaches the program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_via: Option<RequestVia>,
@@ -232,6 +237,7 @@ impl AgentConfig {
             request_via: None,
             max_output_bytes: None,
             output: None,
+            experimental_cli_tool_calls: None,
             timeout_secs: None,
             idle_timeout_secs: None,
             system_prompt: None,

@@ -3,12 +3,14 @@
 //! so every provider (HTTP, subprocess, demo) plugs into the same loop.
 
 pub mod cache;
+pub mod claude;
 pub mod cli_events;
 pub mod cli_output;
 pub mod cli_presets;
 pub mod demo;
 pub mod local;
 pub mod subprocess;
+pub mod tool_tags;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -203,14 +205,10 @@ pub fn build(agent: &AgentConfig) -> Result<std::sync::Arc<dyn Runner>, RunnerEr
     match agent.provider {
         Provider::Demo => Ok(std::sync::Arc::new(demo::DemoRunner::new(agent))),
         Provider::Local => Ok(std::sync::Arc::new(local::LocalRunner::new(agent)?)),
+        Provider::ClaudeCli => Ok(std::sync::Arc::new(claude::ClaudeRunner::new(agent))),
         Provider::Subprocess | Provider::AiderCli | Provider::Smolagents => {
             Ok(std::sync::Arc::new(subprocess::SubprocessRunner::new(agent)?))
         }
-        other => Err(RunnerError::Config(format!(
-            "agent {:?}: provider {:?} is not supported by this build yet",
-            agent.name,
-            other.as_str()
-        ))),
     }
 }
 

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::config::{effective_tools, Config, DelegationTool, MergedEntry, ResolvedTool, ToolScope};
+use crate::config::{effective_tools, Config, DelegationTool, MergedEntry, Provider, ResolvedTool, ToolScope};
 
 /// The built-in tool that hands the turn to the escalation agent.
 pub const ESCALATE: &str = "escalate";
@@ -84,8 +84,12 @@ pub fn offered_tools(
     if depth >= max_depth {
         return tools;
     }
-    let delegates: Vec<ResolvedTool> =
-        effective_tools(config, agent).into_iter().filter(|resolved| !path.contains(&resolved.agent)).collect();
+    // A claude-cli agent calls but is never called (spec section 5): not offered.
+    let callable = |name: &str| config.agent(name).is_some_and(|target| target.provider != Provider::ClaudeCli);
+    let delegates: Vec<ResolvedTool> = effective_tools(config, agent)
+        .into_iter()
+        .filter(|resolved| !path.contains(&resolved.agent) && callable(&resolved.agent))
+        .collect();
     match config.delegation_tool.unwrap_or_default() {
         DelegationTool::PerAgent => {
             for resolved in delegates {

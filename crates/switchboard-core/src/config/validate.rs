@@ -136,7 +136,7 @@ fn cli_callers_are_not_targets(config: &Config, problems: &mut Vec<Problem>) {
             problems.push(Problem::warning(
                 format!("{path}.agent"),
                 format!(
-                    "{:?} is a claude-cli agent, which cannot be called as a tool-agent (it can only call); calls to it will fail",
+                    "{:?} is a claude-cli agent, which can call tool-agents but is never called as one: this entry is never offered",
                     entry.agent
                 ),
             ));

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{effective_tools, merge_entries, AgentToolEntry};
-use crate::config::{tool_name, AgentConfig, AgentNames, Approval, Config, Limits, SessionMode};
+use crate::config::{tool_name, AgentConfig, AgentNames, Approval, Config, Limits, Provider, SessionMode};
 use crate::event::{ApprovalLimits, CallError, CallErrorKind, CallRole};
 use crate::runner::{Message, ToolCall};
 use crate::tools::{OfferedTool, ToolKind, ASK_AGENT, ASK_MODEL, ESCALATE};
@@ -213,6 +213,11 @@ pub(super) fn admit(
     let Some(target) = turn.config.agent(target_agent).cloned() else {
         return Err(refusal(CallErrorKind::UnknownAgent, format!("agent {target_agent:?} is not configured")));
     };
+    if target.provider == Provider::ClaudeCli {
+        let message =
+            format!("{target_agent:?} is a claude-cli agent: it can call tool-agents but is never called as one");
+        return Err(refusal(CallErrorKind::NotOffered, message));
+    }
     let ceiling = turn.limits.effective_max_calls_per_turn();
     if turn.delegations.fetch_add(1, Ordering::SeqCst) >= ceiling {
         let message = format!("this turn already made {ceiling} tool-agent calls (limits.max_calls_per_turn)");

@@ -85,6 +85,15 @@ impl EventLines {
     /// `{"type":"result","result":…,"is_error":…,"total_cost_usd":…,"usage":{…}}`.
     fn claude(&mut self, event: &Value, deltas: &mut Vec<ModelDelta>) {
         match event["type"].as_str() {
+            Some("system") if event["subtype"] == "init" => {
+                // The session a `--resume` continues; said once, as progress.
+                if let Some(session) = event["session_id"].as_str() {
+                    deltas.push(ModelDelta::Progress {
+                        message: format!("session {} started", shorten(session)),
+                        data: Some(serde_json::json!({ "session_id": session })),
+                    });
+                }
+            }
             Some("assistant") => {
                 for item in event["message"]["content"].as_array().into_iter().flatten() {
                     match item["type"].as_str() {

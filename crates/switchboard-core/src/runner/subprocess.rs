@@ -130,6 +130,14 @@ impl SubprocessRunner {
         Ok(environment)
     }
 
+    /// Runs the program once with `prompt`, within the agent's timeout.
+    pub async fn run_once(&self, prompt: String, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        let secs = self.timeout_secs;
+        tokio::time::timeout(Duration::from_secs(secs), self.run(prompt, on_delta))
+            .await
+            .unwrap_or(Err(RunnerError::Timeout { secs }))
+    }
+
     async fn run(&self, prompt: String, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let mut command = Command::new(&self.command);
         command
@@ -327,7 +335,7 @@ async fn read_to_end(mut pipe: impl AsyncRead + Unpin) -> String {
 
 /// The prompt a subprocess agent gets: its conversation flattened to text (the
 /// request last), since a command line has no roles.
-fn prompt_of(request: &ModelRequest) -> String {
+pub fn prompt_of(request: &ModelRequest) -> String {
     let parts: Vec<&str> = request
         .messages
         .iter()
@@ -394,10 +402,7 @@ pub fn end_pending_groups() {
 #[async_trait]
 impl Runner for SubprocessRunner {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        let secs = self.timeout_secs;
-        tokio::time::timeout(Duration::from_secs(secs), self.run(prompt_of(request), on_delta))
-            .await
-            .unwrap_or(Err(RunnerError::Timeout { secs }))
+        self.run_once(prompt_of(request), on_delta).await
     }
 
     fn accepts_tools(&self) -> bool {

@@ -2,6 +2,7 @@
 
 mod architecture;
 mod chat_cases;
+mod claude_caller;
 mod cli_agents;
 mod dispatch_cases;
 mod local_runner_cases;

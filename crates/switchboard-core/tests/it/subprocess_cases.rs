@@ -236,7 +236,12 @@ async fn a_json_lines_cli_streams_its_events_and_reports_its_usage_and_cost() {
         .collect();
     assert_eq!(
         shown,
-        vec!["text Looking at the folder.", r#"progress Bash: {"command":"ls"}"#, "text It holds two files."],
+        vec![
+            "progress session s1 started",
+            "text Looking at the folder.",
+            r#"progress Bash: {"command":"ls"}"#,
+            "text It holds two files."
+        ],
         "events, not raw JSON"
     );
     match &events.last().unwrap().kind {
