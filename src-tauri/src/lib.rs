@@ -14,10 +14,8 @@ use specta::Type;
 use switchboard_core::config::store::{self, ConfigError, Loaded, Version};
 use switchboard_core::config::watch::{self, ConfigWatch, Reload};
 use switchboard_core::config::{global_tools, merged_tools, Problem, ResolvedTool};
-use switchboard_core::sessions::{
-    ChatSessions, SessionError, SessionLog, SessionSummary, SessionTurn, TurnSummary, DATA_DIR_ENV,
-};
-use switchboard_core::{ApprovalDecision, ApprovalPolicy, CallEvent, Config, Dispatcher};
+use switchboard_core::sessions::{ChatSessions, SessionError, SessionLog, SessionSummary, SessionTurn, DATA_DIR_ENV};
+use switchboard_core::{ApprovalDecision, ApprovalPolicy, CallEvent, Config, Dispatcher, TurnOutcome};
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, State};
 use tauri_specta::Event;
@@ -235,7 +233,7 @@ async fn send_message(
     state: State<'_, AppState>,
     request: SendRequest,
     on_event: Channel<CallEvent>,
-) -> Result<TurnSummary, AppError> {
+) -> Result<TurnOutcome, AppError> {
     let turn = SessionTurn {
         session_id: request.session_id,
         turn_id: request.turn_id,

@@ -17,7 +17,7 @@ export const commands = {
 	 *  Runs one user turn in its session; every event of its call tree goes through
 	 *  `on_event`, after it is in the session's log.
 	 */
-	sendMessage: (request: SendRequest_Deserialize, onEvent: Channel<CallEvent_Deserialize>) => typedError<TurnSummary_Serialize, AppError_Serialize>(__TAURI_INVOKE("send_message", { request, onEvent })),
+	sendMessage: (request: SendRequest_Deserialize, onEvent: Channel<CallEvent_Deserialize>) => typedError<TurnOutcome_Serialize, AppError_Serialize>(__TAURI_INVOKE("send_message", { request, onEvent })),
 	/**  Cancels a running turn; false when it is not running. */
 	cancelTurn: (turnId: string) => __TAURI_INVOKE<boolean>("cancel_turn", { turnId }),
 	/**  Cancels one call of a running turn with its subtree; its parent continues. */
@@ -787,23 +787,34 @@ export type ToolScope =
 /**  A per-agent entry with no global twin. */
 "local";
 
-/**  How a turn ended; the details came through the events. */
-export type TurnSummary = TurnSummary_Serialize | TurnSummary_Deserialize;
+/**
+ *  How a turn ended (what the desktop's `send_message` returns; the details came
+ *  through the events).
+ */
+export type TurnOutcome = TurnOutcome_Serialize | TurnOutcome_Deserialize;
 
-/**  How a turn ended; the details came through the events. */
-export type TurnSummary_Deserialize = {
+/**
+ *  How a turn ended (what the desktop's `send_message` returns; the details came
+ *  through the events).
+ */
+export type TurnOutcome_Deserialize = {
 	status: CallStatus,
 	text: string,
+	/**  The agent whose text is the answer (the escalation agent after `escalate`). */
 	answered_by: string,
 	usage_total?: Usage | null,
 	cost_total?: number | null,
 	error?: CallError | null,
 };
 
-/**  How a turn ended; the details came through the events. */
-export type TurnSummary_Serialize = {
+/**
+ *  How a turn ended (what the desktop's `send_message` returns; the details came
+ *  through the events).
+ */
+export type TurnOutcome_Serialize = {
 	status: CallStatus,
 	text: string,
+	/**  The agent whose text is the answer (the escalation agent after `escalate`). */
 	answered_by: string,
 	usage_total: Usage | null,
 	cost_total: number | null,

@@ -85,7 +85,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
             }
             None => {
                 let request = TurnRequest { agent, history: Vec::new(), message };
-                Ok(dispatcher.run_turn(request, Arc::new(print), control).await.into())
+                Ok(dispatcher.run_turn(request, Arc::new(print), control).await)
             }
         }
     })?;

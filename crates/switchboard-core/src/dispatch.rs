@@ -64,8 +64,9 @@ pub struct TurnRequest {
     pub message: String,
 }
 
-/// How a turn ended.
-#[derive(Debug, Clone, PartialEq)]
+/// How a turn ended (what the desktop's `send_message` returns; the details came
+/// through the events).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, specta::Type)]
 pub struct TurnOutcome {
     pub status: CallStatus,
     pub text: String,

@@ -9,12 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
-use specta::Type;
-
 use super::store::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
 use crate::dispatch::{ApprovalPolicy, Dispatcher, Session, TurnControl, TurnOutcome, TurnRequest};
-use crate::event::{now_ms, ApprovalDecision, CallError, CallEvent, CallStatus, Usage};
+use crate::event::{now_ms, ApprovalDecision, CallEvent};
 
 /// Names a folder for session logs other than the platform's data folder.
 pub const DATA_DIR_ENV: &str = "SWITCHBOARD_DATA_DIR";
@@ -38,30 +35,6 @@ pub struct SessionTurn {
     /// `@agent` handoff; the primary when `None`.
     pub agent: Option<String>,
     pub message: String,
-}
-
-/// How a turn ended; the details came through the events.
-#[derive(Debug, Clone, PartialEq, Serialize, Type)]
-pub struct TurnSummary {
-    pub status: CallStatus,
-    pub text: String,
-    pub answered_by: String,
-    pub usage_total: Option<Usage>,
-    pub cost_total: Option<f64>,
-    pub error: Option<CallError>,
-}
-
-impl From<TurnOutcome> for TurnSummary {
-    fn from(outcome: TurnOutcome) -> TurnSummary {
-        TurnSummary {
-            status: outcome.status,
-            text: outcome.text,
-            answered_by: outcome.answered_by,
-            usage_total: outcome.usage_total,
-            cost_total: outcome.cost_total,
-            error: outcome.error,
-        }
-    }
 }
 
 /// The chat sessions of one data folder, with what each keeps while the program
@@ -162,14 +135,15 @@ impl ChatSessions {
     /// Runs one turn in its session: logs the user's message, then every event
     /// (each appended to the log before `on_event` sees it), then the turn's end.
     /// The history is the session's, from its log. Approvals are answered by
-    /// `policy`, or through `resolve_approval` while the turn runs.
+    /// `policy`, or through `resolve_approval` while the turn runs. Returns how the
+    /// turn ended; the details came through the events.
     pub async fn run_turn(
         &self,
         dispatcher: &Dispatcher,
         turn: SessionTurn,
         policy: ApprovalPolicy,
         on_event: impl Fn(CallEvent) + Send + Sync + 'static,
-    ) -> Result<TurnSummary, SessionError> {
+    ) -> Result<TurnOutcome, SessionError> {
         let log = self.store.load(&turn.session_id)?;
         let control = TurnControl::new(policy, self.engine_session(&log));
         let user_record = SessionRecord::UserMessage {
@@ -199,7 +173,7 @@ impl ChatSessions {
             answered_by: outcome.answered_by.clone(),
         };
         self.store.append(&turn.session_id, &ended)?;
-        Ok(outcome.into())
+        Ok(outcome)
     }
 
     /// Cancels a running turn; false when it is not running.
