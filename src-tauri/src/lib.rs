@@ -151,7 +151,9 @@ impl AppState {
         data_dir: PathBuf,
         on_change: impl Fn(ConfigChanged) + Send + 'static,
     ) -> Result<AppState, AppError> {
-        let (initial, error) = match store::load_or_create(&config_path) {
+        // Only the default location is created on a first start; a path the user
+        // named that does not exist is shown as an error, and nothing is created.
+        let (initial, error) = match store::load_on_first_start(&config_path).map(|(loaded, _)| loaded) {
             Ok(loaded) => (loaded, None),
             Err(error) => {
                 // Keep the app usable and the broken file untouched: nothing is in

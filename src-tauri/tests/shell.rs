@@ -50,6 +50,7 @@ fn invoke(
 fn commands_answer_on_the_mock_runtime() {
     let folder = tempfile::tempdir().unwrap();
     let config_path = folder.path().join("config.json");
+    demo_config(&config_path);
     let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data")))
         .build(mock_context(noop_assets()))
         .expect("app builds");
@@ -61,9 +62,8 @@ fn commands_answer_on_the_mock_runtime() {
 
     let state = invoke(&webview, "get_config_state", json!({})).expect("get_config_state answers");
     assert_eq!(state["path"], json!(config_path.display().to_string()));
-    assert_eq!(state["config"]["primary"], "assistant", "a missing config is created with the demo default");
+    assert_eq!(state["config"]["primary"], "assistant");
     assert!(state["error"].is_null());
-    assert!(config_path.exists());
 
     let tools = invoke(&webview, "list_tools", json!({ "agent": "assistant" })).expect("list_tools answers");
     let names: Vec<&str> = tools.as_array().unwrap().iter().map(|tool| tool["tool_name"].as_str().unwrap()).collect();
@@ -71,6 +71,27 @@ fn commands_answer_on_the_mock_runtime() {
 
     let cancelled = invoke(&webview, "cancel_turn", json!({ "turnId": "no-such-turn" })).expect("cancel_turn answers");
     assert_eq!(cancelled, json!(false));
+}
+
+/// Writes the demo config at `path`, as a first start does at the default location.
+fn demo_config(path: &Path) {
+    switchboard_core::config::store::load_or_create(path).expect("the demo config is written");
+}
+
+#[test]
+fn a_named_config_that_does_not_exist_is_an_error_and_nothing_is_created() {
+    let folder = tempfile::tempdir().unwrap();
+    let config_path = folder.path().join("mistyped").join("config.json");
+    let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data")))
+        .build(mock_context(noop_assets()))
+        .expect("the app starts all the same");
+    #[allow(deprecated)]
+    app.run_iteration(|_, _| {});
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let state = invoke(&webview, "get_config_state", json!({})).expect("get_config_state answers");
+    assert_eq!(state["error"]["kind"], "io", "{state}");
+    assert!(state["error"]["message"].as_str().unwrap().contains("mistyped/config.json"), "{state}");
+    assert!(!folder.path().join("mistyped").exists(), "nothing was created");
 }
 
 #[test]
@@ -96,6 +117,7 @@ fn a_broken_config_keeps_the_app_up_and_the_file_untouched() {
 fn sessions_are_created_listed_renamed_loaded_and_deleted() {
     let folder = tempfile::tempdir().unwrap();
     let config_path = folder.path().join("config.json");
+    demo_config(&config_path);
     let mut app = switchboard_app::configure(mock_builder(), config_path, Some(folder.path().join("data")))
         .build(mock_context(noop_assets()))
         .expect("app builds");
@@ -143,6 +165,7 @@ fn wait_for_state(
 fn a_broken_edit_while_the_app_runs_keeps_the_last_good_config_until_fixed() {
     let folder = tempfile::tempdir().unwrap();
     let config_path = folder.path().join("config.json");
+    demo_config(&config_path);
     let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data")))
         .build(mock_context(noop_assets()))
         .expect("app builds");
