@@ -184,6 +184,16 @@ pub fn redact(text: &str, key: Option<&str>) -> String {
     redacted
 }
 
+/// `text` cut to `limit` characters, with an ellipsis when cut: for excerpts of
+/// what a server or a program wrote, in errors and progress lines.
+pub(crate) fn truncate(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        text.to_string()
+    } else {
+        format!("{}…", text.chars().take(limit).collect::<String>())
+    }
+}
+
 /// Receives deltas as they stream.
 pub type DeltaSink<'a> = &'a mut (dyn FnMut(ModelDelta) + Send);
 

@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use super::cli_output::ReadOutput;
+use super::truncate;
 use super::ModelDelta;
 use crate::config::OutputFormat;
 use crate::event::Usage;
@@ -178,11 +179,7 @@ impl EventLines {
 }
 
 fn shorten(text: &str) -> String {
-    if text.chars().count() <= PROGRESS_LIMIT {
-        text.to_string()
-    } else {
-        format!("{}…", text.chars().take(PROGRESS_LIMIT).collect::<String>())
-    }
+    truncate(text, PROGRESS_LIMIT)
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{redact, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
+use super::{
+    redact, truncate, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall,
+};
 use crate::config::AgentConfig;
 use crate::event::Usage;
 
@@ -414,14 +416,6 @@ fn error_chain(error: &dyn std::error::Error) -> String {
         source = inner.source();
     }
     message
-}
-
-fn truncate(text: &str, limit: usize) -> String {
-    if text.chars().count() <= limit {
-        text.to_string()
-    } else {
-        format!("{}…", text.chars().take(limit).collect::<String>())
-    }
 }
 
 #[cfg(test)]

@@ -378,11 +378,6 @@ fn finish(group: Pid) {
     }
 }
 
-/// How many ended calls' process groups are still within their grace period.
-pub fn pending_groups() -> usize {
-    PENDING.lock().unwrap().len()
-}
-
 /// Waits out the grace periods still running and kills what is left of those
 /// groups: a shell calls this before it exits, so an agent that ignores SIGTERM
 /// does not outlive the program that started it.
