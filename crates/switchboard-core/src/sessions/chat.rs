@@ -118,18 +118,17 @@ impl ChatSessions {
     }
 
     /// The engine session of a chat session. The first time it is needed after a
-    /// start, its "approve always" answers are restored from its log.
-    fn engine_session(&self, log: &SessionLog) -> Session {
-        let mut live = self.live.lock().unwrap();
-        if let Some(session) = live.get(&log.id) {
-            return session.clone();
+    /// start, its "approve always" answers are restored from its log (the only
+    /// time the events are read back).
+    fn engine_session(&self, id: &str) -> Result<Session, SessionError> {
+        if let Some(session) = self.live.lock().unwrap().get(id) {
+            return Ok(session.clone());
         }
         let session = Session::default();
-        for agent in log.approved_always() {
+        for agent in self.store.load(id)?.approved_always() {
             session.approve(&agent);
         }
-        live.insert(log.id.clone(), session.clone());
-        session
+        Ok(self.live.lock().unwrap().entry(id.to_string()).or_insert(session).clone())
     }
 
     /// Runs one turn in its session: logs the user's message, then every event
@@ -144,8 +143,8 @@ impl ChatSessions {
         policy: ApprovalPolicy,
         on_event: impl Fn(CallEvent) + Send + Sync + 'static,
     ) -> Result<TurnOutcome, SessionError> {
-        let log = self.store.load(&turn.session_id)?;
-        let control = TurnControl::new(policy, self.engine_session(&log));
+        let history = self.store.conversation(&turn.session_id)?.history();
+        let control = TurnControl::new(policy, self.engine_session(&turn.session_id)?);
         let user_record = SessionRecord::UserMessage {
             turn_id: turn.turn_id.clone(),
             text: turn.message.clone(),
@@ -162,7 +161,7 @@ impl ChatSessions {
             }
             on_event(event);
         });
-        let request = TurnRequest { agent: turn.agent.clone(), history: log.history(), message: turn.message.clone() };
+        let request = TurnRequest { agent: turn.agent.clone(), history, message: turn.message.clone() };
         self.running.lock().unwrap().insert(turn.turn_id.clone(), control.clone());
         let outcome = dispatcher.run_turn(request, sink, control).await;
         self.running.lock().unwrap().remove(&turn.turn_id);

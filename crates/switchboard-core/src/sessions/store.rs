@@ -233,6 +233,17 @@ impl SessionStore {
 
     /// Every record of a session, skipping lines that do not parse (a torn write).
     pub fn load(&self, id: &str) -> Result<SessionLog, SessionError> {
+        self.read(id, true)
+    }
+
+    /// A session's records but its events (messages, turn ends, titles,
+    /// retractions): all a history or a summary needs, read without parsing the
+    /// events that are most of a log.
+    pub fn conversation(&self, id: &str) -> Result<SessionLog, SessionError> {
+        self.read(id, false)
+    }
+
+    fn read(&self, id: &str, with_events: bool) -> Result<SessionLog, SessionError> {
         let path = self.path_of(id)?;
         let file = File::open(&path).map_err(|source| match source.kind() {
             std::io::ErrorKind::NotFound => SessionError::NotFound(id.to_string()),
@@ -242,7 +253,7 @@ impl SessionStore {
         let mut skipped_lines = 0;
         for line in BufReader::new(file).split(b'\n') {
             let line = line.map_err(io_error(&path))?;
-            if line.iter().all(u8::is_ascii_whitespace) {
+            if line.iter().all(u8::is_ascii_whitespace) || (!with_events && line.starts_with(b"{\"type\":\"event\"")) {
                 continue;
             }
             match serde_json::from_slice::<SessionRecord>(&line) {
@@ -260,7 +271,7 @@ impl SessionStore {
             let entry = entry.map_err(io_error(&self.folder))?;
             let name = entry.file_name().to_string_lossy().into_owned();
             let Some(id) = name.strip_suffix(".jsonl") else { continue };
-            if let Ok(summary) = self.summary(id, &entry.path()) {
+            if let Ok(summary) = self.summary(id) {
                 sessions.push(summary);
             }
         }
@@ -268,29 +279,23 @@ impl SessionStore {
         Ok(sessions)
     }
 
-    fn summary(&self, id: &str, path: &Path) -> Result<SessionSummary, SessionError> {
-        let file = File::open(path).map_err(io_error(path))?;
+    fn summary(&self, id: &str) -> Result<SessionSummary, SessionError> {
         let mut summary =
             SessionSummary { id: id.to_string(), title: String::new(), created_ms: 0, updated_ms: 0, turns: 0 };
-        for line in BufReader::new(file).split(b'\n') {
-            let line = line.map_err(io_error(path))?;
-            // Events are most of a log; skip them without parsing.
-            if line.starts_with(b"{\"type\":\"event\"") {
-                continue;
-            }
-            match serde_json::from_slice::<SessionRecord>(&line) {
-                Ok(SessionRecord::Created { title, created_ms }) => {
+        for record in self.conversation(id)?.records {
+            match record {
+                SessionRecord::Created { title, created_ms } => {
                     summary.title = title;
                     summary.created_ms = created_ms;
                     summary.updated_ms = summary.updated_ms.max(created_ms);
                 }
-                Ok(SessionRecord::Renamed { title }) => summary.title = title,
-                Ok(SessionRecord::UserMessage { ts_ms, .. }) => {
+                SessionRecord::Renamed { title } => summary.title = title,
+                SessionRecord::UserMessage { ts_ms, .. } => {
                     summary.turns += 1;
                     summary.updated_ms = summary.updated_ms.max(ts_ms);
                 }
-                Ok(SessionRecord::Retracted { .. }) => summary.turns = summary.turns.saturating_sub(1),
-                _ => {}
+                SessionRecord::Retracted { .. } => summary.turns = summary.turns.saturating_sub(1),
+                SessionRecord::Event { .. } | SessionRecord::TurnEnded { .. } => {}
             }
         }
         Ok(summary)
