@@ -26,6 +26,22 @@ fn committed_bindings_match_the_rust_types() {
     );
 }
 
+/// The app on Tauri's mock runtime with its main window: one turn of the event
+/// loop runs the setup closure, which manages the state (deprecated only because
+/// calling it in a loop busy-waits; once is what is needed).
+fn start_app(
+    config_path: &Path,
+    data_dir: std::path::PathBuf,
+) -> (tauri::App<tauri::test::MockRuntime>, tauri::WebviewWindow<tauri::test::MockRuntime>) {
+    let mut app = switchboard_app::configure(mock_builder(), config_path.to_path_buf(), Some(data_dir))
+        .build(mock_context(noop_assets()))
+        .expect("the app starts");
+    #[allow(deprecated)]
+    app.run_iteration(|_, _| {});
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    (app, webview)
+}
+
 fn invoke(
     webview: &tauri::WebviewWindow<tauri::test::MockRuntime>,
     command: &str,
@@ -51,14 +67,7 @@ fn commands_answer_on_the_mock_runtime() {
     let folder = tempfile::tempdir().unwrap();
     let config_path = folder.path().join("config.json");
     demo_config(&config_path);
-    let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data")))
-        .build(mock_context(noop_assets()))
-        .expect("app builds");
-    // One turn of the event loop runs the setup closure, which manages the state
-    // (deprecated only because calling it in a loop busy-waits; once is what we need).
-    #[allow(deprecated)]
-    app.run_iteration(|_, _| {});
-    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let (_app, webview) = start_app(&config_path, folder.path().join("data"));
 
     let state = invoke(&webview, "get_config_state", json!({})).expect("get_config_state answers");
     assert_eq!(state["path"], json!(config_path.display().to_string()));
@@ -82,12 +91,7 @@ fn demo_config(path: &Path) {
 fn a_named_config_that_does_not_exist_is_an_error_and_nothing_is_created() {
     let folder = tempfile::tempdir().unwrap();
     let config_path = folder.path().join("mistyped").join("config.json");
-    let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data")))
-        .build(mock_context(noop_assets()))
-        .expect("the app starts all the same");
-    #[allow(deprecated)]
-    app.run_iteration(|_, _| {});
-    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let (_app, webview) = start_app(&config_path, folder.path().join("data"));
     let state = invoke(&webview, "get_config_state", json!({})).expect("get_config_state answers");
     assert_eq!(state["error"]["kind"], "io", "{state}");
     assert!(state["error"]["message"].as_str().unwrap().contains("mistyped/config.json"), "{state}");
@@ -99,14 +103,7 @@ fn a_broken_config_keeps_the_app_up_and_the_file_untouched() {
     let folder = tempfile::tempdir().unwrap();
     let config_path = folder.path().join("config.json");
     std::fs::write(&config_path, "{ \"agents\": [ oops ] }").unwrap();
-    let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data")))
-        .build(mock_context(noop_assets()))
-        .expect("app builds");
-    // One turn of the event loop runs the setup closure, which manages the state
-    // (deprecated only because calling it in a loop busy-waits; once is what we need).
-    #[allow(deprecated)]
-    app.run_iteration(|_, _| {});
-    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let (_app, webview) = start_app(&config_path, folder.path().join("data"));
     let state = invoke(&webview, "get_config_state", json!({})).expect("get_config_state answers");
     assert_eq!(state["error"]["kind"], "config_syntax");
     assert_eq!(state["error"]["line"], 1);
@@ -118,12 +115,7 @@ fn sessions_are_created_listed_renamed_loaded_and_deleted() {
     let folder = tempfile::tempdir().unwrap();
     let config_path = folder.path().join("config.json");
     demo_config(&config_path);
-    let mut app = switchboard_app::configure(mock_builder(), config_path, Some(folder.path().join("data")))
-        .build(mock_context(noop_assets()))
-        .expect("app builds");
-    #[allow(deprecated)]
-    app.run_iteration(|_, _| {});
-    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let (_app, webview) = start_app(&config_path, folder.path().join("data"));
     let created = invoke(&webview, "create_session", json!({ "title": "Planning" })).expect("create_session answers");
     let id = created["id"].as_str().unwrap().to_string();
     invoke(&webview, "rename_session", json!({ "id": id, "title": "Planning, renamed" })).expect("rename answers");
@@ -166,12 +158,7 @@ fn a_broken_edit_while_the_app_runs_keeps_the_last_good_config_until_fixed() {
     let folder = tempfile::tempdir().unwrap();
     let config_path = folder.path().join("config.json");
     demo_config(&config_path);
-    let mut app = switchboard_app::configure(mock_builder(), config_path.clone(), Some(folder.path().join("data")))
-        .build(mock_context(noop_assets()))
-        .expect("app builds");
-    #[allow(deprecated)]
-    app.run_iteration(|_, _| {});
-    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let (_app, webview) = start_app(&config_path, folder.path().join("data"));
     let first = wait_for_state(&webview, |state| state["config"]["primary"] == "assistant");
     let good = std::fs::read_to_string(&config_path).unwrap();
 
@@ -190,12 +177,7 @@ fn a_broken_edit_while_the_app_runs_keeps_the_last_good_config_until_fixed() {
 fn preferences_are_kept_by_rust_in_the_data_folder() {
     let folder = tempfile::tempdir().unwrap();
     let data = folder.path().join("data");
-    let mut app = switchboard_app::configure(mock_builder(), folder.path().join("config.json"), Some(data.clone()))
-        .build(mock_context(noop_assets()))
-        .expect("app builds");
-    #[allow(deprecated)]
-    app.run_iteration(|_, _| {});
-    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let (_app, webview) = start_app(&folder.path().join("config.json"), data.clone());
     assert_eq!(invoke(&webview, "get_preferences", json!({})).unwrap(), json!({}));
     invoke(&webview, "set_preferences", json!({ "change": { "theme": "dark" } })).unwrap();
     let both = invoke(&webview, "set_preferences", json!({ "change": { "rightWidth": 420 } })).unwrap();
