@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { launchChromium } from "./chromium.mjs";
 
 const ui = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const server = spawn(
@@ -77,19 +77,7 @@ const show = (label, stats) =>
 
 try {
   await waitForServer();
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await page.goto(base);
   await page.getByRole("textbox", { name: "Message" }).waitFor();

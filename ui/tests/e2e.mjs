@@ -11,7 +11,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import { launchChromium } from "./chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ui = path.resolve(here, "..");
@@ -43,19 +43,7 @@ before(async () => {
     stdio: ["ignore", "ignore", "inherit"],
   });
   await waitForServer(base, 15_000);
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
