@@ -3,7 +3,6 @@
 //! the tool calls of a step run as delegations (concurrently up to
 //! `max_parallel`), and an `escalate` call hands the turn to the escalation agent.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -143,60 +142,61 @@ async fn model_step(
     budget: &BudgetStop,
     deadline: Option<(u64, Instant)>,
 ) -> Result<ModelReply, Stopped> {
-    let header = spec.header.clone();
-    let sink_turn = turn.clone();
-    let streamed = Arc::new(AtomicU64::new(0));
-    let partial = Arc::new(Mutex::new(String::new()));
-    let (step_streamed, step_stop, step_reason) = (streamed.clone(), budget.stop.clone(), budget.reason.clone());
-    let step_partial = partial.clone();
-    let mut on_delta = move |delta: ModelDelta| {
-        if let ModelDelta::Text(text) = &delta {
-            step_partial.lock().unwrap().push_str(text);
-        }
-        let estimate = match &delta {
-            ModelDelta::Text(text) | ModelDelta::Reasoning(text) => Some(estimate_tokens(text)),
-            ModelDelta::Progress { .. } => None,
-        };
-        let kind = match delta {
-            ModelDelta::Text(text) => EventKind::TextDelta { text },
-            ModelDelta::Reasoning(text) => EventKind::ReasoningDelta { text },
-            ModelDelta::Progress { message, data } => EventKind::ToolProgress { message, data },
-        };
-        sink_turn.emit(&header, kind);
-        if let Some(tokens) = estimate {
-            step_streamed.fetch_add(tokens, Ordering::Relaxed);
-            if let Some(reason) = sink_turn.add_streaming(&header.call_id, tokens) {
-                step_reason.lock().unwrap().get_or_insert(reason);
-                step_stop.cancel();
+    let header = &spec.header;
+    // What this step streamed: counted for the budget while it streams, kept as the
+    // partial result if the step stops short. Borrowed by the delta closure, which
+    // is gone once the step is, so no lock sits on the per-delta path.
+    let mut streamed_tokens = 0u64;
+    let mut partial = String::new();
+    let outcome = {
+        let mut on_delta = |delta: ModelDelta| {
+            let estimate = match &delta {
+                ModelDelta::Text(text) => {
+                    partial.push_str(text);
+                    Some(estimate_tokens(text))
+                }
+                ModelDelta::Reasoning(text) => Some(estimate_tokens(text)),
+                ModelDelta::Progress { .. } => None,
+            };
+            let kind = match delta {
+                ModelDelta::Text(text) => EventKind::TextDelta { text },
+                ModelDelta::Reasoning(text) => EventKind::ReasoningDelta { text },
+                ModelDelta::Progress { message, data } => EventKind::ToolProgress { message, data },
+            };
+            turn.emit(header, kind);
+            if let Some(tokens) = estimate {
+                streamed_tokens += tokens;
+                if let Some(reason) = turn.add_streaming(&header.call_id, tokens) {
+                    budget.reason.lock().unwrap().get_or_insert(reason);
+                    budget.stop.cancel();
+                }
             }
+        };
+        let timeout = async {
+            match deadline {
+                Some((_, at)) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            _ = spec.cancel.cancelled() => Err(cancelled_error()),
+            _ = budget.stop.cancelled() => {
+                let reason = budget.reason.lock().unwrap().clone().unwrap_or_default();
+                Err(CallError::new(CallErrorKind::Budget, format!("stopped while streaming: {reason}")))
+            }
+            _ = timeout => {
+                let secs = deadline.map(|(secs, _)| secs).unwrap_or_default();
+                Err(CallError::new(CallErrorKind::Timeout, format!("the call ran longer than {secs} s (limits.timeout_secs)")))
+            }
+            reply = runner.stream(request, &mut on_delta) => reply.map_err(|error| error.to_call_error()),
         }
     };
-    let timeout = async {
-        match deadline {
-            Some((_, at)) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
-    };
-    let stopped = |error: CallError| Stopped { error, partial: partial.lock().unwrap().clone() };
-    let reply = tokio::select! {
-        biased;
-        _ = spec.cancel.cancelled() => return Err(stopped(cancelled_error())),
-        _ = budget.stop.cancelled() => {
-            let reason = budget.reason.lock().unwrap().clone().unwrap_or_default();
-            return Err(stopped(CallError::new(CallErrorKind::Budget, format!("stopped while streaming: {reason}"))));
-        }
-        _ = timeout => {
-            let secs = deadline.map(|(secs, _)| secs).unwrap_or_default();
-            let message = format!("the call ran longer than {secs} s (limits.timeout_secs)");
-            return Err(stopped(CallError::new(CallErrorKind::Timeout, message)));
-        }
-        reply = runner.stream(request, &mut on_delta) => reply,
-    };
-    let reply = reply.map_err(|error| stopped(error.to_call_error()))?;
+    let reply = outcome.map_err(|error| Stopped { error, partial })?;
     if let Some(usage) = reply.usage {
         // The real figure replaces what was counted while the text streamed; a
         // runner that reports nothing keeps the estimate counted.
-        turn.add_usage(&spec.header, usage, reply.cost, streamed.load(Ordering::Relaxed));
+        turn.add_usage(&spec.header, usage, reply.cost, streamed_tokens);
     }
     Ok(reply)
 }
