@@ -17,12 +17,12 @@ DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.
 	xvfb xauth webkit2gtk-driver chromium python3-venv
 
 .PHONY: run test setup debian-packages node-packages python-packages tauri-driver ui ui-e2e app \
-	test-rust test-ui test-browser test-window bindings bench bench-ui clean
+	test-rust test-ui test-browser test-window test-mcp bindings bench bench-ui clean
 
 run: setup ui app
 	$(APP)
 
-test: setup ui ui-e2e test-ui test-rust test-browser app test-window
+test: setup ui ui-e2e test-ui test-rust test-mcp test-browser app test-window
 	@echo "all suites passed"
 
 setup: debian-packages node-packages python-packages tauri-driver
@@ -45,7 +45,8 @@ ui/node_modules/.package-lock.json: ui/package.json ui/package-lock.json
 	cd ui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
 	@touch $@
 
-# aimock: an independent OpenAI-compatible server the Rust peer tests start on loopback.
+# aimock: an independent OpenAI-compatible server the Rust peer tests start on loopback;
+# the MCP Inspector CLI, the MCP conformance suite and the node 22 it needs.
 tests/peers/node_modules/.package-lock.json: tests/peers/package.json tests/peers/package-lock.json
 	cd tests/peers && npm ci --no-audit --no-fund
 	@touch $@
@@ -80,6 +81,12 @@ test-rust:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) test --workspace
+
+# `switchboard mcp` against real MCP clients: the Python `mcp` package, the MCP
+# Inspector CLI and the official conformance suite (node 22 from tests/peers).
+test-mcp:
+	$(CARGO) build -p switchboard-cli
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests/mcp
 
 test-ui:
 	cd ui && node_modules/.bin/prettier --check .

@@ -116,7 +116,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
 
 /// Waits for SIGINT, SIGTERM or SIGHUP (Ctrl-C, `kill`, a closed terminal) and
 /// returns its number; `None` when the handlers cannot be installed.
-async fn ending_signal() -> Option<i32> {
+pub(crate) async fn ending_signal() -> Option<i32> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut interrupt = signal(SignalKind::interrupt()).ok()?;
     let mut terminate = signal(SignalKind::terminate()).ok()?;

@@ -4,6 +4,7 @@
 //! It parses arguments, calls switchboard-core and prints; nothing more.
 
 mod ask;
+mod mcp;
 mod sessions;
 mod terminal;
 
@@ -50,6 +51,35 @@ enum Command {
         #[command(subcommand)]
         command: SessionsCommand,
     },
+    /// Serve the tool-agents to MCP clients (stdio, or streamable HTTP with --http).
+    Mcp(McpArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum McpApprove {
+    /// Ask the user through the client (MCP elicitation); deny when it cannot ask.
+    Ask,
+    All,
+    None,
+}
+
+#[derive(Args)]
+struct McpArgs {
+    /// Serve this agent's effective tool-agents (default: the global entries).
+    #[arg(long = "as", value_name = "AGENT")]
+    as_agent: Option<String>,
+    /// Serve streamable HTTP on this address (loopback, e.g. 127.0.0.1:8765; port 0 picks one) instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// How approval requests of `ask` entries are answered.
+    #[arg(long, value_enum, default_value = "ask")]
+    approve: McpApprove,
+    /// Require `Authorization: Bearer <token>`, the token read from this environment variable.
+    #[arg(long, value_name = "NAME", requires = "http")]
+    token_env: Option<String>,
+    /// Allow a non-loopback --http address (needs --token-env).
+    #[arg(long, requires = "http")]
+    allow_remote: bool,
 }
 
 #[derive(Subcommand)]
@@ -166,6 +196,7 @@ fn main() -> ExitCode {
         Command::Tools { command } => tools(&path, command),
         Command::Ask(arguments) => ask::ask(&path, &data_dir, arguments),
         Command::Sessions { command } => sessions::sessions_command(&data_dir, command),
+        Command::Mcp(arguments) => mcp::mcp(&path, arguments),
     };
     match result {
         Ok(code) => code,

@@ -84,12 +84,8 @@ pub fn offered_tools(
     if depth >= max_depth {
         return tools;
     }
-    // A claude-cli agent calls but is never called (spec section 5): not offered.
-    let callable = |name: &str| config.agent(name).is_some_and(|target| target.provider != Provider::ClaudeCli);
-    let delegates: Vec<ResolvedTool> = effective_tools(config, agent)
-        .into_iter()
-        .filter(|resolved| !path.contains(&resolved.agent) && callable(&resolved.agent))
-        .collect();
+    let delegates: Vec<ResolvedTool> =
+        tool_agents_for(config, Some(agent)).into_iter().filter(|resolved| !path.contains(&resolved.agent)).collect();
     match config.delegation_tool.unwrap_or_default() {
         DelegationTool::PerAgent => {
             for resolved in delegates {
@@ -135,6 +131,17 @@ pub fn offered_for_root(config: &Config, agent: Option<&str>) -> Vec<OfferedTool
         None => config.limits.effective_max_depth(),
     };
     offered_tools(config, agent.unwrap_or(""), Standing::Root, &[], max_depth)
+}
+
+/// The tool-agents `caller` may call (the global entries when `None`): its
+/// effective entries whose agents may be called. A claude-cli agent calls but is
+/// never called (spec section 5). What a model is offered before the path and
+/// depth are applied, and what a caller outside a turn (an MCP client) may call.
+pub fn tool_agents_for(config: &Config, caller: Option<&str>) -> Vec<ResolvedTool> {
+    let callable = |name: &str| config.agent(name).is_some_and(|target| target.provider != Provider::ClaudeCli);
+    let mut tools = effective_tools(config, caller.unwrap_or_default());
+    tools.retain(|resolved| callable(&resolved.agent));
+    tools
 }
 
 /// The function definition of one tool-agent, as spec section 2 gives it, with the

@@ -10,11 +10,11 @@ use std::sync::atomic::Ordering;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{effective_tools, merge_entries, AgentToolEntry};
+use crate::config::{merge_entries, AgentToolEntry};
 use crate::config::{tool_name, AgentConfig, AgentNames, Approval, Config, Limits, Provider, SessionMode};
 use crate::event::{ApprovalLimits, CallError, CallErrorKind, CallRole};
 use crate::runner::{Message, ToolCall};
-use crate::tools::{OfferedTool, ToolKind, ASK_AGENT, ASK_MODEL, ESCALATE};
+use crate::tools::{tool_agents_for, OfferedTool, ToolKind, ASK_AGENT, ASK_MODEL, ESCALATE};
 
 use super::turn::Turn;
 
@@ -114,7 +114,7 @@ pub(super) fn delegation_from_outside(
     if let Some(context) = &context {
         arguments["context"] = context.clone();
     }
-    let offered = effective_tools(&turn.config, caller.unwrap_or_default()).into_iter().any(|tool| tool.agent == agent);
+    let offered = tool_agents_for(&turn.config, caller).into_iter().any(|tool| tool.agent == agent);
     let request = if turn.config.agent(agent).is_none() {
         Err(refusal(CallErrorKind::UnknownAgent, format!("agent {agent:?} is not configured")))
     } else if !offered {

@@ -1,0 +1,106 @@
+//! `switchboard mcp`: serves the tool-agents of one agent (or the global entries)
+//! to MCP clients, on stdio or on a loopback streamable HTTP endpoint, following
+//! the config file as it changes (clients are told when their tool list did).
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use switchboard_core::config::watch::{self, Reload};
+use switchboard_core::Dispatcher;
+use switchboard_mcp::http::{self, HttpOptions};
+use switchboard_mcp::{ApprovalMode, McpServer, ServerOptions};
+use tokio_util::sync::CancellationToken;
+
+use crate::ask::ending_signal;
+use crate::{load, Failure, McpApprove, McpArgs};
+
+pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> {
+    let loaded = load(path)?;
+    for warning in &loaded.warnings {
+        eprintln!("{}: {warning}", path.display());
+    }
+    if let Some(agent) = &arguments.as_agent {
+        if loaded.config.agent(agent).is_none() {
+            return Err(Failure { code: 1, message: format!("--as {agent:?}: no agent of that name is configured") });
+        }
+    }
+    let bearer_token = match &arguments.token_env {
+        Some(name) => match std::env::var(name) {
+            Ok(token) if !token.is_empty() => Some(token),
+            _ => return Err(Failure { code: 1, message: format!("--token-env {name}: that variable is not set") }),
+        },
+        None => None,
+    };
+    let approve = match arguments.approve {
+        McpApprove::Ask => ApprovalMode::Ask,
+        McpApprove::All => ApprovalMode::All,
+        McpApprove::None => ApprovalMode::None,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| Failure { code: 1, message: format!("cannot start the runtime: {error}") })?;
+    let dispatcher = Arc::new(Dispatcher::new(loaded.config.clone()));
+    let options = ServerOptions { as_agent: arguments.as_agent.clone(), approve, observer: None };
+    let server = McpServer::new(dispatcher, options);
+    let outcome = runtime.block_on(async {
+        let handle = tokio::runtime::Handle::current();
+        let watched = server.clone();
+        let shown = path.display().to_string();
+        let _watch = watch::spawn(path, &loaded, move |reload| match reload {
+            Reload::Applied { loaded, changed_agents } => {
+                watched.dispatcher().replace_config(loaded.config, &changed_agents);
+                let server = watched.clone();
+                let shown = shown.clone();
+                handle.spawn(async move {
+                    if server.config_changed().await {
+                        eprintln!("switchboard mcp: {shown} changed; clients were told the tool list changed");
+                    }
+                });
+            }
+            Reload::Rejected { error } => {
+                eprintln!("switchboard mcp: {error}\n(the last good config stays in force)");
+            }
+        })
+        .map_err(Failure::from)?;
+        match arguments.http {
+            Some(address) => serve_http(server, address, bearer_token, arguments.allow_remote).await,
+            None => {
+                let shutdown = CancellationToken::new();
+                tokio::select! {
+                    served = switchboard_mcp::stdio::serve(server, shutdown.clone()) => {
+                        served.map_err(|message| Failure { code: 1, message })
+                    }
+                    _ = ending_signal() => {
+                        shutdown.cancel();
+                        Ok(())
+                    }
+                }
+            }
+        }
+    });
+    // Every call was cancelled with the session; an agent that ignored SIGTERM gets
+    // its SIGKILL before this program exits.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(3));
+    switchboard_core::runner::subprocess::end_pending_groups();
+    outcome.map(|()| ExitCode::SUCCESS)
+}
+
+async fn serve_http(
+    server: McpServer,
+    address: SocketAddr,
+    bearer_token: Option<String>,
+    allow_remote: bool,
+) -> Result<(), Failure> {
+    let options = HttpOptions { address, bearer_token, allow_remote };
+    let endpoint =
+        http::serve(server, options).await.map_err(|error| Failure { code: 1, message: error.to_string() })?;
+    // The address line is for people and scripts alike (a port of 0 picks one).
+    eprintln!("switchboard mcp: serving on {}", endpoint.url());
+    ending_signal().await;
+    endpoint.shutdown.cancel();
+    let _ = endpoint.task.await;
+    Ok(())
+}

@@ -1,0 +1,167 @@
+//! The streamable HTTP endpoint (`/mcp`), for clients that connect over the network
+//! stack: bound to loopback unless the user names another address, guarded
+//! against DNS rebinding (the Host header must name the bound address or
+//! localhost; a browser's Origin must be a loopback one), optionally behind a
+//! bearer token (compared in constant time), with session ids from the SDK
+//! (random UUID v4). hyper serves it; rmcp's service speaks the protocol.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use sha2::{Digest, Sha256};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::McpServer;
+
+/// The path the endpoint answers on.
+pub const PATH: &str = "/mcp";
+
+/// How the endpoint is exposed.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub address: SocketAddr,
+    /// Required as `Authorization: Bearer <token>` when set.
+    pub bearer_token: Option<String>,
+    /// Allow a non-loopback address (the user asked for it explicitly).
+    pub allow_remote: bool,
+}
+
+/// Why the endpoint could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error(
+        "{0} is not a loopback address: the MCP endpoint serves loopback only unless started with --allow-remote \
+         (and then it needs --token-env)"
+    )]
+    NotLoopback(SocketAddr),
+    #[error("a non-loopback MCP endpoint needs a bearer token (--token-env NAME)")]
+    RemoteWithoutToken,
+    #[error("cannot listen on {address}: {source}")]
+    Bind { address: SocketAddr, source: std::io::Error },
+}
+
+/// A running endpoint: its address, and a token that stops it.
+#[derive(Debug)]
+pub struct Endpoint {
+    pub address: SocketAddr,
+    pub shutdown: CancellationToken,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+impl Endpoint {
+    pub fn url(&self) -> String {
+        format!("http://{}{PATH}", self.address)
+    }
+}
+
+/// Binds the endpoint and serves it in a task until `Endpoint::shutdown` is cancelled.
+pub async fn serve(server: McpServer, options: HttpOptions) -> Result<Endpoint, HttpError> {
+    if !options.address.ip().is_loopback() {
+        if !options.allow_remote {
+            return Err(HttpError::NotLoopback(options.address));
+        }
+        if options.bearer_token.is_none() {
+            return Err(HttpError::RemoteWithoutToken);
+        }
+    }
+    let listener = TcpListener::bind(options.address)
+        .await
+        .map_err(|source| HttpError::Bind { address: options.address, source })?;
+    let address = listener.local_addr().map_err(|source| HttpError::Bind { address: options.address, source })?;
+    let shutdown = CancellationToken::new();
+    let mut sessions = LocalSessionManager::default();
+    // Long silent calls must not lose their session; progress flows while they run.
+    sessions.session_config.keep_alive = Some(Duration::from_secs(3600));
+    let mut hosts = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string(), "[::1]".to_string()];
+    hosts.push(address.ip().to_string());
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
+        .with_cancellation_token(shutdown.child_token());
+    let factory_server = server.clone();
+    let service = StreamableHttpService::new(move || Ok(factory_server.clone()), Arc::new(sessions), config);
+    let guard = Arc::new(Guard { token_digest: options.bearer_token.as_deref().map(digest) });
+    let stop = shutdown.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                () = stop.cancelled() => break,
+            };
+            let Ok((stream, _peer)) = accepted else { continue };
+            let (service, guard) = (service.clone(), guard.clone());
+            let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let (service, guard) = (service.clone(), guard.clone());
+                async move {
+                    if let Some(refusal) = guard.check(&request) {
+                        return Ok::<_, Infallible>(refusal);
+                    }
+                    Ok(service.handle(request).await)
+                }
+            });
+            let connection_stop = stop.clone();
+            tokio::spawn(async move {
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), handler);
+                tokio::pin!(connection);
+                tokio::select! {
+                    _ = &mut connection => {}
+                    () = connection_stop.cancelled() => connection.as_mut().graceful_shutdown(),
+                }
+            });
+        }
+    });
+    Ok(Endpoint { address, shutdown, task })
+}
+
+struct Guard {
+    token_digest: Option<[u8; 32]>,
+}
+
+impl Guard {
+    /// A refusal for requests that may not reach the protocol: another path, or a
+    /// missing or wrong bearer token. (Host and Origin are checked by the SDK.)
+    fn check(&self, request: &Request<Incoming>) -> Option<Response<BoxBody<Bytes, Infallible>>> {
+        if request.uri().path() != PATH {
+            return Some(plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp"));
+        }
+        let expected = self.token_digest?;
+        let presented = request
+            .headers()
+            .get(hyper::header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "))
+            .map(digest);
+        // Comparing digests keeps the time independent of where the tokens differ.
+        let matches = presented
+            .is_some_and(|presented| presented.iter().zip(expected.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0);
+        (!matches).then(|| plain(StatusCode::UNAUTHORIZED, "unauthorized: a valid bearer token is required"))
+    }
+}
+
+fn digest(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<BoxBody<Bytes, Infallible>> {
+    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"));
+    if status == StatusCode::UNAUTHORIZED {
+        response
+            .headers_mut()
+            .insert(hyper::header::WWW_AUTHENTICATE, hyper::header::HeaderValue::from_static("Bearer"));
+    }
+    response
+}

@@ -1,0 +1,20 @@
+//! Switchboard's tool-agents as a Model Context Protocol server, built on the
+//! official Rust SDK (`rmcp`): any MCP client (Claude Code, Codex, editors, another
+//! Switchboard) lists the effective tool-agents of one agent (or the global
+//! entries) and calls them through the same dispatcher, limits, approvals and
+//! fence as a model does, with progress, cancellation and list changes.
+//!
+//! The rooms: `catalog.rs` (the tool list, pure), `outcome.rs` (results, pure),
+//! `progress.rs` (events as progress lines, pure), `relay.rs` (one call's events to
+//! the client, approvals), `server.rs` (the handler), `http.rs` (the loopback
+//! streamable HTTP endpoint and its guards) and `stdio.rs`.
+
+pub mod catalog;
+pub mod http;
+pub mod outcome;
+pub mod progress;
+mod relay;
+mod server;
+pub mod stdio;
+
+pub use server::{ApprovalMode, CallObserver, IncomingCall, McpServer, ServerOptions};

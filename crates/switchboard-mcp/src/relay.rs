@@ -1,0 +1,147 @@
+//! One running call's events on their way to the client: each batch that queued up
+//! is coalesced and sent as progress notifications (when the client sent a progress
+//! token), and each approval request is answered: by eliciting the user through
+//! the client, by leaving it to the observer's user, or (no one to ask) by a
+//! denial the result explains.
+
+use std::time::Duration;
+
+use rmcp::model::{
+    ElicitRequestParams, ElicitationAction, ElicitationSchema, JsonObject, NotificationMetaObject,
+    ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::Peer;
+use rmcp::RoleServer;
+use serde_json::{json, Value};
+use switchboard_core::dispatch::TurnControl;
+use switchboard_core::event::{ApprovalDecision, CallEvent, EventKind};
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
+
+use crate::progress::{coalesce, describe, EVENT_META_KEY};
+
+/// The longest an elicitation waits for the user before the call is denied.
+const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
+
+pub(crate) struct Relay {
+    pub peer: Peer<RoleServer>,
+    pub progress_token: Option<ProgressToken>,
+    pub control: TurnControl,
+    /// The client supports elicitation and the server asks.
+    pub ask_client: bool,
+    /// The observer's user answers what the client cannot.
+    pub observer_answers: bool,
+    /// Cancelled when the call has ended (pending elicitations are dropped).
+    pub done: CancellationToken,
+}
+
+/// What the relay saw that the result should mention.
+#[derive(Debug, Default)]
+pub(crate) struct RelayReport {
+    /// An approval was denied because no one could be asked.
+    pub unanswered: bool,
+}
+
+/// Runs until `None` arrives (the call has ended and every event was sent).
+pub(crate) async fn relay(mut receiver: UnboundedReceiver<Option<CallEvent>>, relay: Relay) -> RelayReport {
+    let mut report = RelayReport::default();
+    let mut progress = 0.0;
+    let mut finished = false;
+    while !finished {
+        let Some(first) = receiver.recv().await else { break };
+        let mut batch = Vec::new();
+        let mut push = |item: Option<CallEvent>, batch: &mut Vec<CallEvent>| match item {
+            Some(event) => batch.push(event),
+            None => finished = true,
+        };
+        push(first, &mut batch);
+        while let Ok(item) = receiver.try_recv() {
+            push(item, &mut batch);
+        }
+        for event in &batch {
+            if let EventKind::ApprovalRequested { .. } = &event.kind {
+                answer_approval(&relay, event, &mut report);
+            }
+        }
+        let Some(token) = &relay.progress_token else { continue };
+        for event in coalesce(batch) {
+            progress += 1.0;
+            let mut param = ProgressNotificationParam::new(token.clone(), progress);
+            param.message = describe(&event);
+            let mut meta = JsonObject::new();
+            meta.insert(EVENT_META_KEY.into(), serde_json::to_value(&event).unwrap_or(Value::Null));
+            param.meta = Some(NotificationMetaObject(meta.into()));
+            if relay.peer.notify_progress(param).await.is_err() {
+                // The client is gone; the call is cancelled through its request token.
+                break;
+            }
+        }
+    }
+    report
+}
+
+fn answer_approval(relay: &Relay, event: &CallEvent, report: &mut RelayReport) {
+    if relay.ask_client {
+        let (peer, control, done) = (relay.peer.clone(), relay.control.clone(), relay.done.clone());
+        let (call_id, message) = (event.call_id.clone(), approval_message(event));
+        tokio::spawn(async move {
+            let decision = tokio::select! {
+                decision = elicit(&peer, message) => decision,
+                () = done.cancelled() => return,
+            };
+            control.resolve_approval(&call_id, decision);
+        });
+    } else if !relay.observer_answers {
+        // Under `--approve all|none` the dispatcher answers before this event is sent.
+        if relay.control.resolve_approval(&event.call_id, ApprovalDecision::Deny) {
+            report.unanswered = true;
+        }
+    }
+}
+
+fn approval_message(event: &CallEvent) -> String {
+    let EventKind::ApprovalRequested { tool_name, input, limits } = &event.kind else { return String::new() };
+    let request = input.as_ref().and_then(|input| input.get("request")).and_then(Value::as_str).unwrap_or("");
+    let excerpt: String = request.chars().take(400).collect();
+    let more = if excerpt.len() < request.len() { "…" } else { "" };
+    let timeout = limits.timeout_secs.map(|secs| format!(", at most {secs} s")).unwrap_or_default();
+    let delegate = if limits.may_delegate { "may call further agents" } else { "may not call further agents" };
+    format!(
+        "Switchboard: allow {} ({tool_name}) to run?\n\nRequest: {excerpt}{more}\n\nIt {delegate} (depth {} of {}), \
+         {} more calls allowed in this call{timeout}.",
+        event.agent, limits.depth, limits.max_depth, limits.calls_left
+    )
+}
+
+async fn elicit(peer: &Peer<RoleServer>, message: String) -> ApprovalDecision {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "always": {
+                "type": "boolean",
+                "title": "Also allow later calls to this agent from this client",
+                "default": false
+            }
+        }
+    });
+    let Ok(requested_schema) = ElicitationSchema::from_json_schema(schema.as_object().cloned().unwrap_or_default())
+    else {
+        return ApprovalDecision::Deny;
+    };
+    let params = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema };
+    match peer.create_elicitation_with_timeout(params, Some(ELICITATION_TIMEOUT)).await {
+        Ok(result) if result.action == ElicitationAction::Accept => {
+            let always = result.content.as_ref().and_then(|content| content.get("always")).and_then(Value::as_bool);
+            if always == Some(true) {
+                ApprovalDecision::ApproveAlways
+            } else {
+                ApprovalDecision::ApproveOnce
+            }
+        }
+        Ok(_) => ApprovalDecision::Deny,
+        Err(error) => {
+            tracing::warn!("elicitation failed, the call is denied: {error}");
+            ApprovalDecision::Deny
+        }
+    }
+}
