@@ -7,5 +7,5 @@
 mod chat;
 mod store;
 
-pub use chat::{default_data_dir, ChatSessions, SessionTurn, DATA_DIR_ENV};
+pub use chat::{default_data_dir, ChatSessions, OutsideTurn, SessionTurn, DATA_DIR_ENV};
 pub use store::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};

@@ -17,4 +17,4 @@ mod relay;
 mod server;
 pub mod stdio;
 
-pub use server::{ApprovalMode, CallObserver, IncomingCall, McpServer, ServerOptions};
+pub use server::{ApprovalMode, CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};

@@ -56,14 +56,21 @@ pub struct IncomingCall {
 }
 
 /// Someone who watches the calls that come in (the desktop app shows them in its
-/// call tree and lets its user answer their approval requests).
+/// call tree and lets its user answer their approval requests and cancel them
+/// through `control`).
 pub trait CallObserver: Send + Sync {
-    /// A call starts: the returned sink sees each of its events, in order.
-    fn started(&self, call: &IncomingCall, control: &TurnControl) -> EventSink;
-    /// The call ended.
-    fn finished(&self, call: &IncomingCall, outcome: &ToolCallOutcome);
+    /// A call starts; what is returned sees its events and its end.
+    fn started(&self, call: &IncomingCall, control: &TurnControl) -> Box<dyn ObservedCall>;
     /// Whether the observer's user answers approval requests the client cannot.
     fn answers_approvals(&self) -> bool;
+}
+
+/// One incoming call as its observer follows it.
+pub trait ObservedCall: Send + Sync {
+    /// Each event, in order (called under the turn's event lock: be quick).
+    fn event(&self, event: &CallEvent);
+    /// The call ended.
+    fn finished(&self, outcome: &ToolCallOutcome);
 }
 
 /// What the server needs besides the dispatcher.
@@ -191,12 +198,14 @@ impl McpServer {
             ApprovalMode::None => ApprovalPolicy::DenyAll,
         };
         let control = TurnControl::new(policy, self.session_for(&context));
-        let observer_sink = options.observer.as_ref().map(|observer| observer.started(&call, &control));
+        let observed: Option<Arc<dyn ObservedCall>> =
+            options.observer.as_ref().map(|observer| Arc::from(observer.started(&call, &control)));
         let (sender, receiver) = mpsc::unbounded_channel::<Option<CallEvent>>();
         let events = sender.clone();
+        let watcher = observed.clone();
         let sink: EventSink = Arc::new(move |event: CallEvent| {
-            if let Some(observer_sink) = &observer_sink {
-                observer_sink(event.clone());
+            if let Some(watcher) = &watcher {
+                watcher.event(&event);
             }
             let _ = events.send(Some(event));
         });
@@ -238,8 +247,8 @@ impl McpServer {
         let _ = sender.send(None);
         done.cancel();
         let report = relay_task.await.unwrap_or_default();
-        if let Some(observer) = &options.observer {
-            observer.finished(&call, &outcome);
+        if let Some(observed) = &observed {
+            observed.finished(&outcome);
         }
         let hint = report.unanswered.then(|| {
             format!(

@@ -37,6 +37,14 @@ pub struct SessionTurn {
     pub message: String,
 }
 
+/// A call made from outside the chat (an MCP client's tool call), kept as a turn
+/// of a session so a window shows it like any other turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutsideTurn {
+    pub session_id: String,
+    pub turn_id: String,
+}
+
 /// The chat sessions of one data folder, with what each keeps while the program
 /// runs (approvals, persistent delegates' conversations) and the turns running now.
 #[derive(Debug)]
@@ -173,6 +181,59 @@ impl ChatSessions {
         };
         self.store.append(&turn.session_id, &ended)?;
         Ok(outcome)
+    }
+
+    /// The session `id`, created with `title` when there is none yet.
+    pub fn ensure(&self, id: &str, title: &str) -> Result<(), SessionError> {
+        match self.create_with_id(id, title) {
+            Ok(_) | Err(SessionError::Exists(_)) => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Starts logging an outside call as a turn: `line` (who asked whom what) is
+    /// its user message, and while it runs it is steered by its turn id through
+    /// `control`, as a turn is (cancel it or a call, answer an approval).
+    pub fn begin_outside_turn(
+        &self,
+        turn: &OutsideTurn,
+        line: &str,
+        agent: &str,
+        control: &TurnControl,
+    ) -> Result<(), SessionError> {
+        let record = SessionRecord::UserMessage {
+            turn_id: turn.turn_id.clone(),
+            text: line.to_string(),
+            agent: Some(agent.to_string()),
+            ts_ms: now_ms(),
+        };
+        self.store.append(&turn.session_id, &record)?;
+        self.running.lock().unwrap().insert(turn.turn_id.clone(), control.clone());
+        Ok(())
+    }
+
+    /// Logs one event of an outside call (before the shell shows it).
+    pub fn log_outside_event(&self, turn: &OutsideTurn, event: &CallEvent) -> Result<(), SessionError> {
+        let record = SessionRecord::Event { turn_id: turn.turn_id.clone(), event: event.clone() };
+        self.store.append(&turn.session_id, &record)
+    }
+
+    /// Logs the end of an outside call; it can no longer be steered.
+    pub fn end_outside_turn(
+        &self,
+        turn: &OutsideTurn,
+        status: crate::event::CallStatus,
+        text: &str,
+        answered_by: &str,
+    ) -> Result<(), SessionError> {
+        self.running.lock().unwrap().remove(&turn.turn_id);
+        let record = SessionRecord::TurnEnded {
+            turn_id: turn.turn_id.clone(),
+            status,
+            text: text.to_string(),
+            answered_by: answered_by.to_string(),
+        };
+        self.store.append(&turn.session_id, &record)
     }
 
     /// Cancels a running turn; false when it is not running.

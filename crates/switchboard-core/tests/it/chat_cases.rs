@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use switchboard_core::config::Approval;
 use switchboard_core::runner::Message;
-use switchboard_core::sessions::{ChatSessions, SessionError, SessionRecord, SessionTurn};
+use switchboard_core::sessions::{ChatSessions, OutsideTurn, SessionError, SessionRecord, SessionTurn};
 use switchboard_core::{
     ApprovalDecision, ApprovalPolicy, CallErrorKind, CallEvent, CallStatus, Dispatcher, EventKind, ToolCallRequest,
     TurnControl,
@@ -225,4 +225,52 @@ async fn a_tool_call_from_outside_waits_for_approval_like_any_other() {
     });
     let approved = dispatcher.run_tool_call(tool_call(None, "helper", "x"), sink, control).await;
     assert_eq!(approved.text, "helped");
+}
+
+#[tokio::test]
+async fn an_outside_call_is_a_turn_of_its_session_steered_by_its_turn_id() {
+    let folder = tempfile::tempdir().unwrap();
+    let chats = Arc::new(ChatSessions::open(folder.path()).unwrap());
+    chats.ensure("mcp-calls", "MCP calls").unwrap();
+    chats.ensure("mcp-calls", "MCP calls").unwrap(); // a second time: kept, not an error
+    let mut asking = entry("helper", "Helps.");
+    asking.approval = Some(Approval::Ask);
+    let dispatcher = Dispatcher::new(config(vec![agent("helper")], vec![asking]));
+    dispatcher.runners().insert("helper", Scripted::new(vec![Step::Say("helped")]));
+
+    let turn = OutsideTurn { session_id: "mcp-calls".into(), turn_id: "mcp-1".into() };
+    let control = TurnControl::new(ApprovalPolicy::Ask, Default::default());
+    chats.begin_outside_turn(&turn, "MCP client probe → agent_helper: x", "helper", &control).unwrap();
+    // The approval is answered by turn id, as the window answers a turn's.
+    let (steering, logging, logged_turn) = (chats.clone(), chats.clone(), turn.clone());
+    let sink: switchboard_core::EventSink = Arc::new(move |event: CallEvent| {
+        logging.log_outside_event(&logged_turn, &event).unwrap();
+        if let EventKind::ApprovalRequested { .. } = event.kind {
+            assert!(steering.resolve_approval("mcp-1", &event.call_id, ApprovalDecision::ApproveOnce));
+        }
+    });
+    let outcome = dispatcher.run_tool_call(tool_call(None, "helper", "x"), sink, control).await;
+    chats.end_outside_turn(&turn, outcome.status, &outcome.text, "helper").unwrap();
+    assert_eq!(outcome.text, "helped");
+    assert!(!chats.cancel_turn("mcp-1"), "an ended outside turn can no longer be steered");
+
+    let log = chats.load("mcp-calls").unwrap();
+    let kinds: Vec<&str> = log
+        .records
+        .iter()
+        .map(|record| match record {
+            SessionRecord::UserMessage { .. } => "user",
+            SessionRecord::Event { .. } => "event",
+            SessionRecord::TurnEnded { .. } => "ended",
+            _ => "other",
+        })
+        .filter(|kind| *kind != "other")
+        .collect();
+    assert_eq!(kinds.first(), Some(&"user"));
+    assert_eq!(kinds.last(), Some(&"ended"));
+    assert!(
+        kinds.iter().filter(|kind| **kind == "event").count() >= 4,
+        "started, approval asked and answered, finished"
+    );
+    assert_eq!(log.history(), vec![Message::user("MCP client probe → agent_helper: x"), Message::assistant("helped")]);
 }
