@@ -38,6 +38,7 @@ def config_for(folder: pathlib.Path) -> dict:
                 "tools": [
                     {"agent": "researcher", "description": "Looks things up.", "approval": "auto"},
                     {"agent": "slow", "description": "Not for the planner.", "enabled": False},
+                    {"agent": "quiet", "description": "Not for the planner.", "enabled": False},
                 ],
             },
             {
@@ -50,6 +51,7 @@ def config_for(folder: pathlib.Path) -> dict:
                 "tools": [
                     {"agent": "planner", "description": "-", "enabled": False},
                     {"agent": "slow", "description": "-", "enabled": False},
+                    {"agent": "quiet", "description": "-", "enabled": False},
                 ],
             },
             {
@@ -59,11 +61,19 @@ def config_for(folder: pathlib.Path) -> dict:
                 "args": [str(folder / "slow.sh"), str(folder)],
                 "request_via": "stdin",
             },
+            {
+                "name": "quiet",
+                "provider": "subprocess",
+                "command": "/bin/sh",
+                "args": ["-c", "sleep 2.5; echo done"],
+                "request_via": "stdin",
+            },
         ],
         "agent_tools": [
             {"agent": "planner", "description": "Plans work with a researcher's help.", "approval": "auto"},
             {"agent": "researcher", "description": "Research agent: returns findings.", "approval": "ask"},
             {"agent": "slow", "description": "A slow worker.", "approval": "auto"},
+            {"agent": "quiet", "description": "Works in silence.", "approval": "auto"},
         ],
     }
 

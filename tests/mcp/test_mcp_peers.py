@@ -26,7 +26,7 @@ def inspector(*arguments, env=None):
 
 def test_the_inspector_lists_and_calls_over_stdio(workspace):
     listed = inspector("--", *workspace.command("--approve", "all"), "--method", "tools/list")
-    assert {tool["name"] for tool in listed["tools"]} == {"agent_planner", "agent_researcher", "agent_slow"}
+    assert {tool["name"] for tool in listed["tools"]} == {"agent_planner", "agent_quiet", "agent_researcher", "agent_slow"}
     called = inspector(
         "--",
         *workspace.command("--approve", "all"),

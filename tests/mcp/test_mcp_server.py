@@ -64,7 +64,7 @@ def test_lists_the_tool_agents_with_the_dispatchers_schema(workspace):
     version, server, tools = run(scenario())
     assert server.name == "switchboard"
     assert version in ("2025-06-18", "2025-11-25")
-    assert sorted(tools) == ["agent_planner", "agent_researcher", "agent_slow"]
+    assert sorted(tools) == ["agent_planner", "agent_quiet", "agent_researcher", "agent_slow"]
     schema = tools["agent_researcher"].input_schema
     assert schema["required"] == ["request"]
     assert set(schema["properties"]) == {"request", "context"}
@@ -192,6 +192,23 @@ def test_cancelling_a_call_ends_its_process_and_the_server_keeps_serving(workspa
     pid, after = run(scenario())
     assert (workspace.folder / "slow.exit").read_text().strip() == "terminated", "it was asked to stop (SIGTERM)"
     assert not after.is_error
+
+
+def test_a_silent_call_sends_keepalive_progress(workspace):
+    recorder = Recorder()
+
+    async def scenario():
+        async with Client(stdio(workspace, "--keepalive", "1"), mode="legacy") as client:
+            result = await client.call_tool("agent_quiet", {"request": "x"}, progress_callback=recorder.progress)
+            recorder.seen.append(("result", None, None))
+            return result
+
+    result = run(scenario())
+    assert not result.is_error
+    kinds = [entry[0] if entry[0] == "result" else entry[2] or "" for entry in recorder.seen]
+    keepalives = [index for index, message in enumerate(kinds) if message.startswith("still working")]
+    assert keepalives, f"no keep-alive while the agent was silent: {kinds}"
+    assert keepalives[0] < kinds.index("result")
 
 
 def test_the_list_follows_the_config_file(workspace):

@@ -80,6 +80,10 @@ struct McpArgs {
     /// Allow a non-loopback --http address (needs --token-env).
     #[arg(long, requires = "http")]
     allow_remote: bool,
+    /// While a call is silent, send a progress notification every SECS seconds,
+    /// so clients that reset their timeout on progress keep waiting.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    keepalive: u64,
 }
 
 #[derive(Subcommand)]

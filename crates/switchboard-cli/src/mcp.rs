@@ -43,7 +43,8 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
         .build()
         .map_err(|error| Failure { code: 1, message: format!("cannot start the runtime: {error}") })?;
     let dispatcher = Arc::new(Dispatcher::new(loaded.config.clone()));
-    let options = ServerOptions { as_agent: arguments.as_agent.clone(), approve, observer: None };
+    let keepalive = Some(std::time::Duration::from_secs(arguments.keepalive.max(1)));
+    let options = ServerOptions { as_agent: arguments.as_agent.clone(), approve, observer: None, keepalive };
     let server = McpServer::new(dispatcher, options);
     let outcome = runtime.block_on(async {
         let handle = tokio::runtime::Handle::current();

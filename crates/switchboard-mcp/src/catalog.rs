@@ -44,3 +44,45 @@ fn as_object(value: Value) -> JsonObject {
         _ => JsonObject::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use switchboard_core::config::{AgentConfig, AgentToolEntry, Provider};
+
+    /// What `tools/list` offers is exactly what `tools/call` accepts (and what the
+    /// dispatcher admits): one source, `tools::tool_agents_for`.
+    #[test]
+    fn the_list_and_the_calls_agree() {
+        let mut off = AgentToolEntry::new("off", "Disabled.");
+        off.enabled = Some(false);
+        let mut mine = AgentConfig::new("main", Provider::Demo);
+        mine.tools = vec![AgentToolEntry::new("own", "Only for main.")];
+        let config = Config {
+            agents: vec![
+                mine,
+                AgentConfig::new("helper", Provider::Demo),
+                AgentConfig::new("claude", Provider::ClaudeCli),
+                AgentConfig::new("off", Provider::Demo),
+                AgentConfig::new("own", Provider::Demo),
+            ],
+            agent_tools: vec![
+                AgentToolEntry::new("helper", "Helps."),
+                AgentToolEntry::new("claude", "Calls, is never called."),
+                AgentToolEntry::new("ghost", "Not configured."),
+                off,
+            ],
+            ..Config::default()
+        };
+        let names = |as_agent| tools(&config, as_agent).iter().map(|tool| tool.name.to_string()).collect::<Vec<_>>();
+        assert_eq!(names(None), vec!["agent_helper"]);
+        assert_eq!(names(Some("main")), vec!["agent_helper", "agent_own"]);
+        assert_eq!(agent_of(&config, None, "agent_helper").as_deref(), Some("helper"));
+        for refused in ["agent_claude", "agent_ghost", "agent_off", "agent_own", "agent_main"] {
+            assert_eq!(agent_of(&config, None, refused), None, "{refused}");
+        }
+        let tool = &tools(&config, None)[0];
+        assert_eq!(tool.input_schema.get("required"), Some(&serde_json::json!(["request"])));
+        assert!(tool.output_schema.is_some());
+    }
+}

@@ -33,6 +33,9 @@ pub(crate) struct Relay {
     pub observer_answers: bool,
     /// Cancelled when the call has ended (pending elicitations are dropped).
     pub done: CancellationToken,
+    /// How long the call may be silent before a keep-alive progress notification
+    /// goes out (so a client that resets its timeout on progress keeps waiting).
+    pub keepalive: Duration,
 }
 
 /// What the relay saw that the result should mention.
@@ -47,8 +50,24 @@ pub(crate) async fn relay(mut receiver: UnboundedReceiver<Option<CallEvent>>, re
     let mut report = RelayReport::default();
     let mut progress = 0.0;
     let mut finished = false;
+    let mut silent_since = tokio::time::Instant::now();
     while !finished {
-        let Some(first) = receiver.recv().await else { break };
+        let next = tokio::select! {
+            next = receiver.recv() => next,
+            () = tokio::time::sleep_until(silent_since + relay.keepalive) => {
+                if let Some(token) = &relay.progress_token {
+                    progress += 1.0;
+                    let waited = silent_since.elapsed().as_secs();
+                    let mut param = ProgressNotificationParam::new(token.clone(), progress);
+                    param.message = Some(format!("still working (no news for {waited} s)"));
+                    let _ = relay.peer.notify_progress(param).await;
+                }
+                silent_since = tokio::time::Instant::now();
+                continue;
+            }
+        };
+        silent_since = tokio::time::Instant::now();
+        let Some(first) = next else { break };
         let mut batch = Vec::new();
         let mut push = |item: Option<CallEvent>, batch: &mut Vec<CallEvent>| match item {
             Some(event) => batch.push(event),

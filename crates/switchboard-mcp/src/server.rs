@@ -32,6 +32,9 @@ use crate::relay::{relay, Relay};
 const SUPPORTED: &[ProtocolVersion] =
     &[ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
 
+/// The default silence before a keep-alive progress notification.
+pub const DEFAULT_KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How approval requests are answered when a tool-agent entry says `ask`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ApprovalMode {
@@ -80,6 +83,9 @@ pub struct ServerOptions {
     pub as_agent: Option<String>,
     pub approve: ApprovalMode,
     pub observer: Option<Arc<dyn CallObserver>>,
+    /// How long a running call may be silent before a keep-alive progress
+    /// notification is sent (10 s when `None`).
+    pub keepalive: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for ServerOptions {
@@ -224,6 +230,7 @@ impl McpServer {
                 ask_client: options.approve == ApprovalMode::Ask && can_elicit,
                 observer_answers: options.observer.as_ref().is_some_and(|observer| observer.answers_approvals()),
                 done: done.clone(),
+                keepalive: options.keepalive.unwrap_or(DEFAULT_KEEPALIVE),
             },
         ));
         let request = ToolCallRequest {
