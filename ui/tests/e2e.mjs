@@ -2,8 +2,9 @@
  * Playwright (playwright-core) in Debian's Chromium against the built UI with its
  * IPC mocked (vite build --mode e2e, served by vite preview): the window's three
  * areas, a turn streaming into the chat, a tree node in every status, the details
- * of a call, keyboard navigation, and both themes. Screenshots go to
- * tests/artifacts/ for a person to look at.
+ * of a call, keyboard navigation, both themes, the MCP server's settings and an MCP
+ * client's calls live in their session. Screenshots go to tests/artifacts/ for a
+ * person to look at.
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -76,7 +77,10 @@ test("a turn streams into the chat and every node status shows in the tree", asy
   await prompt.getByText("Again").waitFor();
   await page.screenshot({ path: path.join(artifacts, "approval-waiting.png") });
   await prompt.getByRole("button", { name: "Deny summariser" }).click();
-  assert.deepEqual(await page.evaluate(() => window.__approvalAnswers), [{ callId: "c5", decision: "deny" }]);
+  assert.deepEqual(
+    await page.evaluate(() => window.__approvalAnswers.map(({ callId, decision }) => ({ callId, decision }))),
+    [{ callId: "c5", decision: "deny" }],
+  );
   for (const name of [
     "assistant, ok",
     "researcher, ok",
@@ -234,5 +238,144 @@ async function sessionsScenario(page, problems) {
   await page.getByRole("button", { name: "Delete Side quest" }).click({ force: true });
   await sessions.getByRole("button", { name: /^Side quest/ }).waitFor({ state: "detached" });
   await page.screenshot({ path: path.join(artifacts, "sessions.png") });
+  assert.deepEqual(problems, []);
+}
+
+test("the MCP server switch shows the address and a client config to copy, and why it did not start", async () => {
+  const { page, problems } = await openPage();
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(base).origin });
+  await page.getByRole("tab", { name: "Settings" }).click();
+  const section = page.getByRole("region", { name: "MCP server" });
+  const toggle = section.getByTestId("mcp-switch");
+  assert.equal(await toggle.isChecked(), false, "off by default");
+  assert.equal(await section.getByTestId("mcp-url").count(), 0);
+
+  // A port the system refuses: the reason and what to do, in words; the switch stays on.
+  await section.getByRole("textbox", { name: "Port" }).fill("80");
+  await toggle.check();
+  const error = section.getByTestId("mcp-error");
+  await error.getByText("cannot listen on 127.0.0.1:80").waitFor();
+  assert.match(await error.textContent(), /^The MCP server could not start: .*choose a port above 1024/);
+  assert.equal(await toggle.isChecked(), true);
+  await section.screenshot({ path: path.join(artifacts, "settings-mcp-error.png") });
+
+  // Another port, tried again: the address and the snippet, which copies.
+  await section.getByRole("textbox", { name: "Port" }).fill("8766");
+  await section.getByRole("button", { name: "Try again" }).click();
+  await section.getByTestId("mcp-url").getByText("http://127.0.0.1:8766/mcp").waitFor();
+  assert.equal(await section.getByTestId("mcp-error").count(), 0);
+  const snippet = JSON.parse(await section.getByTestId("mcp-snippet").textContent());
+  assert.deepEqual(snippet, { mcpServers: { switchboard: { type: "http", url: "http://127.0.0.1:8766/mcp" } } });
+  assert.equal(await section.getByRole("textbox", { name: "Port" }).isDisabled(), true, "fixed while it runs");
+  await section.getByRole("button", { name: "Copy config" }).click();
+  await section.getByRole("button", { name: "Copied" }).waitFor();
+  assert.deepEqual(JSON.parse(await page.evaluate(() => navigator.clipboard.readText())), snippet);
+  await section.screenshot({ path: path.join(artifacts, "settings-mcp.png") });
+
+  // The settings remember it: shown again as running when the tab comes back.
+  await page.getByRole("tab", { name: "Calls" }).click();
+  await page.getByRole("tab", { name: "Settings" }).click();
+  await section.getByTestId("mcp-url").getByText("http://127.0.0.1:8766/mcp").waitFor();
+  assert.equal(await toggle.isChecked(), true);
+
+  await toggle.uncheck();
+  await section.getByTestId("mcp-url").waitFor({ state: "detached" });
+  assert.equal(await toggle.isChecked(), false);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("an MCP client's calls show in the MCP calls session, live, and are approved in the tree", async () => {
+  const { page, problems } = await openPage();
+  try {
+    await outsideCallsScenario(page, problems);
+  } catch (error) {
+    await page.screenshot({ path: path.join(artifacts, "failure-mcp-calls.png") });
+    throw error;
+  } finally {
+    await page.close();
+  }
+});
+
+async function outsideCallsScenario(page, problems) {
+  const sessions = page.getByRole("list", { name: "Session list" });
+  const tree = page.getByRole("tree", { name: "Call tree" });
+  const answersOf = () =>
+    page.evaluate(() => window.__approvalAnswers.map(({ turnId, decision }) => ({ turnId, decision })));
+
+  // The user chats in a session of their own when a call comes in: it is a note on
+  // the "MCP calls" row, and the user's chat is left as it is, and goes on.
+  const input = page.getByRole("textbox", { name: "Message" });
+  const ask = async (text) => {
+    await input.fill(text);
+    await input.press("Enter");
+    await page.getByRole("button", { name: "Approve summariser once" }).first().click();
+    await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+  };
+  await ask("My own question");
+  const first = await page.evaluate(() => window.__mcpCall("find otters", true).turnId);
+  const mcpRow = sessions.getByRole("button", { name: /^MCP calls/ });
+  await mcpRow.getByText("MCP client claude-code is calling agent_researcher").waitFor();
+  assert.equal(await page.getByRole("button", { name: "New chat" }).isEnabled(), true, "the chat is not busy");
+  await ask("A second question while the call waits");
+  assert.deepEqual(await page.getByRole("listitem", { name: "You" }).allTextContents(), [
+    "My own question",
+    "A second question while the call waits",
+  ]);
+  assert.equal(await tree.getByRole("treeitem", { name: "researcher, waiting for approval" }).count(), 0);
+  await page.screenshot({ path: path.join(artifacts, "mcp-call-note.png") });
+
+  // Opening the session replays the running call from its log; it goes on live.
+  await mcpRow.click();
+  await page
+    .getByRole("listitem", { name: "You" })
+    .getByText("MCP client claude-code → agent_researcher: find otters")
+    .waitFor();
+  await page.getByRole("listitem", { name: "Answer from researcher" }).getByText("is answering…").waitFor();
+  await tree.getByRole("treeitem", { name: "researcher, waiting for approval" }).waitFor();
+  assert.equal(await page.getByRole("textbox", { name: "Message" }).count(), 0, "no input in the MCP calls session");
+  await tree.getByRole("button", { name: "Approve researcher once" }).click();
+  await tree.getByRole("treeitem", { name: "researcher, ok" }).waitFor();
+  await page
+    .getByRole("listitem", { name: "Answer from researcher" })
+    .getByText("Otters: find otters, answered.")
+    .waitFor();
+  assert.deepEqual((await answersOf()).slice(-1), [{ turnId: first, decision: "approve_once" }]);
+  await mcpRow.getByText("is calling").waitFor({ state: "detached" });
+
+  // With the session open, the next call streams in as it comes: message, reply, tree.
+  const second = await page.evaluate(() => window.__mcpCall("count the beavers", true).turnId);
+  await page
+    .getByRole("listitem", { name: "You" })
+    .getByText("MCP client claude-code → agent_researcher: count the beavers")
+    .waitFor();
+  const waiting = tree.getByRole("treeitem", { name: "researcher, waiting for approval" });
+  await waiting.waitFor();
+  assert.equal(await page.getByRole("combobox", { name: "Turn" }).inputValue(), second, "the tree shows the new call");
+  assert.equal(await page.getByRole("button", { name: "New chat" }).isEnabled(), true, "the chat is not busy");
+  await page.screenshot({ path: path.join(artifacts, "mcp-call-live.png") });
+  await tree.getByRole("button", { name: "Deny researcher" }).click();
+  await tree.getByRole("treeitem", { name: "researcher, denied" }).waitFor();
+  assert.deepEqual((await answersOf()).slice(-1), [{ turnId: second, decision: "deny" }]);
+  await page
+    .getByRole("listitem", { name: "Answer from researcher" })
+    .getByRole("alert")
+    .getByText("the user denied this call")
+    .waitFor();
+  assert.equal(await page.getByRole("listitem", { name: "You" }).count(), 2);
+  await sessions.getByRole("button", { name: /^MCP calls 2 turns/ }).waitFor();
+
+  // A call that comes and goes while the session is open needs no answer: it ends done.
+  const third = await page.evaluate(async () => {
+    const call = window.__mcpCall("say hello", false);
+    await call.done;
+    return call.turnId;
+  });
+  await page
+    .getByRole("listitem", { name: "Answer from researcher" })
+    .getByText("Otters: say hello, answered.")
+    .waitFor();
+  await page.getByRole("combobox", { name: "Turn" }).selectOption(third);
+  await tree.getByRole("treeitem", { name: "researcher, ok" }).waitFor();
   assert.deepEqual(problems, []);
 }

@@ -1,10 +1,19 @@
 /**
  * The Rust side, mocked for browser tests: the commands answer with a demo config,
- * and `send_message` replays a recorded-style event stream through the real
- * Channel machinery (runCallback with message indices), covering every node status.
+ * `send_message` replays a recorded-style event stream through the real Channel
+ * machinery (runCallback with message indices), covering every node status, and an
+ * MCP client's call (`window.__mcpCall`) is logged in the "MCP calls" session and
+ * sent as `outside-call` events through the mocked event system, as the shell does.
  */
+import { emit } from "@tauri-apps/api/event";
 import { mockIPC } from "@tauri-apps/api/mocks";
-import type { CallEvent_Serialize as CallEvent, ConfigState_Serialize, ResolvedTool } from "../src/bindings";
+import type {
+  CallEvent_Serialize as CallEvent,
+  ConfigState_Serialize,
+  McpServerStatus_Serialize as McpServerStatus,
+  OutsideCall_Serialize as OutsideCall,
+  ResolvedTool,
+} from "../src/bindings";
 
 const config: ConfigState_Serialize = {
   path: "/home/user/.config/switchboard/config.json",
@@ -124,14 +133,21 @@ declare global {
     __TAURI_INTERNALS__: { runCallback: (id: number, data: unknown) => void };
     /** Lets a test hold the turn open (the last events wait until it is called). */
     __releaseTurn?: () => void;
-    /** Answers the pending approval request, as the backend would. */
-    __answerApproval?: (decision: string) => void;
     /** The approval answers the UI sent, for the tests to check. */
-    __approvalAnswers: Array<{ callId: string; decision: string }>;
+    __approvalAnswers: Array<{ turnId: string; callId: string; decision: string }>;
+    /**
+     * An MCP client calls agent_researcher with `request` (asking for approval when
+     * `asks`); returns its turn id at once, and `done` settles when the call has ended.
+     */
+    __mcpCall?: (request: string, asks: boolean) => { turnId: string; done: Promise<void> };
   }
 }
 
 window.__approvalAnswers = [];
+
+/** The turns waiting for an approval answer, by turn id (a chat turn and an MCP call may wait at once). */
+const approvalWaiters = new Map<string, (decision: string) => void>();
+const approvalOf = (turnId: string) => new Promise<string>((resolve) => approvalWaiters.set(turnId, resolve));
 
 /**
  * The frame-time benchmark's turn: 1,000 calls (a root, 10 children, 100
@@ -200,6 +216,84 @@ async function replayBenchTurn(payload: Record<string, unknown>) {
   return { status: "ok", text: "bench done", answered_by: "agent0", usage_total: null, cost_total: null };
 }
 
+/** The built-in MCP endpoint: it starts on any port but the privileged ones (below 1024). */
+let mcpStatus: McpServerStatus = { running: false, url: null, client_config: null, error: null };
+
+function switchMcpServer(enabled: boolean, requested: number | null): McpServerStatus {
+  const port = requested ?? (preferences.mcpPort as number | undefined) ?? 8765;
+  Object.assign(preferences, { mcpServer: enabled, mcpPort: port });
+  if (!enabled) mcpStatus = { running: false, url: null, client_config: null, error: null };
+  else if (port > 0 && port < 1024)
+    mcpStatus = {
+      running: false,
+      url: null,
+      client_config: null,
+      error: `cannot listen on 127.0.0.1:${port}: Permission denied (os error 13)`,
+    };
+  else {
+    const url = `http://127.0.0.1:${port || 49152}/mcp`;
+    const snippet = { mcpServers: { switchboard: { type: "http", url } } };
+    mcpStatus = { running: true, url, client_config: JSON.stringify(snippet, null, 2), error: null };
+  }
+  return mcpStatus;
+}
+
+let outsideCounter = 0;
+
+/** One MCP client's call, as the shell's observer keeps it: each update logged, then sent to the window. */
+function mcpCall(request: string, asks: boolean): { turnId: string; done: Promise<void> } {
+  const sessionId = "mcp-calls";
+  if (!logs.has(sessionId)) {
+    const now = Date.now();
+    sessions.push({ id: sessionId, title: "MCP calls", created_ms: now, updated_ms: now, turns: 0 });
+    logs.set(sessionId, [{ type: "created", title: "MCP calls", created_ms: now }]);
+  }
+  const turnId = `mcp-${Date.now()}-${++outsideCounter}`;
+  const tell = (update: OutsideCall["update"]) =>
+    emit("outside-call", { session_id: sessionId, turn_id: turnId, update } satisfies OutsideCall);
+  let seq = 0;
+  const send = async (kind: Kind) => {
+    seq += 1;
+    const event = { seq, ts_ms: Date.now(), call_id: "c1", parent_id: null, agent: "researcher", depth: 1, ...kind };
+    log(sessionId, { type: "event", turn_id: turnId, event });
+    await tell({ phase: "event", event: event as CallEvent });
+    await new Promise((resolve) => setTimeout(resolve, 15));
+  };
+  const line = `MCP client claude-code → agent_researcher: ${request}`;
+  const run = async () => {
+    log(sessionId, { type: "user_message", turn_id: turnId, text: line, agent: "researcher", ts_ms: Date.now() });
+    await tell({ phase: "started", line, agent: "researcher" });
+    await send({
+      type: "call_started",
+      role: "tool",
+      tool_name: "agent_researcher",
+      input: { request },
+      tools: [],
+      model: null,
+    });
+    let status = "ok";
+    if (asks) {
+      await send({
+        type: "approval_requested",
+        tool_name: "agent_researcher",
+        input: { request },
+        limits: { may_delegate: false, depth: 1, max_depth: 2, calls_left: 8, timeout_secs: 30 },
+      });
+      const decision = await approvalOf(turnId);
+      await send({ type: "approval_resolved", decision, by: "user" });
+      if (decision === "deny") status = "denied";
+    }
+    const text = status === "ok" ? `Otters: ${request}, answered.` : "";
+    if (status === "ok") await send({ type: "text_delta", text });
+    await send(status === "ok" ? done("ok", 30) : done("denied", null, "the user denied this call"));
+    log(sessionId, { type: "turn_ended", turn_id: turnId, status, text, answered_by: "researcher" });
+    await tell({ phase: "finished", status: status as "ok" | "denied", text, answered_by: "researcher" });
+  };
+  return { turnId, done: run() };
+}
+
+window.__mcpCall = mcpCall;
+
 mockIPC(
   async (command, args) => {
     const payload = (args ?? {}) as Record<string, unknown>;
@@ -250,9 +344,18 @@ mockIPC(
       case "set_preferences":
         Object.assign(preferences, payload.change as Record<string, unknown>);
         return { ...preferences };
+      case "get_mcp_server":
+        return mcpStatus;
+      case "set_mcp_server":
+        return switchMcpServer(payload.enabled as boolean, payload.port as number | null);
       case "resolve_approval":
-        window.__approvalAnswers.push({ callId: payload.callId as string, decision: payload.decision as string });
-        window.__answerApproval?.(payload.decision as string);
+        window.__approvalAnswers.push({
+          turnId: payload.turnId as string,
+          callId: payload.callId as string,
+          decision: payload.decision as string,
+        });
+        approvalWaiters.get(payload.turnId as string)?.(payload.decision as string);
+        approvalWaiters.delete(payload.turnId as string);
         return true;
       case "send_message": {
         if (new URLSearchParams(location.search).has("bench")) return replayBenchTurn(payload);
@@ -297,7 +400,7 @@ mockIPC(
           }
           send(callId, parentId, agent, depth, kind);
           if (kind.type === "approval_requested") {
-            const decision = await new Promise<string>((resolve) => (window.__answerApproval = resolve));
+            const decision = await approvalOf(request.turn_id);
             if (decision === "approve_always") alwaysApproved.add(agent);
             send(callId, parentId, agent, depth, { type: "approval_resolved", decision, by: "user" });
             if (decision === "deny")

@@ -1,4 +1,4 @@
-/** Replaying a session log: messages, trees, retractions, an interrupted turn, a failed one. */
+/** Replaying a session log: messages, trees, retractions, an interrupted turn, a failed one, one still running. */
 import { describe, expect, it } from "vitest";
 import type { SessionRecord } from "../bindings";
 import { replaySession } from "./replay";
@@ -81,5 +81,22 @@ describe("replaySession", () => {
       ["error", "the model server did not answer"],
       ["error", "the turn ended with status limited"],
     ]);
+  });
+
+  it("shows a turn that is still running elsewhere as streaming, not interrupted", () => {
+    const records: SessionRecord[] = [
+      { type: "created", title: "MCP calls", created_ms: 1 },
+      {
+        type: "user_message",
+        turn_id: "mcp-1",
+        text: "MCP client x → agent_researcher: otters",
+        agent: "researcher",
+        ts_ms: 2,
+      },
+      event("mcp-1", 1, started),
+      event("mcp-1", 2, { type: "text_delta", text: "Otters" }),
+    ];
+    const [, reply] = replaySession(records, new Set(["mcp-1"])).entries;
+    expect([reply.status, reply.error, reply.agent]).toEqual(["streaming", null, "researcher"]);
   });
 });

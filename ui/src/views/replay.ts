@@ -1,7 +1,8 @@
 /**
  * Rebuilds a chat from its session log: messages, each turn's call tree (from every
- * logged event), retracted turns dropped, and a turn the app never finished (it was
- * killed) shown as interrupted with what had streamed. Pure; it lives with the views
+ * logged event), retracted turns dropped, a turn the app never finished (it was
+ * killed) shown as interrupted with what had streamed, and one that is still running
+ * elsewhere (an MCP client's call) shown streaming. Pure; it lives with the views
  * because it composes two domains (the chat's entries, the tree's calls) from a third's log.
  */
 import type { CallEvent_Serialize, SessionRecord } from "../bindings";
@@ -16,7 +17,8 @@ export interface ReplayedSession {
   turns: Array<{ turnId: string; label: string }>;
 }
 
-export function replaySession(records: SessionRecord[]): ReplayedSession {
+/** Replays `records`; the turns in `running` have not ended yet, and their replies stream on. */
+export function replaySession(records: SessionRecord[], running: ReadonlySet<string> = new Set()): ReplayedSession {
   let title = "";
   const entries: ChatEntry[] = [];
   const trees = new Map<string, CallTree>();
@@ -73,7 +75,7 @@ export function replaySession(records: SessionRecord[]): ReplayedSession {
     }
   }
   for (const entry of entries) {
-    if (entry.role === "assistant" && entry.turnId && !ended.has(entry.turnId)) {
+    if (entry.role === "assistant" && entry.turnId && !ended.has(entry.turnId) && !running.has(entry.turnId)) {
       const tree = trees.get(entry.turnId);
       const partial = tree ? answerOf(tree) : { text: "", agent: null };
       entry.content = partial.text;

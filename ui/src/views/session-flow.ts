@@ -2,13 +2,16 @@
  * What the window does across domains when the user acts on a session or a turn:
  * opening a session replays its log into the chat and the call trees, a new chat
  * empties both, a message streams its calls into the tree store, and taking a turn
- * back drops its tree. The stores stay unaware of each other; this module is the
- * one place that moves them together.
+ * back drops its tree; an MCP client's call streams into the chat and the tree
+ * when its session is open, and is a note on the session's row when it is not. The
+ * stores stay unaware of each other; this module is the one place that moves them together.
  */
+import { events, type OutsideCall_Serialize as OutsideCall } from "../bindings";
 import { chatStore, type TurnSink } from "../lib/chat/state.svelte";
 import { sessionStore } from "../lib/sessions/state.svelte";
 import { answerOf, rootOf } from "../lib/tree/model";
 import { treeStore } from "../lib/tree/state.svelte";
+import { hearCall, isUnshown, runningNote, runningTurns, withHeardCalls, type HeardCalls } from "./outside-calls";
 import { replaySession } from "./replay";
 
 /** A turn's events go to the tree store (folded once per frame); its answer is read back from the tree. */
@@ -22,18 +25,83 @@ const treeSink: TurnSink = {
   },
 };
 
-/** Opens a session: its log replayed into the chat and the trees. Nothing happens while a turn runs. */
+/** The outside calls the window has heard of and that have not ended (or whose session is being opened). */
+const heardCalls: HeardCalls = new Map();
+/** The sessions being opened: their log is being read, so the calls that end meanwhile are kept until it is replayed. */
+const opening = new Set<string>();
+
+/**
+ * Opens a session: its log replayed into the chat and the trees, with what the
+ * window heard of its outside calls that the log did not hold yet; a call still
+ * running streams on. Nothing happens while a turn of the user's runs.
+ */
 export async function openSession(id: string): Promise<void> {
   if (chatStore.busy) return;
+  opening.add(id);
   try {
     const log = await sessionStore.read(id);
-    const replayed = replaySession(log.records);
+    const records = withHeardCalls(log.records, heardCalls, id);
+    const replayed = replaySession(records, runningTurns(heardCalls, id));
     sessionStore.opened(id, log.skipped_lines);
     chatStore.show(id, replayed.entries);
     treeStore.reset(replayed.trees, replayed.turns);
+    for (const [turnId, call] of heardCalls) {
+      if (call.sessionId === id) call.shownSeq = replayed.trees.get(turnId)?.lastSeq ?? 0;
+    }
   } catch (error) {
     sessionStore.error = String(error);
+  } finally {
+    opening.delete(id);
+    forgetEndedCalls(id);
   }
+}
+
+/** Follows the calls MCP clients make, for as long as the window lives; call once, at start. */
+export async function followOutsideCalls(): Promise<() => void> {
+  return events.outsideCall.listen(({ payload }) => showOutsideCall(payload));
+}
+
+/** One update of an outside call: into the chat and the tree if its session is open, else a note on its row. */
+function showOutsideCall(outside: OutsideCall): void {
+  const turnId = outside.turn_id;
+  const call = hearCall(heardCalls, outside, Date.now());
+  const isOpen = sessionStore.currentId === outside.session_id;
+  const update = outside.update;
+  // The first the window hears of a call is its start, or (when the window opened
+  // while it ran) one of its events: either way it joins the open chat and tree. A
+  // tree replayed from a log read just now may hold some of its events already.
+  const firstHeard = call.records.length === 1;
+  if (isOpen && firstHeard) {
+    const agent = update.phase === "started" ? update.agent : update.phase === "event" ? update.event.agent : "";
+    chatStore.showOutsideTurn(turnId, call.line, agent);
+    treeStore.startTurn(turnId, call.line);
+    call.shownSeq = treeStore.current(turnId).lastSeq;
+  }
+  switch (update.phase) {
+    case "started":
+      void sessionStore.refresh();
+      break;
+    case "event":
+      if (isOpen && isUnshown(call, update.event)) treeStore.push(turnId, update.event);
+      break;
+    case "finished":
+      if (isOpen) {
+        treeStore.flush();
+        const tree = treeStore.current(turnId);
+        const streamed = { answer: answerOf(tree).text, rootError: rootOf(tree)?.error ?? null };
+        chatStore.finishOutsideTurn(turnId, update, streamed);
+      }
+      forgetEndedCalls(outside.session_id);
+      void sessionStore.refresh();
+      break;
+  }
+  sessionStore.note(outside.session_id, runningNote(heardCalls, outside.session_id));
+}
+
+/** Drops the ended calls of a session, unless it is being opened (its log may not hold their end yet). */
+function forgetEndedCalls(sessionId: string): void {
+  if (opening.has(sessionId)) return;
+  for (const [turnId, call] of heardCalls) if (call.sessionId === sessionId && call.ended) heardCalls.delete(turnId);
 }
 
 /** Reopens the session used last, if it still exists. */

@@ -1,7 +1,9 @@
 /**
  * The chat of the open session: messages, the turn in flight, sending a turn
  * through the IPC channel (its call events go to a `TurnSink` the caller gives,
- * as they arrive), stopping it, and taking the last exchange back.
+ * as they arrive), stopping it, and taking the last exchange back. Turns that run
+ * outside the window (an MCP client's calls) are shown too, but are not the chat's
+ * turn in flight: they never make it busy.
  */
 import { Channel } from "@tauri-apps/api/core";
 import {
@@ -9,6 +11,7 @@ import {
   type CallError,
   type CallEvent_Deserialize,
   type CallEvent_Serialize as CallEvent,
+  type CallStatus,
 } from "../../bindings";
 import { finishReply, type ChatEntry } from "./entry";
 
@@ -126,15 +129,46 @@ class ChatStore {
     }
   }
 
+  /**
+   * Shows a turn that runs outside the window: `line` as its message and a reply
+   * that streams. A turn already shown (its session was just replayed) only streams again.
+   */
+  showOutsideTurn(turnId: string, line: string, agent: string): void {
+    const reply = this.replyOf(turnId);
+    if (reply) {
+      reply.status = "streaming";
+      reply.error = null;
+      return;
+    }
+    const entry = { agent: null, turnId, status: "done", error: null } as const;
+    this.entries.push({ ...entry, id: `${turnId}-user`, role: "user", content: line });
+    this.entries.push({ ...entry, id: `${turnId}-reply`, role: "assistant", content: "", agent, status: "streaming" });
+  }
+
+  /** Ends the reply of an outside turn as it ended; `streamed` is what its tree says, for a reply left empty. */
+  finishOutsideTurn(
+    turnId: string,
+    ended: { status: CallStatus; text: string; answered_by: string },
+    streamed: { answer: string; rootError: CallError | null },
+  ): void {
+    const reply = this.replyOf(turnId);
+    if (!reply) return;
+    reply.content = ended.text || streamed.answer;
+    reply.agent = ended.answered_by;
+    reply.error = null;
+    finishReply(reply, ended.status, streamed.rootError);
+  }
+
   async stop(): Promise<void> {
     if (this.activeTurn) await commands.cancelTurn(this.activeTurn);
   }
 
-  /** The last exchange, if it can be retried or edited (nothing is running). */
+  /** The last exchange, if it can be retried or edited (nothing is running, here or outside). */
   lastTurn(): LastTurn | null {
     if (this.busy) return null;
     const user = [...this.entries].reverse().find((entry) => entry.role === "user");
-    return user?.turnId ? { turnId: user.turnId, text: user.content } : null;
+    if (!user?.turnId || this.replyOf(user.turnId)?.status === "streaming") return null;
+    return { turnId: user.turnId, text: user.content };
   }
 
   /** Takes the last exchange back (logged as retracted) and returns it. */
@@ -145,6 +179,10 @@ class ChatStore {
     if (result.status === "error") throw new Error(result.error.message);
     this.entries = this.entries.filter((entry) => entry.turnId !== last.turnId);
     return last;
+  }
+
+  private replyOf(turnId: string): ChatEntry | undefined {
+    return this.entries.find((entry) => entry.turnId === turnId && entry.role === "assistant");
   }
 }
 

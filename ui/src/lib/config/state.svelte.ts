@@ -1,8 +1,16 @@
 /**
  * The config the settings area shows: loaded at start and reloaded whenever the
- * backend reports that the file changed on disk (or was refused).
+ * backend reports that the file changed on disk (or was refused); and the switch of
+ * the built-in MCP endpoint, with its address while it runs.
  */
-import { commands, events, type ConfigState_Serialize as ConfigState, type ResolvedTool } from "../../bindings";
+import {
+  commands,
+  events,
+  type ConfigState_Serialize as ConfigState,
+  type McpServerStatus_Serialize as McpServerStatus,
+  type ResolvedTool,
+} from "../../bindings";
+import { prefs } from "../shared/prefs";
 
 class ConfigStore {
   state = $state<ConfigState | null>(null);
@@ -28,3 +36,54 @@ class ConfigStore {
 }
 
 export const configStore = new ConfigStore();
+
+const stopped: McpServerStatus = { running: false, url: null, client_config: null, error: null };
+
+/**
+ * The built-in MCP endpoint as settings show it. The switch is what the user asked
+ * for (the Rust side remembers it across restarts), which is not always what runs:
+ * a port in use leaves it on but stopped, with the reason.
+ */
+class McpServerSwitch {
+  status = $state<McpServerStatus>(stopped);
+  switchedOn = $state(false);
+  /** The port it was last switched on with (null: never, so 8765). */
+  lastPort = $state<number | null>(null);
+  switching = $state(false);
+  /** A failure of the command itself (the answer could not be saved, say). */
+  failure = $state<string | null>(null);
+
+  async load(): Promise<void> {
+    try {
+      const result = await commands.getMcpServer();
+      if (result.status === "error") throw new Error(result.error.message);
+      this.status = result.data;
+      this.switchedOn = result.data.running || (await prefs.get("mcpServer")) === true;
+      this.lastPort = (await prefs.get("mcpPort")) ?? null;
+      this.failure = null;
+    } catch (error) {
+      this.failure = error instanceof Error ? error.message : String(error);
+    }
+  }
+
+  /** Switches it on (on `port`; null: the last one used, else 8765) or off. */
+  async set(on: boolean, port: number | null): Promise<void> {
+    this.switching = true;
+    this.switchedOn = on;
+    try {
+      const result = await commands.setMcpServer(on, port);
+      if (result.status === "error") throw new Error(result.error.message);
+      this.status = result.data;
+      if (on && port !== null) this.lastPort = port;
+      this.failure = null;
+    } catch (error) {
+      // What runs now, and whether the switch was remembered, is read back.
+      await this.load();
+      this.failure = error instanceof Error ? error.message : String(error);
+    } finally {
+      this.switching = false;
+    }
+  }
+}
+
+export const mcpServerSwitch = new McpServerSwitch();

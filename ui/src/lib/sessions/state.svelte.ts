@@ -1,6 +1,7 @@
 /**
  * The session list of the sidebar and which session is open: list, search, create,
- * read a session's log, rename, delete, and remember the last one used. What opening
+ * read a session's log, rename, delete, remember the last one used, and a note per
+ * session row (an outside call running in it). What opening
  * a session does to the chat and the trees is the view's business (views/session-flow).
  */
 import { commands, type SessionLog_Serialize as SessionLog, type SessionSummary } from "../../bindings";
@@ -27,6 +28,8 @@ class SessionStore {
   currentId = $state<string | null>(null);
   query = $state("");
   error = $state<string | null>(null);
+  /** A short line shown on a session's row, by session id (what an MCP client's call in it is doing). */
+  notes = $state<Record<string, string>>({});
 
   get filtered(): SessionSummary[] {
     const query = this.query.trim().toLowerCase();
@@ -59,6 +62,13 @@ class SessionStore {
     this.currentId = id;
     void prefs.set("lastSession", id);
     this.error = skippedLines > 0 ? `${skippedLines} damaged line(s) of this session's log were skipped` : null;
+  }
+
+  /** Sets (or, with null, clears) the note on a session's row. */
+  note(id: string, text: string | null): void {
+    if ((this.notes[id] ?? null) === text) return;
+    const { [id]: _previous, ...others } = this.notes;
+    this.notes = text === null ? others : { ...others, [id]: text };
   }
 
   /** No session is open: the next message creates one. */

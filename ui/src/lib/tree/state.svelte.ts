@@ -41,9 +41,11 @@ class TreeStore {
     this.changes++;
   }
 
+  /** Adds a turn (a turn already there, replayed from the log, keeps its tree) and shows it. */
   startTurn(turnId: string, label: string): void {
     this.treeOf(turnId);
-    this.turns = [...this.turns, { turnId, label: label.slice(0, 40) }];
+    if (!this.turns.some((turn) => turn.turnId === turnId))
+      this.turns = [...this.turns, { turnId, label: label.slice(0, 40) }];
     this.select(turnId, null);
   }
 
