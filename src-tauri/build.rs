@@ -17,6 +17,8 @@ fn main() {
         "export_turn",
         "get_preferences",
         "set_preferences",
+        "get_mcp_server",
+        "set_mcp_server",
     ])))
     .expect("tauri build script");
 }

@@ -1,9 +1,11 @@
 //! The desktop shell: Tauri commands that call switchboard-core (one line of glue
-//! each), a channel per turn for the call-tree events, one app-wide event for
-//! config changes, and the TypeScript bindings export. No engine logic lives here:
+//! each), a channel per turn for the call-tree events, app-wide events for config
+//! changes and for calls that come in through the built-in MCP endpoint
+//! (`mcp.rs`), and the TypeScript bindings export. No engine logic lives here:
 //! turns in sessions, approvals and exports are `ChatSessions`' work.
 
 mod links;
+mod mcp;
 mod prefs;
 
 use std::path::PathBuf;
@@ -16,10 +18,12 @@ use switchboard_core::config::watch::{self, ConfigWatch, Reload};
 use switchboard_core::config::{global_tools, merged_tools, Problem, ResolvedTool};
 use switchboard_core::sessions::{ChatSessions, SessionError, SessionLog, SessionSummary, SessionTurn, DATA_DIR_ENV};
 use switchboard_core::{ApprovalDecision, ApprovalPolicy, CallEvent, Config, Dispatcher, TurnOutcome};
+use switchboard_mcp::McpServer;
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, State};
 use tauri_specta::Event;
 
+pub use mcp::{McpServerStatus, OutsideCall, OutsideUpdate};
 use prefs::PreferencesFile;
 pub use prefs::{Preferences, Theme};
 
@@ -132,9 +136,15 @@ pub struct AppState {
     dispatcher: Arc<Dispatcher>,
     current: Arc<Mutex<CurrentConfig>>,
     _watch: Option<ConfigWatch>,
-    sessions: ChatSessions,
+    sessions: Arc<ChatSessions>,
     preferences: PreferencesFile,
     data_dir: PathBuf,
+    /// The built-in MCP endpoint while it is switched on.
+    mcp: tokio::sync::Mutex<Option<mcp::Running>>,
+    /// Its server, for the config watcher to announce list changes.
+    mcp_server: Arc<Mutex<Option<McpServer>>>,
+    /// How an MCP call's updates reach the window.
+    emit_outside: mcp::Emitter,
 }
 
 struct CurrentConfig {
@@ -150,6 +160,7 @@ impl AppState {
         config_path: PathBuf,
         data_dir: PathBuf,
         on_change: impl Fn(ConfigChanged) + Send + 'static,
+        emit_outside: mcp::Emitter,
     ) -> Result<AppState, AppError> {
         // Only the default location is created on a first start; a path the user
         // named that does not exist is shown as an error, and nothing is created.
@@ -171,10 +182,15 @@ impl AppState {
         }));
         let watch_dispatcher = dispatcher.clone();
         let watch_current = current.clone();
+        let mcp_server: Arc<Mutex<Option<McpServer>>> = Arc::default();
+        let watch_mcp = mcp_server.clone();
         let watch = watch::spawn(&config_path, &initial, move |reload| {
             let changed = match reload {
                 Reload::Applied { loaded, changed_agents } => {
                     watch_dispatcher.replace_config(loaded.config.clone(), &changed_agents);
+                    if let Some(server) = watch_mcp.lock().unwrap().clone() {
+                        tauri::async_runtime::spawn(async move { server.config_changed().await });
+                    }
                     let mut current = watch_current.lock().unwrap();
                     current.version = Some(loaded.version.clone());
                     current.warnings = loaded.warnings.clone();
@@ -196,9 +212,42 @@ impl AppState {
                 None
             }
         };
-        let sessions = ChatSessions::open(data_dir.join("sessions"))?;
+        let sessions = Arc::new(ChatSessions::open(data_dir.join("sessions"))?);
         let preferences = PreferencesFile::new(&data_dir);
-        Ok(AppState { config_path, dispatcher, current, _watch: watch, sessions, preferences, data_dir })
+        Ok(AppState {
+            config_path,
+            dispatcher,
+            current,
+            _watch: watch,
+            sessions,
+            preferences,
+            data_dir,
+            mcp: tokio::sync::Mutex::new(None),
+            mcp_server,
+            emit_outside,
+        })
+    }
+
+    /// Switches the built-in MCP endpoint on (on `port`) or off.
+    async fn switch_mcp(&self, enabled: bool, port: u16) -> McpServerStatus {
+        let mut running = self.mcp.lock().await;
+        if let Some(previous) = running.take() {
+            previous.stop();
+            *self.mcp_server.lock().unwrap() = None;
+        }
+        if !enabled {
+            return McpServerStatus::default();
+        }
+        let started = mcp::start(self.emit_outside.clone(), self.dispatcher.clone(), self.sessions.clone(), port).await;
+        match started {
+            Ok(endpoint) => {
+                let status = endpoint.status();
+                *self.mcp_server.lock().unwrap() = Some(endpoint.server.clone());
+                *running = Some(endpoint);
+                status
+            }
+            Err(error) => McpServerStatus { error: Some(error), ..McpServerStatus::default() },
+        }
     }
 }
 
@@ -330,6 +379,29 @@ fn cancel_call(state: State<'_, AppState>, turn_id: String, call_id: String) -> 
     state.sessions.cancel_call(&turn_id, &call_id)
 }
 
+/// The built-in MCP endpoint: running or not, its address and a client config.
+#[tauri::command]
+#[specta::specta]
+async fn get_mcp_server(state: State<'_, AppState>) -> Result<McpServerStatus, AppError> {
+    Ok(state.mcp.lock().await.as_ref().map(mcp::Running::status).unwrap_or_default())
+}
+
+/// Switches the built-in MCP endpoint on (on `port`, else the one used last, else
+/// 8765; 0 picks a free one) or off, and remembers it for the next start.
+#[tauri::command]
+#[specta::specta]
+async fn set_mcp_server(
+    state: State<'_, AppState>,
+    enabled: bool,
+    port: Option<u16>,
+) -> Result<McpServerStatus, AppError> {
+    let port = port.or(state.preferences.read().mcp_port).unwrap_or(mcp::DEFAULT_PORT);
+    let status = state.switch_mcp(enabled, port).await;
+    let change = Preferences { mcp_server: Some(enabled), mcp_port: Some(port), ..Preferences::default() };
+    state.preferences.update(change)?;
+    Ok(status)
+}
+
 /// The commands and events the UI may use, with their TypeScript bindings.
 pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
     tauri_specta::Builder::<R>::new()
@@ -348,9 +420,11 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             retract_turn,
             export_turn,
             get_preferences,
-            set_preferences
+            set_preferences,
+            get_mcp_server,
+            set_mcp_server
         ])
-        .events(tauri_specta::collect_events![ConfigChanged])
+        .events(tauri_specta::collect_events![ConfigChanged, OutsideCall])
 }
 
 /// The TypeScript of the bindings, as `ui/src/bindings.ts` must hold it.
@@ -383,13 +457,33 @@ pub fn configure<R: Runtime>(
                 Some(folder) => folder,
                 None => app.path().app_data_dir()?,
             };
-            let state = AppState::open(config_path.clone(), data_dir, move |changed| {
+            let outside_handle = handle.clone();
+            let emit_outside: mcp::Emitter = Arc::new(move |update: OutsideCall| {
+                if let Err(error) = update.emit(&outside_handle) {
+                    tracing::warn!(%error, "could not tell the window about an MCP call");
+                }
+            });
+            let on_change = move |changed: ConfigChanged| {
                 if let Err(error) = changed.emit(&handle) {
                     tracing::warn!(%error, "could not tell the window about a config change");
                 }
-            })
-            .map_err(|error| error.message)?;
+            };
+            let state = AppState::open(config_path.clone(), data_dir, on_change, emit_outside)
+                .map_err(|error| error.message)?;
+            let preferences = state.preferences.read();
             app.manage(state);
+            if preferences.mcp_server == Some(true) {
+                // Switched on when the app last ran: on again, on the same port.
+                let handle = app.handle().clone();
+                let port = preferences.mcp_port.unwrap_or(mcp::DEFAULT_PORT);
+                tauri::async_runtime::spawn(async move {
+                    let state = handle.state::<AppState>();
+                    let status = state.switch_mcp(true, port).await;
+                    if let Some(error) = status.error {
+                        tracing::warn!(%error, "the built-in MCP endpoint could not start");
+                    }
+                });
+            }
             Ok(())
         })
 }

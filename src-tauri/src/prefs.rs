@@ -1,4 +1,5 @@
-//! The window's preferences (theme, side panel width, last session) in `prefs.json`
+//! The window's preferences (theme, side panel width, last session, the built-in
+//! MCP endpoint's switch and port) in `prefs.json`
 //! in the app's data folder, read and written by Rust only: the webview asks for
 //! them and sends changes, and never names a file. A missing or damaged file reads
 //! as no preferences; a change keeps the fields it does not name.
@@ -28,6 +29,12 @@ pub struct Preferences {
     pub right_width: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_session: Option<String>,
+    /// The built-in MCP endpoint is on (off when never set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_server: Option<bool>,
+    /// Its loopback port (8765 when never set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_port: Option<u16>,
     /// Keys an older or newer version wrote; kept.
     #[serde(flatten)]
     #[specta(skip)]
@@ -71,6 +78,12 @@ impl PreferencesFile {
         }
         if change.last_session.is_some() {
             preferences.last_session = change.last_session;
+        }
+        if change.mcp_server.is_some() {
+            preferences.mcp_server = change.mcp_server;
+        }
+        if change.mcp_port.is_some() {
+            preferences.mcp_port = change.mcp_port;
         }
         let bytes = serde_json::to_vec_pretty(&preferences).expect("preferences serialize");
         write_atomic(&self.path, &bytes)?;

@@ -246,3 +246,46 @@ fn the_window_may_call_only_what_the_ui_uses() {
     app_granted.sort();
     assert_eq!(app_granted, used, "the capability and the UI's command calls differ");
 }
+
+/// The built-in MCP endpoint: off until switched on, then on loopback with a
+/// client config naming its address; a taken port is an error in words, not a
+/// crash; switched off, the port closes; the switch is remembered.
+#[test]
+fn the_built_in_mcp_endpoint_switches_on_and_off_and_is_remembered() {
+    let folder = tempfile::tempdir().unwrap();
+    let config_path = folder.path().join("config.json");
+    demo_config(&config_path);
+    let data = folder.path().join("data");
+    let (_app, webview) = start_app(&config_path, data.clone());
+    let off = invoke(&webview, "get_mcp_server", json!({})).unwrap();
+    assert_eq!(off["running"], json!(false));
+
+    let on = invoke(&webview, "set_mcp_server", json!({ "enabled": true, "port": 0 })).unwrap();
+    assert_eq!(on["running"], json!(true), "{on}");
+    let url = on["url"].as_str().unwrap().to_string();
+    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+    let snippet: Value = serde_json::from_str(on["client_config"].as_str().unwrap()).unwrap();
+    assert_eq!(snippet["mcpServers"]["switchboard"]["url"], json!(url));
+    let address = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    std::net::TcpStream::connect(&address).expect("the endpoint listens");
+    assert_eq!(invoke(&webview, "get_mcp_server", json!({})).unwrap()["url"], json!(url));
+    let prefs: Value = serde_json::from_slice(&std::fs::read(data.join("prefs.json")).unwrap()).unwrap();
+    assert_eq!(prefs["mcpServer"], json!(true));
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let refused = invoke(&webview, "set_mcp_server", json!({ "enabled": true, "port": port })).unwrap();
+    assert_eq!(refused["running"], json!(false));
+    assert!(refused["error"].as_str().unwrap().contains("cannot listen on 127.0.0.1:"), "{refused}");
+
+    let switched_off = invoke(&webview, "set_mcp_server", json!({ "enabled": false, "port": null })).unwrap();
+    assert_eq!(switched_off["running"], json!(false));
+    // The accept loop ends with the switch; wait (bounded) until the port refuses.
+    let closed = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        std::net::TcpStream::connect(&address).is_err()
+    });
+    assert!(closed, "the endpoint still listens after it was switched off");
+    let prefs: Value = serde_json::from_slice(&std::fs::read(data.join("prefs.json")).unwrap()).unwrap();
+    assert_eq!(prefs["mcpServer"], json!(false));
+}

@@ -2,13 +2,18 @@
 a new user's first turn on the demo agents (the delegates ask for approval, the
 user approves, the answer streams in, the nested calls finish in the tree with
 their tokens, a node's details show what the child saw) and, in a second turn,
-denying one delegate and cancelling the other while the parent carries on."""
+denying one delegate and cancelling the other while the parent carries on; and an
+MCP client calling a tool-agent through the app's built-in endpoint, the call live
+in the tree, approved there."""
 
+import asyncio
 import contextlib
+import json
 import os
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -252,3 +257,62 @@ def test_a_link_in_a_reply_opens_outside_and_the_window_stays(tmp_path):
         time.sleep(0.5)
         assert session.current_url == app_url, f"the window navigated away to {session.current_url}"
         assert "Summary:" in answer_text(session), "the chat is still there"
+
+
+def call_through_mcp(url: str, outcome: dict) -> None:
+    """A real MCP client (the Python `mcp` package) calling a tool-agent at `url`."""
+    from mcp import Client
+
+    async def call():
+        async with Client(url, mode="legacy", read_timeout_seconds=120) as client:
+            outcome["tools"] = [tool.name for tool in (await client.list_tools()).tools]
+            outcome["result"] = await client.call_tool("agent_researcher", {"request": "otters in rivers"})
+
+    try:
+        asyncio.run(call())
+    except Exception as error:  # reported by the test, which waits for this thread
+        outcome["error"] = repr(error)
+
+
+def test_an_mcp_client_calls_through_the_apps_endpoint_and_the_call_shows_live(tmp_path):
+    # Port 0: the endpoint takes a free port (the default, 8765, may be in use here).
+    preferences = tmp_path / "data" / "dev.switchboard.desktop" / "prefs.json"
+    preferences.parent.mkdir(parents=True)
+    preferences.write_text(json.dumps({"mcpPort": 0}))
+    with launch(tmp_path) as session:
+        click_tab(session, "Settings")
+        WebDriverWait(session, 20).until(
+            expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, '[data-testid="mcp-switch"]'))
+        ).click()
+        url_element = WebDriverWait(session, 20).until(
+            expected_conditions.visibility_of_element_located((By.CSS_SELECTOR, '[data-testid="mcp-url"]'))
+        )
+        url = url_element.text.strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        session.save_screenshot(str(ARTIFACTS / "window-mcp-settings.png"))
+
+        outcome: dict = {}
+        client = threading.Thread(target=call_through_mcp, args=(url, outcome), daemon=True)
+        client.start()
+        # The call is a turn of the "MCP calls" session: open it; the delegate waits
+        # for approval in the tree (the entry says ask), and the user approves it there.
+        WebDriverWait(session, 30).until(
+            expected_conditions.element_to_be_clickable(
+                (By.XPATH, '//nav[@aria-label="Sessions"]//button[.//*[normalize-space()="MCP calls"]]')
+            )
+        ).click()
+        click_tab(session, "Calls")
+        treeitem(session, "researcher, waiting for approval")
+        click_button(session, "Approve researcher once")
+        treeitem(session, "researcher, ok")
+        client.join(timeout=60)
+        assert not client.is_alive(), "the MCP client got no answer"
+        assert "error" not in outcome, outcome.get("error")
+        assert "agent_researcher" in outcome["tools"]
+        result = outcome["result"]
+        assert not result.is_error and result.structured_content["status"] == "ok", result
+        assert result.structured_content["usage"]["total_tokens"] > 0
+        chat = session.find_element(By.CSS_SELECTOR, "main").text
+        assert "MCP client" in chat and "agent_researcher" in chat, chat
+        session.save_screenshot(str(ARTIFACTS / "window-mcp-call.png"))

@@ -43,11 +43,19 @@ export const commands = {
 	getPreferences: () => __TAURI_INVOKE<Preferences_Serialize>("get_preferences"),
 	/**  Sets the preferences `change` names; the others stay as they are. */
 	setPreferences: (change: Preferences_Deserialize) => typedError<Preferences_Serialize, AppError_Serialize>(__TAURI_INVOKE("set_preferences", { change })),
+	/**  The built-in MCP endpoint: running or not, its address and a client config. */
+	getMcpServer: () => typedError<McpServerStatus_Serialize, AppError_Serialize>(__TAURI_INVOKE("get_mcp_server")),
+	/**
+	 *  Switches the built-in MCP endpoint on (on `port`, else the one used last, else
+	 *  8765; 0 picks a free one) or off, and remembers it for the next start.
+	 */
+	setMcpServer: (enabled: boolean, port: number | null) => typedError<McpServerStatus_Serialize, AppError_Serialize>(__TAURI_INVOKE("set_mcp_server", { enabled, port })),
 };
 
 /** Events */
 export const events = {
 	configChanged: makeEvent<ConfigChanged_Serialize, ConfigChanged_Deserialize>("config-changed"),
+	outsideCall: makeEvent<OutsideCall_Serialize, OutsideCall_Deserialize>("outside-call"),
 };
 
 /* Types */
@@ -538,6 +546,31 @@ export type Limits_Serialize = {
 	idle_timeout_secs?: number,
 };
 
+/**  The built-in endpoint as settings show it. */
+export type McpServerStatus = McpServerStatus_Serialize | McpServerStatus_Deserialize;
+
+/**  The built-in endpoint as settings show it. */
+export type McpServerStatus_Deserialize = {
+	running: boolean,
+	/**  `http://127.0.0.1:PORT/mcp` while running. */
+	url?: string | null,
+	/**  A client config to paste (the `mcpServers` form of Claude Code's `.mcp.json`). */
+	client_config?: string | null,
+	/**  Why it is not running although it was switched on (the port is taken…). */
+	error?: string | null,
+};
+
+/**  The built-in endpoint as settings show it. */
+export type McpServerStatus_Serialize = {
+	running: boolean,
+	/**  `http://127.0.0.1:PORT/mcp` while running. */
+	url: string | null,
+	/**  A client config to paste (the `mcpServers` form of Claude Code's `.mcp.json`). */
+	client_config: string | null,
+	/**  Why it is not running although it was switched on (the port is taken…). */
+	error: string | null,
+};
+
 export type OutputFormat = "text" | 
 /**  Claude Code's `-p --output-format stream-json` (add `--verbose`). */
 "claude_stream_json" | 
@@ -610,6 +643,46 @@ export type OutputRules_Serialize = {
 	usage_combine?: UsageCombine,
 };
 
+/**
+ *  A call from an MCP client, as the window follows it: it started, one of its
+ *  events, or it ended. One event name for all three keeps them in order.
+ */
+export type OutsideCall = OutsideCall_Serialize | OutsideCall_Deserialize;
+
+/**
+ *  A call from an MCP client, as the window follows it: it started, one of its
+ *  events, or it ended. One event name for all three keeps them in order.
+ */
+export type OutsideCall_Deserialize = {
+	session_id: string,
+	turn_id: string,
+	update: OutsideUpdate_Deserialize,
+};
+
+/**
+ *  A call from an MCP client, as the window follows it: it started, one of its
+ *  events, or it ended. One event name for all three keeps them in order.
+ */
+export type OutsideCall_Serialize = {
+	session_id: string,
+	turn_id: string,
+	update: OutsideUpdate_Serialize,
+};
+
+export type OutsideUpdate = OutsideUpdate_Serialize | OutsideUpdate_Deserialize;
+
+export type OutsideUpdate_Deserialize = 
+/**  `line` says who asked which tool-agent what ("MCP client claude-code → agent_x: …"). */
+{ phase: "started"; line: string; agent: string } | 
+/**  One event of the call's tree (already in the session's log). */
+{ phase: "event"; event: CallEvent_Deserialize } | { phase: "finished"; status: CallStatus; text: string; answered_by: string };
+
+export type OutsideUpdate_Serialize = 
+/**  `line` says who asked which tool-agent what ("MCP client claude-code → agent_x: …"). */
+{ phase: "started"; line: string; agent: string } | 
+/**  One event of the call's tree (already in the session's log). */
+{ phase: "event"; event: CallEvent_Serialize } | { phase: "finished"; status: CallStatus; text: string; answered_by: string };
+
 /**  The preferences; an absent field is one never set (or, in a change, one left as it is). */
 export type Preferences = Preferences_Serialize | Preferences_Deserialize;
 
@@ -618,6 +691,10 @@ export type Preferences_Deserialize = {
 	theme?: Theme | null,
 	rightWidth?: number | null,
 	lastSession?: string | null,
+	/**  The built-in MCP endpoint is on (off when never set). */
+	mcpServer?: boolean | null,
+	/**  Its loopback port (8765 when never set). */
+	mcpPort?: number | null,
 };
 
 /**  The preferences; an absent field is one never set (or, in a change, one left as it is). */
@@ -625,6 +702,10 @@ export type Preferences_Serialize = {
 	theme?: Theme,
 	rightWidth?: number,
 	lastSession?: string,
+	/**  The built-in MCP endpoint is on (off when never set). */
+	mcpServer?: boolean,
+	/**  Its loopback port (8765 when never set). */
+	mcpPort?: number,
 };
 
 /**  What an agent's model costs, per million tokens. */

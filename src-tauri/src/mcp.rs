@@ -1,0 +1,176 @@
+//! The app's built-in MCP endpoint (off by default; a switch in settings): the
+//! same `switchboard-mcp` server as `switchboard mcp --http`, on loopback, serving
+//! the global tool-agents. Each call that comes in is kept as a turn of the "MCP
+//! calls" session (logged like any turn) and streamed to the window as
+//! `OutsideCall` updates, so it shows live in the call tree, where its approvals
+//! are answered and it can be cancelled like any other turn.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use switchboard_core::event::now_ms;
+use switchboard_core::sessions::{ChatSessions, OutsideTurn};
+use switchboard_core::{CallEvent, CallStatus, Dispatcher, ToolCallOutcome, TurnControl};
+use switchboard_mcp::http::{self, Endpoint, HttpOptions};
+use switchboard_mcp::{ApprovalMode, CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
+
+/// The session the calls of MCP clients are kept in.
+pub const SESSION_ID: &str = "mcp-calls";
+const SESSION_TITLE: &str = "MCP calls";
+/// The port used when the user has not chosen one.
+pub const DEFAULT_PORT: u16 = 8765;
+
+/// A call from an MCP client, as the window follows it: it started, one of its
+/// events, or it ended. One event name for all three keeps them in order.
+#[derive(Debug, Clone, Serialize, Deserialize, Type, tauri_specta::Event)]
+pub struct OutsideCall {
+    pub session_id: String,
+    pub turn_id: String,
+    pub update: OutsideUpdate,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+pub enum OutsideUpdate {
+    /// `line` says who asked which tool-agent what ("MCP client claude-code → agent_x: …").
+    Started {
+        line: String,
+        agent: String,
+    },
+    /// One event of the call's tree (already in the session's log).
+    Event {
+        event: Box<CallEvent>,
+    },
+    Finished {
+        status: CallStatus,
+        text: String,
+        answered_by: String,
+    },
+}
+
+/// The built-in endpoint as settings show it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, Type)]
+pub struct McpServerStatus {
+    pub running: bool,
+    /// `http://127.0.0.1:PORT/mcp` while running.
+    pub url: Option<String>,
+    /// A client config to paste (the `mcpServers` form of Claude Code's `.mcp.json`).
+    pub client_config: Option<String>,
+    /// Why it is not running although it was switched on (the port is taken…).
+    pub error: Option<String>,
+}
+
+/// The running endpoint and its server, while the switch is on.
+pub struct Running {
+    pub server: McpServer,
+    endpoint: Endpoint,
+}
+
+impl Running {
+    pub fn status(&self) -> McpServerStatus {
+        let url = self.endpoint.url();
+        let snippet = serde_json::json!({ "mcpServers": { "switchboard": { "type": "http", "url": url } } });
+        McpServerStatus {
+            running: true,
+            url: Some(url),
+            client_config: Some(serde_json::to_string_pretty(&snippet).unwrap_or_default()),
+            error: None,
+        }
+    }
+
+    pub fn stop(self) {
+        self.endpoint.shutdown.cancel();
+    }
+}
+
+/// How updates reach the window (an emit of `OutsideCall` on the app's handle).
+pub type Emitter = Arc<dyn Fn(OutsideCall) + Send + Sync>;
+
+/// Starts the endpoint on loopback `port` (0 picks a free one).
+pub async fn start(
+    emit: Emitter,
+    dispatcher: Arc<Dispatcher>,
+    sessions: Arc<ChatSessions>,
+    port: u16,
+) -> Result<Running, String> {
+    let observer = Arc::new(WindowObserver { emit, sessions, next: AtomicU64::new(1) });
+    let options =
+        ServerOptions { as_agent: None, approve: ApprovalMode::Ask, observer: Some(observer), keepalive: None };
+    let server = McpServer::new(dispatcher, options);
+    let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let http_options = HttpOptions { address, bearer_token: None, allow_remote: false };
+    let endpoint = http::serve(server.clone(), http_options).await.map_err(|error| error.to_string())?;
+    Ok(Running { server, endpoint })
+}
+
+struct WindowObserver {
+    emit: Emitter,
+    sessions: Arc<ChatSessions>,
+    next: AtomicU64,
+}
+
+impl CallObserver for WindowObserver {
+    fn started(&self, call: &IncomingCall, control: &TurnControl) -> Box<dyn ObservedCall> {
+        let turn = OutsideTurn {
+            session_id: SESSION_ID.into(),
+            turn_id: format!("mcp-{}-{}", now_ms(), self.next.fetch_add(1, Ordering::Relaxed)),
+        };
+        let line = format!("MCP client {} → {}: {}", call.client, call.tool, call.request);
+        let logged = self
+            .sessions
+            .ensure(SESSION_ID, SESSION_TITLE)
+            .and_then(|()| self.sessions.begin_outside_turn(&turn, &line, &call.agent, control));
+        if let Err(error) = logged {
+            tracing::warn!(%error, "an MCP call could not be logged");
+        }
+        let observed =
+            WindowCall { emit: self.emit.clone(), sessions: self.sessions.clone(), turn, agent: call.agent.clone() };
+        observed.emit(OutsideUpdate::Started { line, agent: call.agent.clone() });
+        Box::new(observed)
+    }
+
+    fn answers_approvals(&self) -> bool {
+        true
+    }
+}
+
+struct WindowCall {
+    emit: Emitter,
+    sessions: Arc<ChatSessions>,
+    turn: OutsideTurn,
+    agent: String,
+}
+
+impl WindowCall {
+    fn emit(&self, update: OutsideUpdate) {
+        (self.emit)(OutsideCall {
+            session_id: self.turn.session_id.clone(),
+            turn_id: self.turn.turn_id.clone(),
+            update,
+        });
+    }
+}
+
+impl ObservedCall for WindowCall {
+    fn event(&self, event: &CallEvent) {
+        // Logged before it is shown, as a turn's events are.
+        if let Err(error) = self.sessions.log_outside_event(&self.turn, event) {
+            tracing::warn!(%error, "an MCP call's event could not be logged");
+        }
+        self.emit(OutsideUpdate::Event { event: Box::new(event.clone()) });
+    }
+
+    fn finished(&self, outcome: &ToolCallOutcome) {
+        if let Err(error) = self.sessions.end_outside_turn(&self.turn, outcome.status, &outcome.text, &self.agent) {
+            tracing::warn!(%error, "the end of an MCP call could not be logged");
+        }
+        self.emit(OutsideUpdate::Finished {
+            status: outcome.status,
+            text: outcome.text.clone(),
+            answered_by: self.agent.clone(),
+        });
+    }
+}
