@@ -418,6 +418,7 @@ export type Config_Deserialize = {
 	delegation_tool?: DelegationTool | null,
 	/**  The agent behind the `ask_model` advisor tool (one answer, no tools); off when absent. */
 	advisor?: AgentToolEntry_Deserialize | null,
+	telemetry?: TelemetryConfig_Deserialize | null,
 };
 
 /**  The whole configuration file. */
@@ -434,6 +435,7 @@ export type Config_Serialize = {
 	delegation_tool?: DelegationTool,
 	/**  The agent behind the `ask_model` advisor tool (one answer, no tools); off when absent. */
 	advisor?: AgentToolEntry_Serialize,
+	telemetry?: TelemetryConfig_Serialize,
 };
 
 /**  How tool-agents are offered: one function per delegate, or a single `ask_agent`. */
@@ -856,6 +858,40 @@ export type Severity = "error" | "warning";
  *  `true` (the bundled skill, the default), `false` (none), or a path to a SKILL.md.
  */
 export type SkillSetting = boolean | string;
+
+export type TelemetryConfig = TelemetryConfig_Serialize | TelemetryConfig_Deserialize;
+
+export type TelemetryConfig_Deserialize = {
+	/**  `false` turns export off even when the `OTEL_EXPORTER_OTLP_*` variables are set. */
+	enabled?: boolean | null,
+	/**
+	 *  The OTLP/HTTP endpoint: a base URL (`http://127.0.0.1:4318`, `/v1/traces` is added)
+	 *  or the full traces URL. Else `$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `$OTEL_EXPORTER_OTLP_ENDPOINT`.
+	 */
+	endpoint?: string | null,
+	/**  Headers sent with each export: header name → the environment variable holding its value. */
+	headers?: { [key in string]: string },
+	/**  Put requests and answers on the spans (`gen_ai.input.messages`, `gen_ai.output.messages`). */
+	include_content?: boolean | null,
+	/**  The service name of the traces (else `$OTEL_SERVICE_NAME`, else `switchboard`). */
+	service_name?: string | null,
+};
+
+export type TelemetryConfig_Serialize = {
+	/**  `false` turns export off even when the `OTEL_EXPORTER_OTLP_*` variables are set. */
+	enabled?: boolean,
+	/**
+	 *  The OTLP/HTTP endpoint: a base URL (`http://127.0.0.1:4318`, `/v1/traces` is added)
+	 *  or the full traces URL. Else `$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `$OTEL_EXPORTER_OTLP_ENDPOINT`.
+	 */
+	endpoint?: string,
+	/**  Headers sent with each export: header name → the environment variable holding its value. */
+	headers?: { [key in string]: string },
+	/**  Put requests and answers on the spans (`gen_ai.input.messages`, `gen_ai.output.messages`). */
+	include_content?: boolean,
+	/**  The service name of the traces (else `$OTEL_SERVICE_NAME`, else `switchboard`). */
+	service_name?: string,
+};
 
 export type Theme = "light" | "dark";
 

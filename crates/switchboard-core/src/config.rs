@@ -5,6 +5,7 @@
 pub mod edit;
 pub mod merge;
 pub mod store;
+pub mod telemetry;
 pub mod validate;
 pub mod watch;
 
@@ -19,6 +20,7 @@ pub use merge::{
     effective_tools, global_tools, merge_entries, merged_tools, merged_tools_with, tool_name, AgentNames, MergedEntry,
     ResolvedTool, ToolScope,
 };
+pub use telemetry::TelemetryConfig;
 pub use validate::{validate, Problem, Severity};
 
 /// The whole configuration file.
@@ -43,6 +45,8 @@ pub struct Config {
     /// The agent behind the `ask_model` advisor tool (one answer, no tools); off when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub advisor: Option<AgentToolEntry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<TelemetryConfig>,
     /// Fields this version does not know; written back unchanged.
     #[serde(flatten)]
     #[specta(skip)]
@@ -489,10 +493,7 @@ impl Config {
                     "Fast summarisation agent. Pass a block of text; returns a concise summary.",
                 ),
             ],
-            limits: Limits::default(),
-            delegation_tool: None,
-            advisor: None,
-            extra: Map::new(),
+            ..Config::default()
         }
     }
 }

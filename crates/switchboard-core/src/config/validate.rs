@@ -28,7 +28,7 @@ pub struct Problem {
 }
 
 impl Problem {
-    fn error(path: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn error(path: impl Into<String>, message: impl Into<String>) -> Self {
         Problem { severity: Severity::Error, path: path.into(), message: message.into() }
     }
     fn warning(path: impl Into<String>, message: impl Into<String>) -> Self {
@@ -116,6 +116,9 @@ pub fn validate(config: &Config) -> Vec<Problem> {
             problems.push(Problem::error(format!("limits.{field}"), "must be at least 1"));
         }
     }
+    if let Some(telemetry) = &config.telemetry {
+        super::telemetry::validate(telemetry, &mut problems);
+    }
     problems
 }
 
@@ -171,6 +174,9 @@ fn unknown_fields(config: &Config, problems: &mut Vec<Problem>) {
     }
     if let Some(advisor) = &config.advisor {
         entry_fields(&mut warn, "advisor", advisor);
+    }
+    if let Some(telemetry) = &config.telemetry {
+        warn("telemetry", &telemetry.extra);
     }
     for (index, agent) in config.agents.iter().enumerate() {
         let path = format!("agents[{index}]");
