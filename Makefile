@@ -17,12 +17,12 @@ DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.
 	xvfb xauth webkit2gtk-driver chromium python3-venv
 
 .PHONY: run test setup debian-packages node-packages python-packages tauri-driver ui ui-e2e app \
-	test-rust test-ui test-browser test-window test-mcp bindings bench bench-ui clean
+	test-rust test-ui test-browser test-window test-mcp test-otel bindings bench bench-ui clean
 
 run: setup ui app
 	$(APP)
 
-test: setup ui ui-e2e test-ui test-rust test-mcp test-browser app test-window
+test: setup ui ui-e2e test-ui test-rust test-mcp test-otel test-browser app test-window
 	@echo "all suites passed"
 
 setup: debian-packages node-packages python-packages tauri-driver
@@ -51,7 +51,8 @@ tests/peers/node_modules/.package-lock.json: tests/peers/package.json tests/peer
 	cd tests/peers && npm ci --no-audit --no-fund
 	@touch $@
 
-python-packages: $(VENV)/.installed $(ROOT)/.venv-aider/.installed $(ROOT)/.venv-smolagents/.installed
+python-packages: $(VENV)/.installed $(ROOT)/.venv-aider/.installed $(ROOT)/.venv-smolagents/.installed \
+	$(ROOT)/.venv-phoenix/.installed
 
 $(VENV)/.installed: tests/requirements.txt
 	python3 -m venv $(VENV)
@@ -59,7 +60,8 @@ $(VENV)/.installed: tests/requirements.txt
 	@touch $@
 
 # The real CLI agents the suite delegates to, each in its own environment (aider
-# pins its own litellm).
+# pins its own litellm); Arize Phoenix, the OpenTelemetry backend the trace export
+# is read back from.
 $(ROOT)/.venv-%/.installed: tests/requirements-%.txt
 	python3 -m venv $(ROOT)/.venv-$*
 	$(ROOT)/.venv-$*/bin/pip install -q -r $<
@@ -88,6 +90,11 @@ test-mcp:
 	$(CARGO) build -p switchboard-cli
 	$(VENV)/bin/pytest -q -p no:cacheprovider tests/mcp
 
+# Trace export read back through a real Arize Phoenix on loopback.
+test-otel:
+	$(CARGO) build -p switchboard-cli
+	PHOENIX=$(ROOT)/.venv-phoenix/bin/phoenix $(VENV)/bin/pytest -q -p no:cacheprovider tests/otel
+
 test-ui:
 	cd ui && node_modules/.bin/prettier --check .
 	cd ui && node_modules/.bin/svelte-check --tsconfig ./tsconfig.json --fail-on-warnings
@@ -101,7 +108,7 @@ test-window:
 
 # Benchmarks print figures beside a baseline measured in the same run (never asserted).
 bench:
-	$(CARGO) bench -p switchboard-core
+	$(CARGO) bench -p switchboard-core -p switchboard-otel
 
 # Frame times of the live tree replaying 1,000 calls and 20,000 deltas in headless Chromium.
 bench-ui: setup ui-e2e
@@ -112,4 +119,4 @@ bindings:
 	UPDATE_BINDINGS=1 $(CARGO) test -p switchboard-app --test shell committed_bindings_match_the_rust_types
 
 clean:
-	rm -rf target ui/dist ui/dist-e2e ui/node_modules $(VENV) $(ROOT)/.venv-aider $(ROOT)/.venv-smolagents tests/artifacts
+	rm -rf target ui/dist ui/dist-e2e ui/node_modules $(VENV) $(ROOT)/.venv-aider $(ROOT)/.venv-smolagents $(ROOT)/.venv-phoenix tests/artifacts

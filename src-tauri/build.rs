@@ -19,6 +19,7 @@ fn main() {
         "set_preferences",
         "get_mcp_server",
         "set_mcp_server",
+        "get_telemetry_status",
     ])))
     .expect("tauri build script");
 }

@@ -19,6 +19,7 @@ use switchboard_core::config::{global_tools, merged_tools, Problem, ResolvedTool
 use switchboard_core::sessions::{ChatSessions, SessionError, SessionLog, SessionSummary, SessionTurn, DATA_DIR_ENV};
 use switchboard_core::{ApprovalDecision, ApprovalPolicy, CallEvent, Config, Dispatcher, TurnOutcome};
 use switchboard_mcp::McpServer;
+use switchboard_otel::Telemetry;
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, State};
 use tauri_specta::Event;
@@ -145,6 +146,22 @@ pub struct AppState {
     mcp_server: Arc<Mutex<Option<McpServer>>>,
     /// How an MCP call's updates reach the window.
     emit_outside: mcp::Emitter,
+    /// Trace export, when the config or the `OTEL_*` variables ask for it.
+    telemetry: Option<Arc<Telemetry>>,
+    /// Why export is off although it was asked for.
+    telemetry_problem: Option<String>,
+}
+
+/// Trace export as settings and the status bar show it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, Type)]
+pub struct TelemetryStatus {
+    /// The OTLP endpoint spans go to; none when export is off.
+    pub exporting_to: Option<String>,
+    pub spans_sent: u32,
+    /// The last failed export (until one succeeds): a warning, never a turn's error.
+    pub last_error: Option<String>,
+    /// Why export is off although it was asked for (a header's variable not set…).
+    pub problem: Option<String>,
 }
 
 struct CurrentConfig {
@@ -214,6 +231,10 @@ impl AppState {
         };
         let sessions = Arc::new(ChatSessions::open(data_dir.join("sessions"))?);
         let preferences = PreferencesFile::new(&data_dir);
+        let (telemetry, telemetry_problem) = match Telemetry::from_config(&initial.config) {
+            Ok(telemetry) => (telemetry.map(Arc::new), None),
+            Err(problem) => (None, Some(problem)),
+        };
         Ok(AppState {
             config_path,
             dispatcher,
@@ -225,6 +246,8 @@ impl AppState {
             mcp: tokio::sync::Mutex::new(None),
             mcp_server,
             emit_outside,
+            telemetry,
+            telemetry_problem,
         })
     }
 
@@ -238,7 +261,13 @@ impl AppState {
         if !enabled {
             return McpServerStatus::default();
         }
-        let started = mcp::start(self.emit_outside.clone(), self.dispatcher.clone(), self.sessions.clone(), port).await;
+        let shared = mcp::Shared {
+            emit: self.emit_outside.clone(),
+            dispatcher: self.dispatcher.clone(),
+            sessions: self.sessions.clone(),
+            telemetry: self.telemetry.clone(),
+        };
+        let started = mcp::start(shared, port).await;
         match started {
             Ok(endpoint) => {
                 let status = endpoint.status();
@@ -291,7 +320,16 @@ async fn send_message(
         agent: request.agent,
         message: request.message,
     };
-    let show = move |event: CallEvent| drop(on_event.send(event));
+    let recorder = state
+        .telemetry
+        .as_ref()
+        .map(|telemetry| telemetry.turn(&state.dispatcher.config(), Some(turn.session_id.clone())));
+    let show = move |event: CallEvent| {
+        if let Some(recorder) = &recorder {
+            recorder.record(&event);
+        }
+        drop(on_event.send(event));
+    };
     Ok(state.sessions.run_turn(&state.dispatcher, turn, ApprovalPolicy::Ask, show).await?)
 }
 
@@ -402,6 +440,24 @@ async fn set_mcp_server(
     Ok(status)
 }
 
+/// Where traces go and how that has gone.
+#[tauri::command]
+#[specta::specta]
+fn get_telemetry_status(state: State<'_, AppState>) -> TelemetryStatus {
+    match &state.telemetry {
+        Some(telemetry) => {
+            let health = telemetry.health();
+            TelemetryStatus {
+                exporting_to: Some(telemetry.endpoint().to_string()),
+                spans_sent: u32::try_from(health.spans_sent).unwrap_or(u32::MAX),
+                last_error: health.last_error,
+                problem: None,
+            }
+        }
+        None => TelemetryStatus { problem: state.telemetry_problem.clone(), ..TelemetryStatus::default() },
+    }
+}
+
 /// The commands and events the UI may use, with their TypeScript bindings.
 pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
     tauri_specta::Builder::<R>::new()
@@ -422,7 +478,8 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             get_preferences,
             set_preferences,
             get_mcp_server,
-            set_mcp_server
+            set_mcp_server,
+            get_telemetry_status
         ])
         .events(tauri_specta::collect_events![ConfigChanged, OutsideCall])
 }
@@ -506,10 +563,16 @@ pub fn run() {
     let app = configure(tauri::Builder::default(), config_path, None)
         .build(tauri::generate_context!())
         .expect("the Switchboard window could not start");
-    app.run(|_, event| {
+    app.run(|app, event| {
         if let tauri::RunEvent::Exit = event {
             // An agent that ignored SIGTERM gets its SIGKILL before the app exits.
             switchboard_core::runner::subprocess::end_pending_groups();
+            // The last turns' spans are sent before the app exits.
+            if let Some(telemetry) = app.try_state::<AppState>().and_then(|state| state.telemetry.clone()) {
+                if let Err(error) = telemetry.shutdown() {
+                    tracing::warn!(%error, "the last traces could not be sent");
+                }
+            }
         }
     });
 }

@@ -3,7 +3,8 @@
 //! the global tool-agents. Each call that comes in is kept as a turn of the "MCP
 //! calls" session (logged like any turn) and streamed to the window as
 //! `OutsideCall` updates, so it shows live in the call tree, where its approvals
-//! are answered and it can be cancelled like any other turn.
+//! are answered and it can be cancelled like any other turn (and exported as a
+//! trace like one, when trace export is on).
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,6 +17,7 @@ use switchboard_core::sessions::{ChatSessions, OutsideTurn};
 use switchboard_core::{CallEvent, CallStatus, Dispatcher, ToolCallOutcome, TurnControl};
 use switchboard_mcp::http::{self, Endpoint, HttpOptions};
 use switchboard_mcp::{ApprovalMode, CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
+use switchboard_otel::{Telemetry, TurnRecorder};
 
 /// The session the calls of MCP clients are kept in.
 pub const SESSION_ID: &str = "mcp-calls";
@@ -89,14 +91,19 @@ impl Running {
 /// How updates reach the window (an emit of `OutsideCall` on the app's handle).
 pub type Emitter = Arc<dyn Fn(OutsideCall) + Send + Sync>;
 
+/// What the endpoint shares with the rest of the app.
+pub struct Shared {
+    pub emit: Emitter,
+    pub dispatcher: Arc<Dispatcher>,
+    pub sessions: Arc<ChatSessions>,
+    pub telemetry: Option<Arc<Telemetry>>,
+}
+
 /// Starts the endpoint on loopback `port` (0 picks a free one).
-pub async fn start(
-    emit: Emitter,
-    dispatcher: Arc<Dispatcher>,
-    sessions: Arc<ChatSessions>,
-    port: u16,
-) -> Result<Running, String> {
-    let observer = Arc::new(WindowObserver { emit, sessions, next: AtomicU64::new(1) });
+pub async fn start(shared: Shared, port: u16) -> Result<Running, String> {
+    let Shared { emit, dispatcher, sessions, telemetry } = shared;
+    let observer =
+        Arc::new(WindowObserver { emit, sessions, next: AtomicU64::new(1), telemetry, dispatcher: dispatcher.clone() });
     let options =
         ServerOptions { as_agent: None, approve: ApprovalMode::Ask, observer: Some(observer), keepalive: None };
     let server = McpServer::new(dispatcher, options);
@@ -110,6 +117,8 @@ struct WindowObserver {
     emit: Emitter,
     sessions: Arc<ChatSessions>,
     next: AtomicU64,
+    telemetry: Option<Arc<Telemetry>>,
+    dispatcher: Arc<Dispatcher>,
 }
 
 impl CallObserver for WindowObserver {
@@ -126,8 +135,17 @@ impl CallObserver for WindowObserver {
         if let Err(error) = logged {
             tracing::warn!(%error, "an MCP call could not be logged");
         }
-        let observed =
-            WindowCall { emit: self.emit.clone(), sessions: self.sessions.clone(), turn, agent: call.agent.clone() };
+        let recorder = self
+            .telemetry
+            .as_ref()
+            .map(|telemetry| telemetry.turn(&self.dispatcher.config(), Some(turn.session_id.clone())));
+        let observed = WindowCall {
+            emit: self.emit.clone(),
+            sessions: self.sessions.clone(),
+            turn,
+            agent: call.agent.clone(),
+            recorder,
+        };
         observed.emit(OutsideUpdate::Started { line, agent: call.agent.clone() });
         Box::new(observed)
     }
@@ -142,6 +160,7 @@ struct WindowCall {
     sessions: Arc<ChatSessions>,
     turn: OutsideTurn,
     agent: String,
+    recorder: Option<TurnRecorder>,
 }
 
 impl WindowCall {
@@ -159,6 +178,9 @@ impl ObservedCall for WindowCall {
         // Logged before it is shown, as a turn's events are.
         if let Err(error) = self.sessions.log_outside_event(&self.turn, event) {
             tracing::warn!(%error, "an MCP call's event could not be logged");
+        }
+        if let Some(recorder) = &self.recorder {
+            recorder.record(event);
         }
         self.emit(OutsideUpdate::Event { event: Box::new(event.clone()) });
     }

@@ -50,6 +50,8 @@ export const commands = {
 	 *  8765; 0 picks a free one) or off, and remembers it for the next start.
 	 */
 	setMcpServer: (enabled: boolean, port: number | null) => typedError<McpServerStatus_Serialize, AppError_Serialize>(__TAURI_INVOKE("set_mcp_server", { enabled, port })),
+	/**  Where traces go and how that has gone. */
+	getTelemetryStatus: () => __TAURI_INVOKE<TelemetryStatus_Serialize>("get_telemetry_status"),
 };
 
 /** Events */
@@ -891,6 +893,31 @@ export type TelemetryConfig_Serialize = {
 	include_content?: boolean,
 	/**  The service name of the traces (else `$OTEL_SERVICE_NAME`, else `switchboard`). */
 	service_name?: string,
+};
+
+/**  Trace export as settings and the status bar show it. */
+export type TelemetryStatus = TelemetryStatus_Serialize | TelemetryStatus_Deserialize;
+
+/**  Trace export as settings and the status bar show it. */
+export type TelemetryStatus_Deserialize = {
+	/**  The OTLP endpoint spans go to; none when export is off. */
+	exporting_to?: string | null,
+	spans_sent: number,
+	/**  The last failed export (until one succeeds): a warning, never a turn's error. */
+	last_error?: string | null,
+	/**  Why export is off although it was asked for (a header's variable not set…). */
+	problem?: string | null,
+};
+
+/**  Trace export as settings and the status bar show it. */
+export type TelemetryStatus_Serialize = {
+	/**  The OTLP endpoint spans go to; none when export is off. */
+	exporting_to: string | null,
+	spans_sent: number,
+	/**  The last failed export (until one succeeds): a warning, never a turn's error. */
+	last_error: string | null,
+	/**  Why export is off although it was asked for (a header's variable not set…). */
+	problem: string | null,
 };
 
 export type Theme = "light" | "dark";

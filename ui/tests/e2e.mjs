@@ -285,6 +285,31 @@ test("the MCP server switch shows the address and a client config to copy, and w
   await page.close();
 });
 
+test("trace export: where it goes in settings, and a failing exporter as a warning in the status bar", async () => {
+  const off = await openPage();
+  await off.page.getByRole("tab", { name: "Settings" }).click();
+  assert.match(await off.page.getByTestId("traces-status").textContent(), /Off\. Set OTEL_EXPORTER_OTLP_ENDPOINT/);
+  assert.equal(await off.page.getByRole("status").filter({ hasText: "Trace export" }).count(), 0);
+  await off.page.close();
+
+  const on = await openPage("?traces=on");
+  await on.page.getByRole("tab", { name: "Settings" }).click();
+  await on.page.getByTestId("traces-status").getByText("http://127.0.0.1:4318/v1/traces").waitFor();
+  assert.match(await on.page.getByTestId("traces-status").textContent(), /42 spans sent/);
+  assert.equal(await on.page.getByRole("status").filter({ hasText: "Trace export" }).count(), 0);
+  await on.page.close();
+
+  const { page, problems } = await openPage("?traces=failing");
+  const warning = page.getByRole("status").filter({ hasText: "Trace export" });
+  await warning.waitFor();
+  assert.equal((await warning.textContent()).trim(), "Trace export to http://127.0.0.1:4318/v1/traces is failing");
+  await page.getByRole("tab", { name: "Settings" }).click();
+  await page.getByText("The last export failed: Operation failed: connection refused").waitFor();
+  await page.screenshot({ path: path.join(artifacts, "traces-failing.png") });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test("an MCP client's calls show in the MCP calls session, live, and are approved in the tree", async () => {
   const { page, problems } = await openPage();
   try {

@@ -346,6 +346,17 @@ mockIPC(
         return { ...preferences };
       case "get_mcp_server":
         return mcpStatus;
+      case "get_telemetry_status": {
+        // `?traces=failing`: a collector that refuses; `?traces=on`: one that takes them.
+        const traces = new URLSearchParams(location.search).get("traces");
+        if (!traces) return { exporting_to: null, spans_sent: 0, last_error: null, problem: null };
+        return {
+          exporting_to: "http://127.0.0.1:4318/v1/traces",
+          spans_sent: traces === "on" ? 42 : 0,
+          last_error: traces === "failing" ? "Operation failed: connection refused" : null,
+          problem: null,
+        };
+      }
       case "set_mcp_server":
         return switchMcpServer(payload.enabled as boolean, payload.port as number | null);
       case "resolve_approval":

@@ -25,6 +25,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
         .enable_all()
         .build()
         .map_err(|error| Failure { code: 1, message: format!("cannot start the runtime: {error}") })?;
+    let telemetry = crate::traces::start(&loaded.config);
     let dispatcher = Dispatcher::new(loaded.config);
     let interactive = arguments.approve.is_none() && std::io::stdin().is_terminal();
     let policy = match arguments.approve {
@@ -53,7 +54,12 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
     let sink_printer = printer.clone();
     let (prompt_sender, prompt_receiver) = std::sync::mpsc::channel::<CallEvent>();
     let prompt_sender = Mutex::new(prompt_sender);
+    let conversation = session.as_ref().map(|(_, id)| id.clone());
+    let recorder = telemetry.as_ref().map(|telemetry| telemetry.turn(&dispatcher.config(), conversation));
     let print = move |event: CallEvent| {
+        if let Some(recorder) = &recorder {
+            recorder.record(&event);
+        }
         if let EventKind::ApprovalRequested { .. } = &event.kind {
             if interactive {
                 let _ = prompt_sender.lock().unwrap().send(event.clone());
@@ -91,6 +97,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
     })?;
     // An agent that ignored SIGTERM gets its SIGKILL before this program exits.
     switchboard_core::runner::subprocess::end_pending_groups();
+    crate::traces::finish(telemetry);
     let signal = signalled.load(Ordering::SeqCst);
     if signal != 0 {
         // Cancelled like Ctrl-C: every call ended, its process groups signalled; the

@@ -7,6 +7,7 @@ mod ask;
 mod mcp;
 mod sessions;
 mod terminal;
+mod traces;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -99,11 +100,15 @@ enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// A turn's call-tree events as a JSON array (the last turn unless `--turn`).
+    /// A turn's call-tree events as a JSON array (the last turn unless `--turn`);
+    /// with `--otlp`, every turn (or `--turn`) sent as OpenTelemetry traces.
     Export {
         session: String,
         #[arg(long)]
         turn: Option<String>,
+        /// Send to the OTLP endpoint (the config's telemetry section or $OTEL_EXPORTER_OTLP_ENDPOINT).
+        #[arg(long)]
+        otlp: bool,
     },
 }
 
@@ -199,7 +204,7 @@ fn main() -> ExitCode {
         Command::Check => check(&path),
         Command::Tools { command } => tools(&path, command),
         Command::Ask(arguments) => ask::ask(&path, &data_dir, arguments),
-        Command::Sessions { command } => sessions::sessions_command(&data_dir, command),
+        Command::Sessions { command } => sessions::sessions_command(&path, &data_dir, command),
         Command::Mcp(arguments) => mcp::mcp(&path, arguments),
     };
     match result {

@@ -9,8 +9,10 @@ use std::sync::Arc;
 
 use switchboard_core::config::watch::{self, Reload};
 use switchboard_core::Dispatcher;
+use switchboard_core::{CallEvent, ToolCallOutcome, TurnControl};
 use switchboard_mcp::http::{self, HttpOptions};
-use switchboard_mcp::{ApprovalMode, McpServer, ServerOptions};
+use switchboard_mcp::{ApprovalMode, CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
+use switchboard_otel::{Telemetry, TurnRecorder};
 use tokio_util::sync::CancellationToken;
 
 use crate::ask::ending_signal;
@@ -44,7 +46,11 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
         .map_err(|error| Failure { code: 1, message: format!("cannot start the runtime: {error}") })?;
     let dispatcher = Arc::new(Dispatcher::new(loaded.config.clone()));
     let keepalive = Some(std::time::Duration::from_secs(arguments.keepalive.max(1)));
-    let options = ServerOptions { as_agent: arguments.as_agent.clone(), approve, observer: None, keepalive };
+    let telemetry = crate::traces::start(&loaded.config).map(Arc::new);
+    let observer = telemetry
+        .clone()
+        .map(|telemetry| Arc::new(Traced { telemetry, dispatcher: dispatcher.clone() }) as Arc<dyn CallObserver>);
+    let options = ServerOptions { as_agent: arguments.as_agent.clone(), approve, observer, keepalive };
     let server = McpServer::new(dispatcher, options);
     let outcome = runtime.block_on(async {
         let handle = tokio::runtime::Handle::current();
@@ -86,6 +92,7 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
     // its SIGKILL before this program exits.
     runtime.shutdown_timeout(std::time::Duration::from_secs(3));
     switchboard_core::runner::subprocess::end_pending_groups();
+    crate::traces::finish(telemetry.and_then(Arc::into_inner));
     outcome.map(|()| ExitCode::SUCCESS)
 }
 
@@ -104,4 +111,30 @@ async fn serve_http(
     endpoint.shutdown.cancel();
     let _ = endpoint.task.await;
     Ok(())
+}
+
+/// Each served call exported as a trace (when telemetry is on).
+struct Traced {
+    telemetry: Arc<Telemetry>,
+    dispatcher: Arc<Dispatcher>,
+}
+
+impl CallObserver for Traced {
+    fn started(&self, _call: &IncomingCall, _control: &TurnControl) -> Box<dyn ObservedCall> {
+        Box::new(TracedCall(self.telemetry.turn(&self.dispatcher.config(), None)))
+    }
+
+    fn answers_approvals(&self) -> bool {
+        false
+    }
+}
+
+struct TracedCall(TurnRecorder);
+
+impl ObservedCall for TracedCall {
+    fn event(&self, event: &CallEvent) {
+        self.0.record(event);
+    }
+
+    fn finished(&self, _outcome: &ToolCallOutcome) {}
 }

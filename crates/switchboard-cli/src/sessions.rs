@@ -37,7 +37,7 @@ pub(crate) fn find_or_create_session(chats: &ChatSessions, name: &str) -> Result
     }
 }
 
-pub(crate) fn sessions_command(data_dir: &Path, command: SessionsCommand) -> Result<ExitCode, Failure> {
+pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: SessionsCommand) -> Result<ExitCode, Failure> {
     let chats = ChatSessions::open(data_dir.join("sessions"))?;
     match command {
         SessionsCommand::List { json } => {
@@ -77,7 +77,11 @@ pub(crate) fn sessions_command(data_dir: &Path, command: SessionsCommand) -> Res
                 eprintln!("switchboard: {} damaged line(s) of the log were skipped", log.skipped_lines);
             }
         }
-        SessionsCommand::Export { session, turn } => {
+        SessionsCommand::Export { session, turn, otlp: true } => {
+            let config = crate::traces::config_at(config)?;
+            return crate::traces::export_session(&config, &chats, &session, turn.as_deref());
+        }
+        SessionsCommand::Export { session, turn, otlp: false } => {
             let turn = match turn {
                 Some(turn) => turn,
                 None => chats

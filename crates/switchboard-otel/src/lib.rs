@@ -130,6 +130,17 @@ impl TurnRecorder {
     /// Keeps `event` (cheap); when it ends the turn's root call, the turn's spans
     /// are built and queued for export.
     pub fn record(&self, event: &CallEvent) {
+        // Text, progress and usage updates are what a turn is mostly made of and no
+        // span needs them (the answer and the usage are in `call_finished`): passed by.
+        if matches!(
+            event.kind,
+            EventKind::TextDelta { .. }
+                | EventKind::ReasoningDelta { .. }
+                | EventKind::ToolProgress { .. }
+                | EventKind::UsageUpdated { .. }
+        ) {
+            return;
+        }
         let ends_turn = event.parent_id.is_none() && matches!(event.kind, EventKind::CallFinished { .. });
         let mut events = self.events.lock().unwrap();
         events.push(event.clone());

@@ -1,7 +1,8 @@
 /**
  * The config the settings area shows: loaded at start and reloaded whenever the
  * backend reports that the file changed on disk (or was refused); and the switch of
- * the built-in MCP endpoint, with its address while it runs.
+ * the built-in MCP endpoint, with its address while it runs; and where traces are
+ * exported, with how that goes (a failing exporter is a warning, read every few seconds).
  */
 import {
   commands,
@@ -9,6 +10,7 @@ import {
   type ConfigState_Serialize as ConfigState,
   type McpServerStatus_Serialize as McpServerStatus,
   type ResolvedTool,
+  type TelemetryStatus_Serialize as TelemetryStatus,
 } from "../../bindings";
 import { prefs } from "../shared/prefs";
 
@@ -87,3 +89,18 @@ class McpServerSwitch {
 }
 
 export const mcpServerSwitch = new McpServerSwitch();
+
+/** Trace export: where spans go and whether the last export failed. */
+class TelemetryWatch {
+  status = $state<TelemetryStatus | null>(null);
+
+  async refresh(): Promise<void> {
+    try {
+      this.status = await commands.getTelemetryStatus();
+    } catch {
+      // The next refresh tries again; the status bar keeps what it showed.
+    }
+  }
+}
+
+export const telemetryWatch = new TelemetryWatch();

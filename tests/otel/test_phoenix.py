@@ -1,0 +1,198 @@
+"""Trace export read back through a real OpenTelemetry backend: Arize Phoenix on
+loopback (offline, its own working folder). A nested demo turn with two
+delegates, one denied by the config, is run by `switchboard ask` with only the
+standard variable set; Phoenix's REST API must then hold the same tree: agents,
+tools and model steps as its AGENT, TOOL and LLM spans, tokens where it counts
+them, the denied call as an error, the session as its session. A stored session
+sent with `sessions export --otlp` arrives the same way."""
+
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BINARY = ROOT / "target" / "debug" / "switchboard"
+PHOENIX = os.environ.get("PHOENIX", str(ROOT / ".venv-phoenix" / "bin" / "phoenix"))
+WAIT = 120  # seconds Phoenix may take to start or to file spans on a loaded machine
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def get(url: str):
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read() or b"null")
+
+
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("phoenix")
+    port = free_port()
+    environment = dict(
+        os.environ,
+        PHOENIX_WORKING_DIR=str(folder),
+        PHOENIX_HOST="127.0.0.1",
+        PHOENIX_PORT=str(port),
+        PHOENIX_GRPC_PORT=str(free_port()),
+        PHOENIX_TELEMETRY_ENABLED="false",
+        PHOENIX_ALLOW_EXTERNAL_RESOURCES="false",
+        PHOENIX_DISABLE_AGENT_ASSISTANT="true",
+        PHOENIX_ENABLE_MCP_SERVER="false",
+    )
+    log = open(folder / "phoenix.log", "w")
+    process = subprocess.Popen(
+        [PHOENIX, "serve"], env=environment, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                get(f"{base}/readyz")
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"Phoenix did not start: {(folder / 'phoenix.log').read_text()[-2000:]}")
+                time.sleep(0.25)
+        yield base
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+        log.close()
+
+
+def demo_config(folder: pathlib.Path) -> pathlib.Path:
+    """The demo agents, the summariser denied by the config."""
+    home = folder / "home"
+    subprocess.run(
+        [str(BINARY), "tools", "list", "--global"],
+        env={"HOME": str(home), "PATH": os.environ["PATH"], "XDG_CONFIG_HOME": str(home / ".config")},
+        check=True,
+        capture_output=True,
+    )
+    path = home / ".config" / "switchboard" / "config.json"
+    config = json.loads(path.read_text())
+    for agent in config["agents"]:
+        agent["delay_ms"] = 0
+    for entry in config["agent_tools"]:
+        entry["approval"] = "deny" if entry["agent"] == "summariser" else "auto"
+    path.write_text(json.dumps(config, indent=2))
+    return path
+
+
+def switchboard(config, data_dir, *arguments, **variables):
+    environment = {"PATH": os.environ["PATH"], "HOME": str(data_dir)} | variables
+    return subprocess.run(
+        [str(BINARY), "--config", str(config), "--data-dir", str(data_dir), *arguments],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+
+
+def spans_of(base: str, project: str, at_least: int) -> list:
+    deadline = time.monotonic() + WAIT
+    while True:
+        try:
+            spans = get(f"{base}/v1/projects/{project}/spans?limit=200")["data"]
+        except OSError:
+            spans = []  # the project appears with its first span
+        if len(spans) >= at_least or time.monotonic() > deadline:
+            return spans
+        time.sleep(0.5)
+
+
+def check_tree(spans: list, session: str) -> None:
+    by_name = {span["name"]: span for span in spans}
+    names = sorted(by_name)
+    for expected in [
+        "invoke_agent assistant",
+        "execute_tool agent_researcher",
+        "invoke_agent researcher",
+        "chat demo-researcher",
+        "execute_tool agent_summariser",
+        "invoke_agent summariser",
+        "chat demo-planner",
+    ]:
+        assert expected in by_name, f"{expected} missing from {names}"
+    span_id = lambda name: by_name[name]["context"]["span_id"]
+    parent = lambda name: by_name[name]["parent_id"]
+    assert parent("invoke_agent assistant") is None
+    assert parent("execute_tool agent_researcher") == span_id("invoke_agent assistant")
+    assert parent("invoke_agent researcher") == span_id("execute_tool agent_researcher")
+    assert parent("chat demo-researcher") == span_id("invoke_agent researcher")
+    assert parent("invoke_agent summariser") == span_id("execute_tool agent_summariser")
+    assert len({span["context"]["trace_id"] for span in spans}) == 1, "one trace per turn"
+    # Where Phoenix shows them: kinds, tokens on the model spans, agent names, the session.
+    assert by_name["invoke_agent researcher"]["span_kind"] == "AGENT"
+    assert by_name["execute_tool agent_researcher"]["span_kind"] == "TOOL"
+    chat = by_name["chat demo-researcher"]
+    assert chat["span_kind"] == "LLM"
+    assert chat["attributes"]["llm.token_count.prompt"] > 0
+    assert chat["attributes"]["llm.token_count.completion"] > 0
+    assert by_name["invoke_agent researcher"]["attributes"]["gen_ai.agent.name"] == "researcher"
+    assert by_name["invoke_agent assistant"]["attributes"]["session.id"] == session
+    # The denied call is visible as an error, with why.
+    denied = by_name["invoke_agent summariser"]
+    assert denied["status_code"] == "ERROR" and denied["status_message"].startswith("denied")
+    assert denied["attributes"]["error.type"] == "denied"
+    assert "switchboard.refused" in [event["name"] for event in denied["events"]]
+
+
+def test_a_nested_turn_shows_in_phoenix_as_in_the_app(phoenix, tmp_path):
+    config = demo_config(tmp_path)
+    asked = switchboard(
+        config,
+        tmp_path / "data",
+        "ask",
+        "--session",
+        "traced",
+        "--events",
+        "none",
+        "Explain how agents call agents as tools, with an example",
+        OTEL_EXPORTER_OTLP_ENDPOINT=phoenix,
+        OTEL_SERVICE_NAME="sb-live",
+    )
+    assert asked.returncode == 0, asked.stderr
+    assert "warning" not in asked.stderr, asked.stderr
+    check_tree(spans_of(phoenix, "sb-live", 7), "traced")
+
+
+def test_a_stored_session_is_exported_after_the_fact(phoenix, tmp_path):
+    config = demo_config(tmp_path)
+    data = tmp_path / "data"
+    asked = switchboard(config, data, "ask", "--session", "later", "--events", "none", "Explain delegation")
+    assert asked.returncode == 0, asked.stderr
+    exported = switchboard(
+        config,
+        data,
+        "sessions",
+        "export",
+        "later",
+        "--otlp",
+        OTEL_EXPORTER_OTLP_ENDPOINT=phoenix,
+        OTEL_SERVICE_NAME="sb-export",
+    )
+    assert exported.returncode == 0, exported.stderr
+    assert "exported 1 turn(s)" in exported.stdout
+    check_tree(spans_of(phoenix, "sb-export", 7), "later")
+
+
+def test_export_without_an_endpoint_says_where_to_set_one(tmp_path):
+    config = demo_config(tmp_path)
+    data = tmp_path / "data"
+    switchboard(config, data, "ask", "--session", "s", "--events", "none", "hi")
+    refused = switchboard(config, data, "sessions", "export", "s", "--otlp")
+    assert refused.returncode == 1
+    assert "OTEL_EXPORTER_OTLP_ENDPOINT" in refused.stderr
