@@ -157,9 +157,13 @@ def process_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    # A zombie has ended; only its parent's wait is missing.
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().split(") ")[1][0] != "Z"
+    # A zombie has ended; only its parent's wait is missing. (It may also be reaped
+    # between the two looks: then it is gone.)
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
 
 
 async def wait_until(condition, what):
