@@ -95,6 +95,13 @@ export type AgentConfig_Deserialize = {
 	 *  after a tag when told to.
 	 */
 	experimental_cli_tool_calls?: boolean | null,
+	/**  `mcp` agents: the server's tool this agent is (its only tool when absent). */
+	tool?: string | null,
+	/**
+	 *  `mcp` agents: the tool argument the request goes into (the tool's first
+	 *  required string argument when absent).
+	 */
+	request_argument?: string | null,
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia | null,
 	timeout_secs?: number | null,
@@ -147,6 +154,13 @@ export type AgentConfig_Serialize = {
 	 *  after a tag when told to.
 	 */
 	experimental_cli_tool_calls?: boolean,
+	/**  `mcp` agents: the server's tool this agent is (its only tool when absent). */
+	tool?: string,
+	/**
+	 *  `mcp` agents: the tool argument the request goes into (the tool's first
+	 *  required string argument when absent).
+	 */
+	request_argument?: string,
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia,
 	timeout_secs?: number,
@@ -297,6 +311,8 @@ export type CallErrorKind =
 "malformed_stream" | 
 /**  A subprocess agent exited with a failure or could not be started. */
 "subprocess" | 
+/**  A remote agent (an MCP server's tool) answered with a failure. */
+"remote" | 
 /**  The agent's config cannot build a runner. */
 "config" | 
 /**  A bug of ours. */
@@ -740,7 +756,9 @@ export type Provider_Deserialize =
 /**  Hugging Face smolagents' `smolagent` CLI, with its preset. */
 "smolagents" | "subprocess" | "claude-cli" | 
 /**  The built-in deterministic agents that need no model server. */
-"demo";
+"demo" | 
+/**  One tool of an MCP server (stdio `command`, or streamable HTTP `url`). */
+"mcp";
 
 /**  How an agent is run. */
 export type Provider_Serialize = 
@@ -751,7 +769,9 @@ export type Provider_Serialize =
 /**  Hugging Face smolagents' `smolagent` CLI, with its preset. */
 "smolagents" | "subprocess" | "claude-cli" | 
 /**  The built-in deterministic agents that need no model server. */
-"demo";
+"demo" | 
+/**  One tool of an MCP server (stdio `command`, or streamable HTTP `url`). */
+"mcp";
 
 /**  How a subprocess agent is given its request. */
 export type RequestVia = 

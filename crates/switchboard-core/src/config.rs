@@ -4,6 +4,7 @@
 
 pub mod edit;
 pub mod merge;
+pub mod output;
 pub mod store;
 pub mod telemetry;
 pub mod validate;
@@ -20,6 +21,7 @@ pub use merge::{
     effective_tools, global_tools, merge_entries, merged_tools, merged_tools_with, tool_name, AgentNames, MergedEntry,
     ResolvedTool, ToolScope,
 };
+pub use output::{OutputFormat, OutputRules, ResultPick, UsageCombine};
 pub use telemetry::TelemetryConfig;
 pub use validate::{validate, Problem, Severity};
 
@@ -66,63 +68,6 @@ pub enum RequestVia {
     Stdin,
 }
 
-/// How a subprocess agent's stdout becomes its result and its usage. The
-/// `aider-cli` and `smolagents` presets set these; a field given here wins.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
-pub struct OutputRules {
-    /// How stdout is written: plain text (the default), or the JSON lines of a CLI
-    /// that reports events (its text streams, its tools show as progress, its
-    /// result message is the answer, usage and cost; the other fields do not apply).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<OutputFormat>,
-    /// Which part of stdout is the answer (`all` when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<ResultPick>,
-    /// For `after_marker`: the answer follows the last line holding this text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub marker: Option<String>,
-    /// For `regex`: the last match's `result` group (or the whole match) is the answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pattern: Option<String>,
-    /// A regex whose named groups `input`, `output` (and optionally `cost`) are the
-    /// call's token counts (`2.4k` and `2,000` are read as numbers); matching lines
-    /// are left out of the answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage_pattern: Option<String>,
-    /// Whether the usage lines add up (`sum`, one per model call) or the last one is
-    /// the total (`last`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage_combine: Option<UsageCombine>,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
-#[serde(rename_all = "snake_case")]
-pub enum OutputFormat {
-    #[default]
-    Text,
-    /// Claude Code's `-p --output-format stream-json` (add `--verbose`).
-    ClaudeStreamJson,
-    /// Codex's `exec --json`.
-    CodexJson,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
-#[serde(rename_all = "snake_case")]
-pub enum ResultPick {
-    All,
-    /// The last paragraph (text after the last blank line).
-    LastBlock,
-    AfterMarker,
-    Regex,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
-#[serde(rename_all = "snake_case")]
-pub enum UsageCombine {
-    Sum,
-    Last,
-}
-
 /// How an agent is run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
 #[serde(rename_all = "kebab-case")]
@@ -138,6 +83,8 @@ pub enum Provider {
     ClaudeCli,
     /// The built-in deterministic agents that need no model server.
     Demo,
+    /// One tool of an MCP server (stdio `command`, or streamable HTTP `url`).
+    Mcp,
 }
 
 impl Provider {
@@ -149,6 +96,7 @@ impl Provider {
             Provider::Subprocess => "subprocess",
             Provider::ClaudeCli => "claude-cli",
             Provider::Demo => "demo",
+            Provider::Mcp => "mcp",
         }
     }
 }
@@ -190,6 +138,13 @@ pub struct AgentConfig {
     /// after a tag when told to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experimental_cli_tool_calls: Option<bool>,
+    /// `mcp` agents: the server's tool this agent is (its only tool when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// `mcp` agents: the tool argument the request goes into (the tool's first
+    /// required string argument when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_argument: Option<String>,
     /// Subprocess agents: how the request reaches the program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_via: Option<RequestVia>,
@@ -239,6 +194,8 @@ impl AgentConfig {
             cwd: None,
             env: BTreeMap::new(),
             request_via: None,
+            tool: None,
+            request_argument: None,
             max_output_bytes: None,
             output: None,
             experimental_cli_tool_calls: None,

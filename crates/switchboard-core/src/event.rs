@@ -109,6 +109,8 @@ pub enum CallErrorKind {
     MalformedStream,
     /// A subprocess agent exited with a failure or could not be started.
     Subprocess,
+    /// A remote agent (an MCP server's tool) answered with a failure.
+    Remote,
     /// The agent's config cannot build a runner.
     Config,
     /// A bug of ours.
@@ -139,12 +141,13 @@ pub enum CallErrorKind {
 
 impl CallErrorKind {
     /// Every kind, in declaration order.
-    pub const ALL: [CallErrorKind; 17] = [
+    pub const ALL: [CallErrorKind; 18] = [
         CallErrorKind::Unreachable,
         CallErrorKind::Timeout,
         CallErrorKind::Http,
         CallErrorKind::MalformedStream,
         CallErrorKind::Subprocess,
+        CallErrorKind::Remote,
         CallErrorKind::Config,
         CallErrorKind::Internal,
         CallErrorKind::UnknownAgent,
@@ -167,6 +170,7 @@ impl CallErrorKind {
             CallErrorKind::Http => "http",
             CallErrorKind::MalformedStream => "malformed_stream",
             CallErrorKind::Subprocess => "subprocess",
+            CallErrorKind::Remote => "remote",
             CallErrorKind::Config => "config",
             CallErrorKind::Internal => "internal",
             CallErrorKind::UnknownAgent => "unknown_agent",
@@ -198,6 +202,7 @@ impl CallErrorKind {
             | CallErrorKind::Http
             | CallErrorKind::MalformedStream
             | CallErrorKind::Subprocess
+            | CallErrorKind::Remote
             | CallErrorKind::Config
             | CallErrorKind::Internal
             | CallErrorKind::UnknownAgent

@@ -9,6 +9,7 @@ pub mod cli_output;
 pub mod cli_presets;
 pub mod demo;
 pub mod local;
+pub mod mcp;
 pub mod subprocess;
 pub mod tool_tags;
 
@@ -135,6 +136,8 @@ pub enum RunnerError {
     MalformedStream { url: String, message: String },
     #[error("agent {agent:?} exited with {status}: {stderr}")]
     Subprocess { agent: String, status: String, stderr: String },
+    #[error("{url} reported a failure: {message}")]
+    Remote { url: String, message: String },
     #[error("{0}")]
     Config(String),
     #[error("{0}")]
@@ -150,6 +153,7 @@ impl RunnerError {
             RunnerError::Http { .. } => CallErrorKind::Http,
             RunnerError::MalformedStream { .. } => CallErrorKind::MalformedStream,
             RunnerError::Subprocess { .. } => CallErrorKind::Subprocess,
+            RunnerError::Remote { .. } => CallErrorKind::Remote,
             RunnerError::Config(_) => CallErrorKind::Config,
             RunnerError::Internal(_) => CallErrorKind::Internal,
         }
@@ -219,6 +223,7 @@ pub fn build(agent: &AgentConfig) -> Result<std::sync::Arc<dyn Runner>, RunnerEr
         Provider::Subprocess | Provider::AiderCli | Provider::Smolagents => {
             Ok(std::sync::Arc::new(subprocess::SubprocessRunner::new(agent)?))
         }
+        Provider::Mcp => Ok(std::sync::Arc::new(mcp::McpRunner::new(agent)?)),
     }
 }
 

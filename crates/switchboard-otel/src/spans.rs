@@ -66,6 +66,7 @@ pub fn provider_name(provider: Provider) -> &'static str {
         Provider::Smolagents => "smolagents",
         Provider::Subprocess => "subprocess",
         Provider::Demo => "switchboard.demo",
+        Provider::Mcp => "mcp",
     }
 }
 

@@ -209,6 +209,14 @@ fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut 
             }
         }
         Provider::Subprocess => needs("command", &agent.command, problems),
+        Provider::Mcp => {
+            if agent.command.is_some() == agent.url.is_some() {
+                problems.push(Problem::error(
+                    format!("{path}.provider"),
+                    "an mcp agent needs either `command` (a stdio server) or `url` (streamable HTTP), not both",
+                ));
+            }
+        }
         Provider::Smolagents => needs("model", &agent.model, problems),
         Provider::AiderCli | Provider::ClaudeCli | Provider::Demo => {}
     }

@@ -352,7 +352,14 @@ static PENDING: Mutex<Vec<(Pid, Instant)>> = Mutex::new(Vec::new());
 /// Ends a call's process group when dropped (the call ended, one way or another):
 /// SIGTERM now; SIGKILL when the grace period is over, from a watcher thread, or
 /// from `end_pending_groups` if the program is about to exit first.
-struct ProcessGroup(Option<Pid>);
+pub(crate) struct ProcessGroup(Option<Pid>);
+
+impl ProcessGroup {
+    /// The group `child` leads (it was spawned with `process_group(0)`).
+    pub(crate) fn of(child: &tokio::process::Child) -> ProcessGroup {
+        ProcessGroup(child.id().map(|id| Pid::from_raw(id as i32)))
+    }
+}
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {

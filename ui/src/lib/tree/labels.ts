@@ -23,6 +23,8 @@ export function errorKindMeaning(kind: CallErrorKind): string {
       return "the model server's stream broke off or was not valid";
     case "subprocess":
       return "the agent's program failed or could not start";
+    case "remote":
+      return "the remote agent (an MCP server's tool) reported a failure";
     case "config":
       return "the agent's configuration cannot be used";
     case "internal":

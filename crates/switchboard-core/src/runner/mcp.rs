@@ -1,0 +1,475 @@
+//! The `mcp` provider: an agent that is one tool of an MCP server, reached over
+//! stdio (`command`, `args`, `env`, `cwd`; the server runs in its own process group,
+//! ended with the connection) or streamable HTTP (`url`, a bearer token by the name
+//! in `api_key_env`), through the official SDK's client (rmcp). The server is
+//! started on the first call and kept while the runner is cached (a config change
+//! evicts it; a server that died is started again on the next call). A call sends
+//! the request as the tool's request argument; progress notifications stream back
+//! as progress (a nested Switchboard's root text as text, its events as data); the
+//! text content is the answer, a nested Switchboard's structured usage and cost
+//! the call's; `isError` is a `remote` error; dropping the call (cancel, timeout)
+//! sends `notifications/cancelled`.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientConfig, ClientRequest,
+    ContentBlock, Implementation, JsonObject, NotificationMetaObject, ProgressNotificationParam, ProgressToken,
+    RequestId, ServerResult, Tool,
+};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::subprocess::{ProcessGroup, SubprocessRunner};
+use super::{truncate, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use crate::config::AgentConfig;
+use crate::event::{CallEvent, EventKind, Usage};
+
+/// How long a call may take when the agent sets no `timeout_secs`.
+const DEFAULT_TIMEOUT_SECS: u64 = 600;
+/// How long progress notifications wait to be put back in order.
+const REORDER_WINDOW: Duration = Duration::from_millis(15);
+/// The `_meta` key a Switchboard MCP server puts each event under.
+const EVENT_META_KEY: &str = "switchboard/event";
+
+pub struct McpRunner {
+    agent: AgentConfig,
+    connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
+}
+
+impl std::fmt::Debug for McpRunner {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("McpRunner").field("agent", &self.agent.name).finish_non_exhaustive()
+    }
+}
+
+/// Progress notifications by token; those that arrive before their call is
+/// registered wait in `early`.
+#[derive(Default)]
+struct Routes {
+    calls: HashMap<ProgressToken, mpsc::UnboundedSender<ProgressNotificationParam>>,
+    early: HashMap<ProgressToken, Vec<ProgressNotificationParam>>,
+}
+
+#[derive(Clone)]
+struct Client {
+    routes: Arc<Mutex<Routes>>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.client_info = Implementation::new("switchboard", env!("CARGO_PKG_VERSION"));
+        info
+    }
+
+    async fn on_progress(&self, mut params: ProgressNotificationParam, context: NotificationContext<RoleClient>) {
+        // rmcp 3.11 hands a notification's `_meta` over inside the context's
+        // extensions (its `meta` field stays empty); a nested Switchboard's event is there.
+        if params.meta.is_none() {
+            params.meta = context
+                .extensions
+                .get::<NotificationMetaObject>()
+                .cloned()
+                .or_else(|| (!context.meta.0.is_empty()).then_some(context.meta));
+        }
+        let mut routes = self.routes.lock().unwrap();
+        match routes.calls.get(&params.progress_token) {
+            Some(sender) => drop(sender.send(params)),
+            None => {
+                let early = routes.early.entry(params.progress_token.clone()).or_default();
+                if early.len() < 64 {
+                    early.push(params);
+                }
+            }
+        }
+    }
+}
+
+struct Connection {
+    service: RunningService<RoleClient, Client>,
+    tool: Tool,
+    request_argument: String,
+    routes: Arc<Mutex<Routes>>,
+    /// The stdio server's process group, ended when the connection is dropped.
+    _group: Option<ProcessGroup>,
+    /// What the stdio server wrote to stderr lately, for errors.
+    stderr: Arc<Mutex<String>>,
+}
+
+impl McpRunner {
+    pub fn new(agent: &AgentConfig) -> Result<McpRunner, RunnerError> {
+        match (&agent.command, &agent.url) {
+            (Some(_), None) | (None, Some(_)) => {}
+            _ => {
+                return Err(RunnerError::Config(format!(
+                    "agent {:?}: an mcp agent needs either `command` (stdio) or `url` (streamable HTTP)",
+                    agent.name
+                )))
+            }
+        }
+        Ok(McpRunner { agent: agent.clone(), connection: tokio::sync::Mutex::new(None) })
+    }
+
+    fn endpoint(&self) -> String {
+        self.agent.url.clone().or_else(|| self.agent.command.clone()).unwrap_or_default()
+    }
+
+    /// The live connection, made (or made again, when the server went away) now.
+    async fn connection(&self) -> Result<Arc<Connection>, RunnerError> {
+        let mut slot = self.connection.lock().await;
+        if let Some(connection) = slot.as_ref().filter(|connection| !connection.service.is_transport_closed()) {
+            return Ok(connection.clone());
+        }
+        *slot = None;
+        let connection = Arc::new(self.connect().await?);
+        *slot = Some(connection.clone());
+        Ok(connection)
+    }
+
+    async fn connect(&self) -> Result<Connection, RunnerError> {
+        let routes = Arc::new(Mutex::new(Routes::default()));
+        let client = Client { routes: routes.clone() };
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let unreachable = |message: String| RunnerError::Unreachable { url: self.endpoint(), message };
+        let (service, group) = match &self.agent.url {
+            Some(url) => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+                if let Some(variable) = &self.agent.api_key_env {
+                    let token = std::env::var(variable).map_err(|_| {
+                        RunnerError::Config(format!("agent {:?}: {variable} is not set", self.agent.name))
+                    })?;
+                    config = config.auth_header(token);
+                }
+                let transport = StreamableHttpClientTransport::from_config(config);
+                let service = client.serve(transport).await.map_err(|error| unreachable(error.to_string()))?;
+                (service, None)
+            }
+            None => {
+                let (service, group) = self.spawn(client, stderr.clone()).await?;
+                (service, Some(group))
+            }
+        };
+        let tools = service.list_all_tools().await.map_err(|error| unreachable(format!("tools/list: {error}")))?;
+        let tool = match &self.agent.tool {
+            Some(name) => tools.iter().find(|tool| tool.name == *name).cloned(),
+            None if tools.len() == 1 => tools.first().cloned(),
+            None => None,
+        };
+        let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+        let tool = tool.ok_or_else(|| {
+            let wanted = match &self.agent.tool {
+                Some(name) => format!("has no tool {name:?}"),
+                None => "has more than one tool; name one with `tool`".into(),
+            };
+            RunnerError::Config(format!(
+                "agent {:?}: the MCP server {wanted} (it has: {})",
+                self.agent.name,
+                names.join(", ")
+            ))
+        })?;
+        let request_argument = match &self.agent.request_argument {
+            Some(argument) => argument.clone(),
+            None => first_required_string(&tool.input_schema).ok_or_else(|| {
+                RunnerError::Config(format!(
+                    "agent {:?}: tool {:?} has no required string argument for the request; set `request_argument`",
+                    self.agent.name, tool.name
+                ))
+            })?,
+        };
+        Ok(Connection { service, tool, request_argument, routes, _group: group, stderr })
+    }
+
+    async fn spawn(
+        &self,
+        client: Client,
+        stderr: Arc<Mutex<String>>,
+    ) -> Result<(RunningService<RoleClient, Client>, ProcessGroup), RunnerError> {
+        let command_name = self.agent.command.clone().unwrap_or_default();
+        // The same environment rules as any subprocess agent: a minimal base, its
+        // key variable and its own `env`, nothing else of the app's.
+        let environment = SubprocessRunner::new(&self.agent)?.environment()?;
+        let mut command = tokio::process::Command::new(&command_name);
+        command
+            .args(&self.agent.args)
+            .env_clear()
+            .envs(environment)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        if let Some(cwd) = &self.agent.cwd {
+            command.current_dir(cwd);
+        }
+        let mut child = command.spawn().map_err(|error| RunnerError::Unreachable {
+            url: command_name.clone(),
+            message: format!("cannot start the MCP server of agent {:?}: {error}", self.agent.name),
+        })?;
+        let group = ProcessGroup::of(&child);
+        let (stdout, stdin) = (child.stdout.take().expect("piped"), child.stdin.take().expect("piped"));
+        if let Some(mut pipe) = child.stderr.take() {
+            tokio::spawn(async move {
+                use tokio::io::AsyncReadExt;
+                let mut buffer = [0u8; 4096];
+                while let Ok(read) = pipe.read(&mut buffer).await {
+                    if read == 0 {
+                        break;
+                    }
+                    let mut kept = stderr.lock().unwrap();
+                    kept.push_str(&String::from_utf8_lossy(&buffer[..read]));
+                    if kept.len() > 8192 {
+                        let cut = kept.len() - 4096;
+                        let cut = (cut..kept.len()).find(|index| kept.is_char_boundary(*index)).unwrap_or(0);
+                        kept.drain(..cut);
+                    }
+                }
+            });
+        }
+        // The child is reaped by its own task once it exits (the group ends it).
+        tokio::spawn(async move {
+            let _ = child.wait().await;
+        });
+        let service = client.serve((stdout, stdin)).await.map_err(|error| RunnerError::Unreachable {
+            url: command_name,
+            message: format!("the MCP server of agent {:?} did not start a session: {error}", self.agent.name),
+        })?;
+        Ok((service, group))
+    }
+
+    async fn call(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        let connection = self.connection().await?;
+        let text = request
+            .messages
+            .iter()
+            .rev()
+            .find(|message| matches!(message, Message::User { .. }))
+            .map(|message| message.text().to_string())
+            .unwrap_or_default();
+        let mut arguments = JsonObject::new();
+        arguments.insert(connection.request_argument.clone(), Value::String(text));
+        let params = CallToolRequestParams::new(connection.tool.name.clone()).with_arguments(arguments);
+        let request_message = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let peer = connection.service.peer().clone();
+        let handle = peer
+            .send_request_with_option(request_message, PeerRequestOptions::no_options())
+            .await
+            .map_err(|error| self.failure(&connection, format!("tools/call: {error}")))?;
+        let (progress_sender, mut progress) = mpsc::unbounded_channel();
+        {
+            let mut routes = connection.routes.lock().unwrap();
+            for early in routes.early.remove(&handle.progress_token).unwrap_or_default() {
+                let _ = progress_sender.send(early);
+            }
+            routes.calls.insert(handle.progress_token.clone(), progress_sender);
+        }
+        let mut guard = CancelOnDrop { peer, id: Some(handle.id.clone()) };
+        let _route = RouteGuard { routes: connection.routes.clone(), token: handle.progress_token.clone() };
+        let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
+        let mut response = handle.rx;
+        let mut streamed = String::new();
+        // The SDK hands each notification to its own task, so they can arrive out of
+        // order: they wait a moment and go out sorted by their (increasing) progress.
+        let mut waiting: Vec<ProgressNotificationParam> = Vec::new();
+        let mut flush_at: Option<tokio::time::Instant> = None;
+        let mut last_news = tokio::time::Instant::now();
+        let result = loop {
+            let flush = async {
+                match flush_at {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                answer = &mut response => break answer,
+                Some(notification) = progress.recv() => {
+                    waiting.push(notification);
+                    flush_at.get_or_insert(tokio::time::Instant::now() + REORDER_WINDOW);
+                    last_news = tokio::time::Instant::now();
+                }
+                () = flush => {
+                    forward_sorted(&mut waiting, on_delta, &mut streamed);
+                    flush_at = None;
+                }
+                () = tokio::time::sleep_until(last_news + idle) => {
+                    return Err(RunnerError::Idle { url: self.endpoint(), secs: idle.as_secs() });
+                }
+            }
+        };
+        // Notifications sent just before the answer may still be on their way.
+        tokio::time::sleep(REORDER_WINDOW).await;
+        while let Ok(notification) = progress.try_recv() {
+            waiting.push(notification);
+        }
+        forward_sorted(&mut waiting, on_delta, &mut streamed);
+        guard.id = None; // answered: nothing to cancel
+        let result = match result {
+            Ok(Ok(ServerResult::CallToolResult(result))) => result,
+            Ok(Ok(other)) => return Err(self.failure(&connection, format!("tools/call answered {other:?}"))),
+            Ok(Err(error)) => return Err(self.failure(&connection, format!("tools/call: {error}"))),
+            Err(_) => return Err(self.failure(&connection, "the MCP session ended before the answer".into())),
+        };
+        self.reply(result, streamed)
+    }
+
+    /// An error for a call that got no answer, with the server's last words.
+    fn failure(&self, connection: &Connection, message: String) -> RunnerError {
+        let stderr = connection.stderr.lock().unwrap().clone();
+        let tail: String =
+            stderr.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+        let message = if tail.is_empty() { message } else { format!("{message}; it wrote: {}", truncate(&tail, 500)) };
+        RunnerError::Unreachable { url: self.endpoint(), message }
+    }
+
+    fn reply(&self, result: CallToolResult, streamed: String) -> Result<ModelReply, RunnerError> {
+        let text: Vec<String> = result
+            .content
+            .iter()
+            .filter_map(|content| match content {
+                ContentBlock::Text(text) => Some(text.text.clone()),
+                ContentBlock::Image(image) => Some(format!("[image: {}]", image.mime_type)),
+                ContentBlock::Audio(audio) => Some(format!("[audio: {}]", audio.mime_type)),
+                _ => None,
+            })
+            .collect();
+        let mut text = text.join("\n");
+        if text.is_empty() {
+            text = streamed;
+        }
+        if result.is_error == Some(true) {
+            return Err(RunnerError::Remote {
+                url: self.endpoint(),
+                message: truncate(&super::redact(&text, None), 1000),
+            });
+        }
+        let structured = result.structured_content.as_ref();
+        let usage = structured
+            .and_then(|content| content.get("usage_total").or_else(|| content.get("usage")))
+            .and_then(|usage| serde_json::from_value::<Usage>(usage.clone()).ok());
+        let cost = structured.and_then(|content| content.get("cost_total")).and_then(Value::as_f64);
+        Ok(ModelReply { text, tool_calls: vec![], usage, cost })
+    }
+}
+
+/// Sends what waits, in progress order.
+fn forward_sorted(waiting: &mut Vec<ProgressNotificationParam>, on_delta: DeltaSink<'_>, streamed: &mut String) {
+    waiting.sort_by(|a, b| a.progress.total_cmp(&b.progress));
+    for notification in waiting.drain(..) {
+        forward(notification, on_delta, streamed);
+    }
+}
+
+/// One progress notification as a delta: a nested Switchboard's root text streams
+/// as text; everything else is a progress line (its event, if any, as data).
+fn forward(notification: ProgressNotificationParam, on_delta: DeltaSink<'_>, streamed: &mut String) {
+    let event = notification
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.0.get(EVENT_META_KEY))
+        .and_then(|event| serde_json::from_value::<CallEvent>(event.clone()).ok());
+    if let Some(CallEvent { parent_id: None, kind: EventKind::TextDelta { text }, .. }) = &event {
+        streamed.push_str(text);
+        on_delta(ModelDelta::Text(text.clone()));
+        return;
+    }
+    let message = notification.message.clone().unwrap_or_else(|| match notification.total {
+        Some(total) => format!("{} of {total}", notification.progress),
+        None => format!("progress {}", notification.progress),
+    });
+    let data = match event {
+        Some(event) => serde_json::to_value(event).ok(),
+        None => Some(serde_json::json!({ "progress": notification.progress, "total": notification.total })),
+    };
+    on_delta(ModelDelta::Progress { message: truncate(&message, 500), data });
+}
+
+/// The tool's first required argument whose type is `string`.
+fn first_required_string(schema: &JsonObject) -> Option<String> {
+    let required = schema.get("required")?.as_array()?;
+    let properties = schema.get("properties")?.as_object()?;
+    required.iter().filter_map(Value::as_str).find_map(|name| {
+        let is_string =
+            properties.get(name).and_then(|property| property.get("type")).and_then(Value::as_str) == Some("string");
+        is_string.then(|| name.to_string())
+    })
+}
+
+/// Sends `notifications/cancelled` for a call dropped before its answer.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        let reason = Some("cancelled by the caller".to_string());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
+            });
+        }
+    }
+}
+
+/// Forgets a call's progress route when the call ends.
+struct RouteGuard {
+    routes: Arc<Mutex<Routes>>,
+    token: ProgressToken,
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        let mut routes = self.routes.lock().unwrap();
+        routes.calls.remove(&self.token);
+        routes.early.remove(&self.token);
+    }
+}
+
+#[async_trait]
+impl Runner for McpRunner {
+    async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        let secs = self.agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
+        tokio::time::timeout(Duration::from_secs(secs), self.call(request, on_delta))
+            .await
+            .unwrap_or(Err(RunnerError::Timeout { secs }))
+    }
+
+    fn accepts_tools(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_required_string;
+    use serde_json::json;
+
+    #[test]
+    fn the_request_goes_into_the_first_required_string_argument() {
+        let schema = |value: serde_json::Value| value.as_object().unwrap().clone();
+        let cases = [
+            (
+                json!({"properties": {"n": {"type": "integer"}, "q": {"type": "string"}}, "required": ["n", "q"]}),
+                Some("q"),
+            ),
+            (json!({"properties": {"q": {"type": "string"}}}), None),
+            (
+                json!({"properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["b", "a"]}),
+                Some("b"),
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(first_required_string(&schema(input.clone())).as_deref(), expected, "{input}");
+        }
+    }
+}

@@ -1,0 +1,62 @@
+"""An MCP server built with the Python `mcp` package, for Switchboard's `mcp`
+provider tests: `research(question)` streams progress and answers; `slow(task)`
+reports progress until it is cancelled (it records its start and its
+interruption in $REMOTE_LOG); `broken(task)` fails (isError).
+
+  python remote_server.py              # stdio
+  python remote_server.py http PORT    # streamable HTTP at http://127.0.0.1:PORT/mcp
+"""
+
+import os
+import sys
+import time
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+
+server = MCPServer("remote-test", version="0.0.1")
+LOG = os.environ.get("REMOTE_LOG")
+
+
+def log(line: str) -> None:
+    if LOG:
+        with open(LOG, "a") as handle:
+            handle.write(f"{time.time():.3f} {line}\n")
+
+
+@server.tool()
+async def research(question: str, ctx: Context = None) -> str:  # type: ignore[assignment]
+    """Looks a question up, reporting each step."""
+    for step, what in enumerate(["reading", "comparing", "writing"], start=1):
+        await ctx.report_progress(step, 3, f"{what} about {question[:40]}")
+        await anyio.sleep(0.05)
+    return f"Remote findings on {question!r}: otters hold hands while sleeping."
+
+
+@server.tool()
+async def slow(task: str, ctx: Context = None) -> str:  # type: ignore[assignment]
+    """Works until cancelled, reporting progress."""
+    log(f"slow start pid={os.getpid()}")
+    try:
+        for step in range(2000):
+            await ctx.report_progress(step + 1, None, f"working on {task[:20]} ({step + 1})")
+            await anyio.sleep(0.05)
+    except BaseException as error:
+        log(f"slow interrupted {type(error).__name__}")
+        raise
+    return "finished"
+
+
+@server.tool()
+def broken(task: str) -> str:
+    """Always fails."""
+    raise ValueError(f"the remote tool could not do {task[:30]!r}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "http":
+        import uvicorn
+
+        uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    else:
+        server.run()

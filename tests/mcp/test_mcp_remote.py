@@ -1,0 +1,196 @@
+"""The `mcp` provider: a remote MCP server's tool as a tool-agent. A demo primary
+delegates to it in a `switchboard ask` turn (events as JSON lines); the remote's
+progress arrives as the call's progress while it runs, its text is the answer,
+`isError` is a `remote` error, a cancel (SIGTERM to `ask`) reaches the server as
+`notifications/cancelled` and ends its process, a dead endpoint is a clear error.
+And a chain across processes: a Switchboard whose tool-agent is another
+Switchboard's `switchboard mcp`, the remote's text streaming and its usage
+counted in the parent's total."""
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import BINARY, ROOT
+from test_mcp_server import WAIT, process_alive
+
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+SERVER = str(pathlib.Path(__file__).with_name("remote_server.py"))
+
+
+def remote_config(folder: pathlib.Path, remote: dict) -> pathlib.Path:
+    config = {
+        "primary": "assistant",
+        "agents": [
+            {"name": "assistant", "provider": "demo", "model": "demo-planner"},
+            {"name": "remote", "provider": "mcp", **remote},
+        ],
+        "agent_tools": [{"agent": "remote", "description": "A remote agent.", "approval": "auto"}],
+    }
+    path = folder / "config.json"
+    path.write_text(json.dumps(config, indent=2))
+    return path
+
+
+def ask(config: pathlib.Path, folder: pathlib.Path, message: str, env: dict | None = None):
+    environment = {"PATH": os.environ["PATH"], "HOME": str(folder)} | (env or {})
+    finished = subprocess.run(
+        [str(BINARY), "--config", str(config), "--data-dir", str(folder / "data"), "ask", "--events", "jsonl", message],
+        capture_output=True,
+        text=True,
+        timeout=WAIT * 2,
+        env=environment,
+    )
+    events = [json.loads(line) for line in finished.stdout.splitlines() if line.startswith("{")]
+    return finished, events
+
+
+def remote_call(events: list) -> tuple[list, dict]:
+    started = next(event for event in events if event["type"] == "call_started" and event["agent"] == "remote")
+    mine = [event for event in events if event["call_id"] == started["call_id"]]
+    return mine, mine[-1]
+
+
+QUESTION = "Please find out everything about how otters sleep in the wild and why"
+
+
+def test_a_remote_tool_streams_progress_and_answers_over_stdio(tmp_path):
+    config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research"})
+    finished, events = ask(config, tmp_path, QUESTION)
+    assert finished.returncode == 0, finished.stderr
+    mine, last = remote_call(events)
+    progress = [event["message"] for event in mine if event["type"] == "tool_progress"]
+    assert [line.split(" about")[0] for line in progress] == ["reading", "comparing", "writing"]
+    kinds = [event["type"] for event in mine]
+    assert kinds.index("tool_progress") < kinds.index("call_finished"), "progress while it runs"
+    assert last["type"] == "call_finished" and last["status"] == "ok"
+    assert last["result"].startswith("Remote findings on ") and "otters hold hands" in last["result"]
+    assert "otters hold hands" in finished.stdout
+
+
+def test_a_remote_tool_over_streamable_http_and_its_failure(tmp_path):
+    port = free_port()
+    server = subprocess.Popen([PYTHON, SERVER, "http", str(port)], stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port)
+        url = f"http://127.0.0.1:{port}/mcp"
+        config = remote_config(tmp_path, {"url": url, "tool": "research"})
+        finished, events = ask(config, tmp_path, QUESTION)
+        assert finished.returncode == 0, finished.stderr
+        assert remote_call(events)[1]["status"] == "ok"
+        broken = remote_config(tmp_path, {"url": url, "tool": "broken"})
+        finished, events = ask(broken, tmp_path, QUESTION)
+        last = remote_call(events)[1]
+        assert last["status"] == "error" and last["error"]["kind"] == "remote", last
+        assert "Error executing tool broken" in last["error"]["message"], "the server's own words"
+    finally:
+        server.terminate()
+        server.wait(timeout=WAIT)
+
+
+def test_a_dead_endpoint_and_a_missing_tool_say_what_and_where(tmp_path):
+    config = remote_config(tmp_path, {"url": f"http://127.0.0.1:{free_port()}/mcp"})
+    _, events = ask(config, tmp_path, QUESTION)
+    last = remote_call(events)[1]
+    assert last["error"]["kind"] == "unreachable" and "127.0.0.1" in last["error"]["message"], last
+    config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "nope"})
+    _, events = ask(config, tmp_path, QUESTION)
+    last = remote_call(events)[1]
+    assert last["error"]["kind"] == "config", last
+    assert 'has no tool "nope" (it has: research, slow, broken)' in last["error"]["message"]
+
+
+def test_cancelling_reaches_the_remote_and_leaves_nothing_running(tmp_path):
+    log = tmp_path / "remote.log"
+    config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "slow"})
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    config_data = json.loads(config.read_text())
+    config_data["agents"][1]["env"] = {"REMOTE_LOG": str(log)}
+    config.write_text(json.dumps(config_data))
+    process = subprocess.Popen(
+        [str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data"), "ask", "--events", "jsonl", QUESTION],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+    )
+    progress_seen = 0
+    for line in process.stdout:
+        if '"tool_progress"' in line:
+            progress_seen += 1
+            if progress_seen == 3:
+                break
+    assert progress_seen == 3, "the remote's progress streams"
+    pid = int(log.read_text().split("pid=")[1].split()[0])
+    assert process_alive(pid)
+    process.send_signal(signal.SIGTERM)
+    rest, _ = process.communicate(timeout=WAIT)
+    assert process.returncode == 143
+    deadline = time.monotonic() + WAIT
+    while process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not process_alive(pid), "the stdio server's process group was ended"
+    finished = [json.loads(line) for line in rest.splitlines() if '"call_finished"' in line]
+    assert any(event["agent"] == "remote" and event["status"] == "cancelled" for event in finished)
+
+
+def test_a_chain_across_processes_streams_the_remote_subtree_and_counts_its_usage(tmp_path):
+    """Switchboard A's tool-agent is Switchboard B, reached through `switchboard mcp`."""
+    remote_folder = tmp_path / "b"
+    remote_folder.mkdir()
+    b_config = remote_folder / "config.json"
+    b_config.write_text(
+        json.dumps(
+            {
+                "primary": "writer",
+                "agents": [
+                    {"name": "writer", "provider": "demo", "model": "demo-researcher", "delay_ms": 2},
+                ],
+                "agent_tools": [{"agent": "writer", "description": "Writes.", "approval": "auto"}],
+            }
+        )
+    )
+    config = remote_config(
+        tmp_path,
+        {"command": str(BINARY), "args": ["--config", str(b_config), "mcp"], "tool": "agent_writer"},
+    )
+    finished, events = ask(config, tmp_path, QUESTION)
+    assert finished.returncode == 0, finished.stderr
+    mine, last = remote_call(events)
+    assert last["status"] == "ok"
+    deltas = [event for event in mine if event["type"] == "text_delta"]
+    assert len(deltas) > 3, "the remote Switchboard's text streams as the call's text"
+    remote_progress = [event for event in mine if event["type"] == "tool_progress"]
+    assert any(event["message"].startswith("writer started") for event in remote_progress)
+    assert any((event.get("data") or {}).get("type") == "call_finished" for event in remote_progress)
+    # B's usage is the remote call's usage, and A's total includes it.
+    assert last["usage"]["total_tokens"] > 0
+    root = [event for event in events if event["type"] == "call_finished" and event["parent_id"] is None][-1]
+    assert root["usage_total"]["total_tokens"] >= last["usage"]["total_tokens"] + root["usage"]["total_tokens"]
+    assert "<<<AGENT_RESULT" in last["result"], "B's answer came fenced by B (untrusted for A too)"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(port: int) -> None:
+    import socket
+
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"nothing listens on {port}")
