@@ -194,3 +194,17 @@ def wait_for_port(port: int) -> None:
         except OSError:
             time.sleep(0.1)
     raise AssertionError(f"nothing listens on {port}")
+
+
+def test_probe_lists_the_servers_tools_even_when_the_configured_one_is_missing(tmp_path):
+    config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "nope"})
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    probe = [str(BINARY), "--config", str(config), "agent", "probe", "remote"]
+    listed = subprocess.run([*probe, "--json"], capture_output=True, text=True, env=environment, timeout=WAIT)
+    assert listed.returncode == 0, listed.stderr
+    tools = {tool["name"]: tool for tool in json.loads(listed.stdout)["tools"]}
+    assert set(tools) == {"research", "slow", "broken"}
+    assert tools["research"]["input_schema"]["required"] == ["question"]
+    config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research"})
+    shown = subprocess.run(probe, capture_output=True, text=True, env=environment, timeout=WAIT)
+    assert "* research(question)" in shown.stdout and "  slow(task)" in shown.stdout, shown.stdout

@@ -3,6 +3,7 @@
 //! desktop app) with its events on stdout, and lists, shows and exports sessions.
 //! It parses arguments, calls switchboard-core and prints; nothing more.
 
+mod agent;
 mod ask;
 mod mcp;
 mod sessions;
@@ -54,6 +55,21 @@ enum Command {
     },
     /// Serve the tool-agents to MCP clients (stdio, or streamable HTTP with --http).
     Mcp(McpArgs),
+    /// Look at an agent's server.
+    Agent {
+        #[command(subcommand)]
+        command: AgentCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum AgentCommand {
+    /// List the tools of an mcp agent's server (the one it calls marked with *).
+    Probe {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -206,6 +222,7 @@ fn main() -> ExitCode {
         Command::Ask(arguments) => ask::ask(&path, &data_dir, arguments),
         Command::Sessions { command } => sessions::sessions_command(&path, &data_dir, command),
         Command::Mcp(arguments) => mcp::mcp(&path, arguments),
+        Command::Agent { command: AgentCommand::Probe { name, json } } => agent::probe(&path, &name, json),
     };
     match result {
         Ok(code) => code,

@@ -141,15 +141,8 @@ impl McpRunner {
         let stderr = Arc::new(Mutex::new(String::new()));
         let unreachable = |message: String| RunnerError::Unreachable { url: self.endpoint(), message };
         let (service, group) = match &self.agent.url {
-            Some(url) => {
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
-                if let Some(variable) = &self.agent.api_key_env {
-                    let token = std::env::var(variable).map_err(|_| {
-                        RunnerError::Config(format!("agent {:?}: {variable} is not set", self.agent.name))
-                    })?;
-                    config = config.auth_header(token);
-                }
-                let transport = StreamableHttpClientTransport::from_config(config);
+            Some(_) => {
+                let transport = self.http_transport()?;
                 let service = client.serve(transport).await.map_err(|error| unreachable(error.to_string()))?;
                 (service, None)
             }
@@ -186,6 +179,24 @@ impl McpRunner {
             })?,
         };
         Ok(Connection { service, tool, request_argument, routes, _group: group, stderr })
+    }
+
+    fn http_transport(&self) -> Result<StreamableHttpClientTransport<reqwest::Client>, RunnerError> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(self.agent.url.clone().unwrap_or_default());
+        if let Some(variable) = &self.agent.api_key_env {
+            let token = std::env::var(variable)
+                .map_err(|_| RunnerError::Config(format!("agent {:?}: {variable} is not set", self.agent.name)))?;
+            config = config.auth_header(token);
+        }
+        Ok(StreamableHttpClientTransport::from_config(config))
+    }
+
+    async fn connect_transport(&self) -> Result<RunningService<RoleClient, Client>, RunnerError> {
+        let client = Client { routes: Arc::default() };
+        client
+            .serve(self.http_transport()?)
+            .await
+            .map_err(|error| RunnerError::Unreachable { url: self.endpoint(), message: error.to_string() })
     }
 
     async fn spawn(
@@ -318,6 +329,43 @@ impl McpRunner {
             Err(_) => return Err(self.failure(&connection, "the MCP session ended before the answer".into())),
         };
         self.reply(result, streamed)
+    }
+
+    /// The server's tools, as `switchboard agent probe` lists them: connects (or
+    /// reuses the connection) and asks `tools/list`.
+    pub async fn probe(&self) -> Result<Vec<Tool>, RunnerError> {
+        let connection = match self.connection().await {
+            Ok(connection) => connection,
+            // A server that answers but lacks the configured tool still has a list to show.
+            Err(RunnerError::Config(_)) => {
+                let mut agent = self.agent.clone();
+                agent.tool = None;
+                agent.request_argument = Some(String::new());
+                let runner = McpRunner { agent, connection: tokio::sync::Mutex::new(None) };
+                return runner.list().await;
+            }
+            Err(error) => return Err(error),
+        };
+        connection
+            .service
+            .list_all_tools()
+            .await
+            .map_err(|error| self.failure(&connection, format!("tools/list: {error}")))
+    }
+
+    async fn list(&self) -> Result<Vec<Tool>, RunnerError> {
+        let (service, _group) = match &self.agent.url {
+            Some(_) => (self.connect_transport().await?, None),
+            None => {
+                let client = Client { routes: Arc::default() };
+                let (service, group) = self.spawn(client, Arc::default()).await?;
+                (service, Some(group))
+            }
+        };
+        service
+            .list_all_tools()
+            .await
+            .map_err(|error| RunnerError::Unreachable { url: self.endpoint(), message: format!("tools/list: {error}") })
     }
 
     /// An error for a call that got no answer, with the server's last words.
