@@ -257,7 +257,9 @@ impl McpRunner {
     }
 
     async fn call(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        let started = std::time::Instant::now();
         let connection = self.connection().await?;
+        let connected = started.elapsed();
         let text = request
             .messages
             .iter()
@@ -287,6 +289,7 @@ impl McpRunner {
         let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
         let mut response = handle.rx;
         let mut streamed = String::new();
+        let mut first_event: Option<Duration> = None;
         // The SDK hands each notification to its own task, so they can arrive out of
         // order: they wait a moment and go out sorted by their (increasing) progress.
         let mut waiting: Vec<ProgressNotificationParam> = Vec::new();
@@ -302,6 +305,7 @@ impl McpRunner {
             tokio::select! {
                 answer = &mut response => break answer,
                 Some(notification) = progress.recv() => {
+                    first_event.get_or_insert_with(|| started.elapsed());
                     waiting.push(notification);
                     flush_at.get_or_insert(tokio::time::Instant::now() + REORDER_WINDOW);
                     last_news = tokio::time::Instant::now();
@@ -328,6 +332,24 @@ impl McpRunner {
             Ok(Err(error)) => return Err(self.failure(&connection, format!("tools/call: {error}"))),
             Err(_) => return Err(self.failure(&connection, "the MCP session ended before the answer".into())),
         };
+        let total = started.elapsed();
+        let first = first_event.unwrap_or(total);
+        let ms = |duration: Duration| duration.as_millis() as u64;
+        on_delta(ModelDelta::Progress {
+            message: format!(
+                "remote {}: connect {} ms, first event {} ms, total {} ms",
+                self.endpoint(),
+                ms(connected),
+                ms(first),
+                ms(total)
+            ),
+            data: Some(serde_json::json!({ "remote": {
+                "endpoint": self.endpoint(),
+                "connect_ms": ms(connected),
+                "first_event_ms": ms(first),
+                "total_ms": ms(total),
+            }})),
+        });
         self.reply(result, streamed)
     }
 
