@@ -88,7 +88,7 @@ test-rust:
 # Inspector CLI and the official conformance suite (node 22 from tests/peers).
 test-mcp:
 	$(CARGO) build -p switchboard-cli
-	$(VENV)/bin/pytest -q -p no:cacheprovider tests/mcp
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests/mcp tests/a2a
 
 # Trace export read back through a real Arize Phoenix on loopback.
 test-otel:

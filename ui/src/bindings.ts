@@ -311,7 +311,7 @@ export type CallErrorKind =
 "malformed_stream" | 
 /**  A subprocess agent exited with a failure or could not be started. */
 "subprocess" | 
-/**  A remote agent (an MCP server's tool) answered with a failure. */
+/**  A remote agent (an MCP tool, an A2A agent) answered with a failure. */
 "remote" | 
 /**  The agent's config cannot build a runner. */
 "config" | 
@@ -758,7 +758,9 @@ export type Provider_Deserialize =
 /**  The built-in deterministic agents that need no model server. */
 "demo" | 
 /**  One tool of an MCP server (stdio `command`, or streamable HTTP `url`). */
-"mcp";
+"mcp" | 
+/**  An Agent2Agent (A2A 1.0) agent at `url`. */
+"a2a";
 
 /**  How an agent is run. */
 export type Provider_Serialize = 
@@ -771,7 +773,9 @@ export type Provider_Serialize =
 /**  The built-in deterministic agents that need no model server. */
 "demo" | 
 /**  One tool of an MCP server (stdio `command`, or streamable HTTP `url`). */
-"mcp";
+"mcp" | 
+/**  An Agent2Agent (A2A 1.0) agent at `url`. */
+"a2a";
 
 /**  How a subprocess agent is given its request. */
 export type RequestVia = 

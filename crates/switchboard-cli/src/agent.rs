@@ -1,12 +1,13 @@
 //! `switchboard agent probe NAME`: what a remote agent's server offers (an `mcp`
-//! agent's tools, with the one the agent calls marked), so a user can pick the
+//! agent's tools, with the one the agent calls marked; an `a2a` agent's card), so a user can pick the
 //! `tool` and see that the server answers before delegating to it.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::json;
-use switchboard_core::config::Provider;
+use switchboard_core::config::{AgentConfig, Provider};
+use switchboard_core::runner::a2a::A2aRunner;
 use switchboard_core::runner::mcp::McpRunner;
 
 use crate::{load, terminal::printable, Failure};
@@ -17,15 +18,18 @@ pub(crate) fn probe(path: &Path, name: &str, as_json: bool) -> Result<ExitCode, 
         .agent(name)
         .ok_or_else(|| Failure { code: 1, message: format!("no agent named {name:?} is configured") })?
         .clone();
-    if agent.provider != Provider::Mcp {
-        let message =
-            format!("agent {name:?} is a {} agent; probe lists the tools of mcp agents", agent.provider.as_str());
-        return Err(Failure { code: 1, message });
-    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|error| Failure { code: 1, message: format!("cannot start the runtime: {error}") })?;
+    if agent.provider == Provider::A2a {
+        return probe_card(&runtime, &agent, as_json);
+    }
+    if agent.provider != Provider::Mcp {
+        let message =
+            format!("agent {name:?} is a {} agent; probe reads mcp and a2a agents' servers", agent.provider.as_str());
+        return Err(Failure { code: 1, message });
+    }
     let runner = McpRunner::new(&agent).map_err(|error| Failure { code: 1, message: error.to_string() })?;
     let tools = runtime.block_on(runner.probe());
     drop(runner); // a stdio server's process group ends here
@@ -59,5 +63,24 @@ pub(crate) fn probe(path: &Path, name: &str, as_json: bool) -> Result<ExitCode, 
             printable(description)
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An a2a agent's card: who it is, where it answers, whether it streams, and the
+/// tool description its name, description and skills make.
+fn probe_card(runtime: &tokio::runtime::Runtime, agent: &AgentConfig, as_json: bool) -> Result<ExitCode, Failure> {
+    let runner = A2aRunner::new(agent).map_err(|error| Failure { code: 1, message: error.to_string() })?;
+    let card = runtime.block_on(runner.card()).map_err(|error| Failure { code: 1, message: error.to_string() })?;
+    if as_json {
+        let row = json!({
+            "agent": agent.name, "name": card.name, "endpoint": card.endpoint, "streaming": card.streaming,
+            "skills": card.skills, "description": card.tool_description(),
+        });
+        println!("{row}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}: {} at {}", agent.name, printable(&card.name), card.endpoint);
+    println!("  streaming: {}", if card.streaming { "yes" } else { "no (polled)" });
+    println!("  a tool description from its card: {}", printable(&card.tool_description()));
     Ok(ExitCode::SUCCESS)
 }

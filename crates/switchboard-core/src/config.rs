@@ -85,6 +85,8 @@ pub enum Provider {
     Demo,
     /// One tool of an MCP server (stdio `command`, or streamable HTTP `url`).
     Mcp,
+    /// An Agent2Agent (A2A 1.0) agent at `url`.
+    A2a,
 }
 
 impl Provider {
@@ -97,6 +99,7 @@ impl Provider {
             Provider::ClaudeCli => "claude-cli",
             Provider::Demo => "demo",
             Provider::Mcp => "mcp",
+            Provider::A2a => "a2a",
         }
     }
 }

@@ -109,7 +109,7 @@ pub enum CallErrorKind {
     MalformedStream,
     /// A subprocess agent exited with a failure or could not be started.
     Subprocess,
-    /// A remote agent (an MCP server's tool) answered with a failure.
+    /// A remote agent (an MCP tool, an A2A agent) answered with a failure.
     Remote,
     /// The agent's config cannot build a runner.
     Config,

@@ -2,6 +2,8 @@
 //! reply out). The dispatcher owns the tool loop; a runner only talks to its model,
 //! so every provider (HTTP, subprocess, demo) plugs into the same loop.
 
+pub mod a2a;
+pub mod a2a_card;
 pub mod cache;
 pub mod claude;
 pub mod cli_events;
@@ -10,6 +12,7 @@ pub mod cli_presets;
 pub mod demo;
 pub mod local;
 pub mod mcp;
+mod mcp_progress;
 pub mod subprocess;
 pub mod tool_tags;
 
@@ -224,6 +227,7 @@ pub fn build(agent: &AgentConfig) -> Result<std::sync::Arc<dyn Runner>, RunnerEr
             Ok(std::sync::Arc::new(subprocess::SubprocessRunner::new(agent)?))
         }
         Provider::Mcp => Ok(std::sync::Arc::new(mcp::McpRunner::new(agent)?)),
+        Provider::A2a => Ok(std::sync::Arc::new(a2a::A2aRunner::new(agent)?)),
     }
 }
 

@@ -67,6 +67,7 @@ pub fn provider_name(provider: Provider) -> &'static str {
         Provider::Subprocess => "subprocess",
         Provider::Demo => "switchboard.demo",
         Provider::Mcp => "mcp",
+        Provider::A2a => "a2a",
     }
 }
 

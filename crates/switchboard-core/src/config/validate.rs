@@ -209,6 +209,7 @@ fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut 
             }
         }
         Provider::Subprocess => needs("command", &agent.command, problems),
+        Provider::A2a => needs("url", &agent.url, problems),
         Provider::Mcp => {
             if agent.command.is_some() == agent.url.is_some() {
                 problems.push(Problem::error(

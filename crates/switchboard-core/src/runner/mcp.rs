@@ -10,35 +10,30 @@
 //! the call's; `isError` is a `remote` error; dropping the call (cancel, timeout)
 //! sends `notifications/cancelled`.
 
-use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientConfig, ClientRequest,
-    ContentBlock, Implementation, JsonObject, NotificationMetaObject, ProgressNotificationParam, ProgressToken,
-    RequestId, ServerResult, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, ContentBlock,
+    JsonObject, ProgressNotificationParam, RequestId, ServerResult, Tool,
 };
-use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService};
+use rmcp::service::{Peer, PeerRequestOptions, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::mcp_progress::{forward_sorted, Client, RouteGuard, Routes, REORDER_WINDOW};
 use super::subprocess::{ProcessGroup, SubprocessRunner};
 use super::{truncate, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
 use crate::config::AgentConfig;
-use crate::event::{CallEvent, EventKind, Usage};
+use crate::event::Usage;
 
 /// How long a call may take when the agent sets no `timeout_secs`.
 const DEFAULT_TIMEOUT_SECS: u64 = 600;
-/// How long progress notifications wait to be put back in order.
-const REORDER_WINDOW: Duration = Duration::from_millis(15);
-/// The `_meta` key a Switchboard MCP server puts each event under.
-const EVENT_META_KEY: &str = "switchboard/event";
 
 pub struct McpRunner {
     agent: AgentConfig,
@@ -48,49 +43,6 @@ pub struct McpRunner {
 impl std::fmt::Debug for McpRunner {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter.debug_struct("McpRunner").field("agent", &self.agent.name).finish_non_exhaustive()
-    }
-}
-
-/// Progress notifications by token; those that arrive before their call is
-/// registered wait in `early`.
-#[derive(Default)]
-struct Routes {
-    calls: HashMap<ProgressToken, mpsc::UnboundedSender<ProgressNotificationParam>>,
-    early: HashMap<ProgressToken, Vec<ProgressNotificationParam>>,
-}
-
-#[derive(Clone)]
-struct Client {
-    routes: Arc<Mutex<Routes>>,
-}
-
-impl ClientHandler for Client {
-    fn get_info(&self) -> ClientConfig {
-        let mut info = ClientConfig::default();
-        info.client_info = Implementation::new("switchboard", env!("CARGO_PKG_VERSION"));
-        info
-    }
-
-    async fn on_progress(&self, mut params: ProgressNotificationParam, context: NotificationContext<RoleClient>) {
-        // rmcp 3.11 hands a notification's `_meta` over inside the context's
-        // extensions (its `meta` field stays empty); a nested Switchboard's event is there.
-        if params.meta.is_none() {
-            params.meta = context
-                .extensions
-                .get::<NotificationMetaObject>()
-                .cloned()
-                .or_else(|| (!context.meta.0.is_empty()).then_some(context.meta));
-        }
-        let mut routes = self.routes.lock().unwrap();
-        match routes.calls.get(&params.progress_token) {
-            Some(sender) => drop(sender.send(params)),
-            None => {
-                let early = routes.early.entry(params.progress_token.clone()).or_default();
-                if early.len() < 64 {
-                    early.push(params);
-                }
-            }
-        }
     }
 }
 
@@ -429,38 +381,6 @@ impl McpRunner {
     }
 }
 
-/// Sends what waits, in progress order.
-fn forward_sorted(waiting: &mut Vec<ProgressNotificationParam>, on_delta: DeltaSink<'_>, streamed: &mut String) {
-    waiting.sort_by(|a, b| a.progress.total_cmp(&b.progress));
-    for notification in waiting.drain(..) {
-        forward(notification, on_delta, streamed);
-    }
-}
-
-/// One progress notification as a delta: a nested Switchboard's root text streams
-/// as text; everything else is a progress line (its event, if any, as data).
-fn forward(notification: ProgressNotificationParam, on_delta: DeltaSink<'_>, streamed: &mut String) {
-    let event = notification
-        .meta
-        .as_ref()
-        .and_then(|meta| meta.0.get(EVENT_META_KEY))
-        .and_then(|event| serde_json::from_value::<CallEvent>(event.clone()).ok());
-    if let Some(CallEvent { parent_id: None, kind: EventKind::TextDelta { text }, .. }) = &event {
-        streamed.push_str(text);
-        on_delta(ModelDelta::Text(text.clone()));
-        return;
-    }
-    let message = notification.message.clone().unwrap_or_else(|| match notification.total {
-        Some(total) => format!("{} of {total}", notification.progress),
-        None => format!("progress {}", notification.progress),
-    });
-    let data = match event {
-        Some(event) => serde_json::to_value(event).ok(),
-        None => Some(serde_json::json!({ "progress": notification.progress, "total": notification.total })),
-    };
-    on_delta(ModelDelta::Progress { message: truncate(&message, 500), data });
-}
-
 /// The tool's first required argument whose type is `string`.
 fn first_required_string(schema: &JsonObject) -> Option<String> {
     let required = schema.get("required")?.as_array()?;
@@ -488,20 +408,6 @@ impl Drop for CancelOnDrop {
                 let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
             });
         }
-    }
-}
-
-/// Forgets a call's progress route when the call ends.
-struct RouteGuard {
-    routes: Arc<Mutex<Routes>>,
-    token: ProgressToken,
-}
-
-impl Drop for RouteGuard {
-    fn drop(&mut self) {
-        let mut routes = self.routes.lock().unwrap();
-        routes.calls.remove(&self.token);
-        routes.early.remove(&self.token);
     }
 }
 

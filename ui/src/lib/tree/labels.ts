@@ -24,7 +24,7 @@ export function errorKindMeaning(kind: CallErrorKind): string {
     case "subprocess":
       return "the agent's program failed or could not start";
     case "remote":
-      return "the remote agent (an MCP server's tool) reported a failure";
+      return "the remote agent (an MCP tool or an A2A agent) reported a failure";
     case "config":
       return "the agent's configuration cannot be used";
     case "internal":

@@ -1,0 +1,412 @@
+//! The `a2a` provider: an agent reached over the Agent2Agent protocol (A2A 1.0,
+//! JSON-RPC binding, as the Python `a2a-sdk` 1.x serves it). Its card is read from
+//! `/.well-known/agent-card.json` under `url` (or `url` names the card); the call
+//! is a `SendStreamingMessage` when the card says `streaming`, else a
+//! `SendMessage` that returns at once and is polled with `GetTask`. Status updates
+//! are progress, artifact chunks the call's text as it streams, the artifacts'
+//! text the answer; a failed, rejected or cancelled task, or one that needs input
+//! nobody here can give, is a `remote` error with its words. Dropping the call
+//! (cancel, timeout) sends `CancelTask`: closing the stream does not stop a task.
+//! The card is read in `a2a_card.rs`. Written on reqwest and the SSE parser the `local` runner uses; the official Rust
+//! client (`a2a-client-lf`) builds gRPC and a vendored `protoc` we do not need.
+
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use super::{redact, truncate, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use crate::config::AgentConfig;
+
+pub use super::a2a_card::{parse_card, AgentCard};
+
+const CARD_PATH: &str = "/.well-known/agent-card.json";
+const VERSION: &str = "1.0";
+const DEFAULT_TIMEOUT_SECS: u64 = 600;
+const POLL_EVERY: Duration = Duration::from_millis(250);
+
+#[derive(Debug)]
+pub struct A2aRunner {
+    agent: AgentConfig,
+    client: reqwest::Client,
+    card: tokio::sync::Mutex<Option<AgentCard>>,
+}
+
+impl A2aRunner {
+    pub fn new(agent: &AgentConfig) -> Result<A2aRunner, RunnerError> {
+        if agent.url.is_none() {
+            return Err(RunnerError::Config(format!("agent {:?}: an a2a agent needs `url`", agent.name)));
+        }
+        Ok(A2aRunner { agent: agent.clone(), client: reqwest::Client::new(), card: tokio::sync::Mutex::new(None) })
+    }
+
+    fn card_url(&self) -> String {
+        let url = self.agent.url.clone().unwrap_or_default();
+        if url.ends_with(".json") {
+            url
+        } else {
+            format!("{}{CARD_PATH}", url.trim_end_matches('/'))
+        }
+    }
+
+    fn token(&self) -> Result<Option<String>, RunnerError> {
+        match &self.agent.api_key_env {
+            Some(variable) => std::env::var(variable)
+                .map(Some)
+                .map_err(|_| RunnerError::Config(format!("agent {:?}: {variable} is not set", self.agent.name))),
+            None => Ok(None),
+        }
+    }
+
+    /// The agent's card (read once, kept while the runner is cached).
+    pub async fn card(&self) -> Result<AgentCard, RunnerError> {
+        let mut slot = self.card.lock().await;
+        if let Some(card) = slot.as_ref() {
+            return Ok(card.clone());
+        }
+        let url = self.card_url();
+        let response = self
+            .client
+            .get(&url)
+            .send()
+            .await
+            .map_err(|error| RunnerError::Unreachable { url: url.clone(), message: error.to_string() })?;
+        let status = response.status();
+        let body = response.text().await.unwrap_or_default();
+        if !status.is_success() {
+            return Err(RunnerError::Http { status: status.as_u16(), url, body: truncate(&body, 300) });
+        }
+        let value: Value = serde_json::from_str(&body).map_err(|error| RunnerError::MalformedStream {
+            url: url.clone(),
+            message: format!("the agent card is not JSON: {error}"),
+        })?;
+        let card = parse_card(&value).map_err(|message| RunnerError::Config(format!("{url}: {message}")))?;
+        *slot = Some(card.clone());
+        Ok(card)
+    }
+
+    async fn rpc(
+        &self,
+        endpoint: &str,
+        method: &str,
+        params: Value,
+        stream: bool,
+    ) -> Result<reqwest::Response, RunnerError> {
+        let mut request = self
+            .client
+            .post(endpoint)
+            .header("A2A-Version", VERSION)
+            .header("Accept", if stream { "text/event-stream" } else { "application/json" })
+            .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }));
+        let token = self.token()?;
+        if let Some(token) = &token {
+            request = request.bearer_auth(token);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|error| RunnerError::Unreachable { url: endpoint.to_string(), message: error.to_string() })?;
+        if !response.status().is_success() {
+            let status = response.status().as_u16();
+            let body = response.text().await.unwrap_or_default();
+            let body = truncate(&redact(&body, token.as_deref()), 500);
+            return Err(RunnerError::Http { status, url: endpoint.to_string(), body });
+        }
+        Ok(response)
+    }
+
+    async fn call(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        let started = Instant::now();
+        let card = self.card().await?;
+        let connected = started.elapsed();
+        let text = request
+            .messages
+            .iter()
+            .rev()
+            .find(|message| matches!(message, Message::User { .. }))
+            .map(|message| message.text().to_string())
+            .unwrap_or_default();
+        let message = json!({
+            "messageId": crate::dispatch::random_nonce(),
+            "role": "ROLE_USER",
+            "parts": [{ "text": text }],
+        });
+        let mut guard = CancelOnDrop { endpoint: card.endpoint.clone(), token: self.token()?, task: None };
+        let mut progress = Progress { answer: String::new(), first_event: None, started, state: None };
+        let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
+        let outcome = if card.streaming {
+            self.streamed(&card, message, &mut guard, &mut progress, on_delta, idle).await
+        } else {
+            self.polled(&card, message, &mut guard, &mut progress, on_delta).await
+        };
+        guard.task = None; // ended, one way or another, on the remote side too
+        outcome?;
+        let total = started.elapsed();
+        let ms = |duration: Duration| duration.as_millis() as u64;
+        let first = progress.first_event.unwrap_or(total);
+        on_delta(ModelDelta::Progress {
+            message: format!(
+                "remote {}: connect {} ms, first event {} ms, total {} ms",
+                card.endpoint,
+                ms(connected),
+                ms(first),
+                ms(total)
+            ),
+            data: Some(json!({ "remote": {
+                "endpoint": card.endpoint, "connect_ms": ms(connected), "first_event_ms": ms(first), "total_ms": ms(total),
+            }})),
+        });
+        Ok(ModelReply { text: progress.answer, tool_calls: vec![], usage: None, cost: None })
+    }
+
+    async fn streamed(
+        &self,
+        card: &AgentCard,
+        message: Value,
+        guard: &mut CancelOnDrop,
+        progress: &mut Progress,
+        on_delta: DeltaSink<'_>,
+        idle: Duration,
+    ) -> Result<(), RunnerError> {
+        let response = self.rpc(&card.endpoint, "SendStreamingMessage", json!({ "message": message }), true).await?;
+        let mut events = response.bytes_stream().eventsource();
+        loop {
+            let next = tokio::time::timeout(idle, events.next())
+                .await
+                .map_err(|_| RunnerError::Idle { url: card.endpoint.clone(), secs: idle.as_secs() })?;
+            let Some(event) = next else { break };
+            let event = event.map_err(|error| RunnerError::MalformedStream {
+                url: card.endpoint.clone(),
+                message: error.to_string(),
+            })?;
+            let value: Value = serde_json::from_str(&event.data).map_err(|error| RunnerError::MalformedStream {
+                url: card.endpoint.clone(),
+                message: format!("an event is not JSON: {error}"),
+            })?;
+            if let Some(error) = value.get("error") {
+                return Err(rpc_error(&card.endpoint, error));
+            }
+            let Some(result) = value.get("result") else { continue };
+            if progress.take(result, guard, on_delta, &card.endpoint)? {
+                return Ok(());
+            }
+        }
+        match progress.state.as_deref() {
+            None | Some("TASK_STATE_COMPLETED") => Ok(()),
+            Some(state) => Err(RunnerError::MalformedStream {
+                url: card.endpoint.clone(),
+                message: format!("the stream ended while the task was {}", short_state(state)),
+            }),
+        }
+    }
+
+    async fn polled(
+        &self,
+        card: &AgentCard,
+        message: Value,
+        guard: &mut CancelOnDrop,
+        progress: &mut Progress,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<(), RunnerError> {
+        let params = json!({ "message": message, "configuration": { "returnImmediately": true } });
+        let sent: Value =
+            self.rpc(&card.endpoint, "SendMessage", params, false).await?.json().await.map_err(|error| {
+                RunnerError::MalformedStream { url: card.endpoint.clone(), message: error.to_string() }
+            })?;
+        if let Some(error) = sent.get("error") {
+            return Err(rpc_error(&card.endpoint, error));
+        }
+        let result = sent.get("result").cloned().unwrap_or_default();
+        if progress.take(&result, guard, on_delta, &card.endpoint)? {
+            return Ok(());
+        }
+        let task_id = guard.task.clone().ok_or_else(|| RunnerError::MalformedStream {
+            url: card.endpoint.clone(),
+            message: "SendMessage answered with neither a task nor a message".into(),
+        })?;
+        let mut seen_parts = 0;
+        loop {
+            tokio::time::sleep(POLL_EVERY).await;
+            let polled: Value =
+                self.rpc(&card.endpoint, "GetTask", json!({ "id": task_id }), false).await?.json().await.map_err(
+                    |error| RunnerError::MalformedStream { url: card.endpoint.clone(), message: error.to_string() },
+                )?;
+            if let Some(error) = polled.get("error") {
+                return Err(rpc_error(&card.endpoint, error));
+            }
+            let task = polled.get("result").cloned().unwrap_or_default();
+            // New artifact parts since the last poll stream as text.
+            let parts: Vec<String> = task
+                .get("artifacts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .flat_map(|artifact| parts_text(artifact.get("parts")))
+                .collect();
+            for part in parts.iter().skip(seen_parts) {
+                progress.text(part, on_delta);
+            }
+            seen_parts = parts.len();
+            let status = json!({ "statusUpdate": { "taskId": task_id, "status": task.get("status").cloned().unwrap_or_default() } });
+            if progress.take(&status, guard, on_delta, &card.endpoint)? {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// What the call has seen of the remote task.
+struct Progress {
+    answer: String,
+    first_event: Option<Duration>,
+    started: Instant,
+    state: Option<String>,
+}
+
+impl Progress {
+    fn text(&mut self, text: &str, on_delta: DeltaSink<'_>) {
+        self.first_event.get_or_insert_with(|| self.started.elapsed());
+        self.answer.push_str(text);
+        on_delta(ModelDelta::Text(text.to_string()));
+    }
+
+    /// Takes one result (`task`, `message`, `statusUpdate`, `artifactUpdate`);
+    /// true when the call is over (an error when it ended badly).
+    fn take(
+        &mut self,
+        result: &Value,
+        guard: &mut CancelOnDrop,
+        on_delta: DeltaSink<'_>,
+        endpoint: &str,
+    ) -> Result<bool, RunnerError> {
+        if let Some(message) = result.get("message") {
+            for text in parts_text(message.get("parts")) {
+                self.text(&text, on_delta);
+            }
+            return Ok(true);
+        }
+        if let Some(task) = result.get("task") {
+            if let Some(id) = task.get("id").and_then(Value::as_str) {
+                guard.task = Some(id.to_string());
+            }
+            let status = json!({ "statusUpdate": { "status": task.get("status").cloned().unwrap_or_default() } });
+            return self.take(&status, guard, on_delta, endpoint);
+        }
+        if let Some(update) = result.get("artifactUpdate") {
+            for text in parts_text(update.pointer("/artifact/parts")) {
+                self.text(&text, on_delta);
+            }
+            return Ok(false);
+        }
+        let Some(update) = result.get("statusUpdate") else { return Ok(false) };
+        let state = update.pointer("/status/state").and_then(Value::as_str).unwrap_or("").to_string();
+        let words = parts_text(update.pointer("/status/message/parts")).join("");
+        if self.state.as_deref() != Some(state.as_str()) || !words.is_empty() {
+            self.first_event.get_or_insert_with(|| self.started.elapsed());
+            let line = if words.is_empty() { short_state(&state) } else { format!("{}: {words}", short_state(&state)) };
+            on_delta(ModelDelta::Progress { message: truncate(&line, 500), data: Some(json!({ "a2a_state": state })) });
+        }
+        self.state = Some(state.clone());
+        let failed = |what: &str| {
+            let why = if words.is_empty() { String::new() } else { format!(": {}", truncate(&words, 500)) };
+            Err(RunnerError::Remote { url: endpoint.to_string(), message: format!("the task {what}{why}") })
+        };
+        match state.as_str() {
+            "TASK_STATE_COMPLETED" => {
+                if self.answer.is_empty() {
+                    self.answer = words;
+                }
+                Ok(true)
+            }
+            "TASK_STATE_FAILED" => failed("failed"),
+            "TASK_STATE_REJECTED" => failed("was rejected"),
+            "TASK_STATE_CANCELED" => failed("was cancelled by the remote agent"),
+            "TASK_STATE_INPUT_REQUIRED" => failed("needs input that no one here can give"),
+            "TASK_STATE_AUTH_REQUIRED" => failed("needs authentication"),
+            _ => Ok(false),
+        }
+    }
+}
+
+/// `TASK_STATE_WORKING` → `working`.
+fn short_state(state: &str) -> String {
+    state.trim_start_matches("TASK_STATE_").to_lowercase().replace('_', "-")
+}
+
+/// The text of a part list; other parts named with their media type.
+fn parts_text(parts: Option<&Value>) -> Vec<String> {
+    parts
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|part| match part.get("text").and_then(Value::as_str) {
+            Some(text) => text.to_string(),
+            None => {
+                let media = part.get("mediaType").and_then(Value::as_str).unwrap_or("data");
+                format!("[{media} part]")
+            }
+        })
+        .collect()
+}
+
+fn rpc_error(endpoint: &str, error: &Value) -> RunnerError {
+    let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
+    let message = error.get("message").and_then(Value::as_str).unwrap_or("an error without a message");
+    RunnerError::Remote { url: endpoint.to_string(), message: format!("{} (JSON-RPC {code})", truncate(message, 500)) }
+}
+
+/// Cancels the remote task of a call dropped before it ended. The request goes
+/// out from a thread of its own (the call's runtime may be shutting down with
+/// it), and shells wait for it before they exit (`finish_pending_cancels`).
+struct CancelOnDrop {
+    endpoint: String,
+    token: Option<String>,
+    task: Option<String>,
+}
+
+/// `CancelTask` requests still on their way.
+static PENDING_CANCELS: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> = std::sync::Mutex::new(Vec::new());
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(task) = self.task.take() else { return };
+        let (endpoint, token) = (self.endpoint.clone(), self.token.clone());
+        let body = json!({ "jsonrpc": "2.0", "id": 2, "method": "CancelTask", "params": { "id": task } });
+        let sender = std::thread::spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+            runtime.block_on(async move {
+                let mut request = reqwest::Client::new().post(&endpoint).header("A2A-Version", VERSION).json(&body);
+                if let Some(token) = &token {
+                    request = request.bearer_auth(token);
+                }
+                let _ = tokio::time::timeout(Duration::from_secs(5), request.send()).await;
+            });
+        });
+        PENDING_CANCELS.lock().unwrap().push(sender);
+    }
+}
+
+/// Waits (at most 5 s each) for the `CancelTask` requests of cancelled calls, so
+/// a remote task does not outlive the program that cancelled it.
+pub fn finish_pending_cancels() {
+    let pending: Vec<_> = PENDING_CANCELS.lock().unwrap().drain(..).collect();
+    for sender in pending {
+        let _ = sender.join();
+    }
+}
+
+#[async_trait]
+impl Runner for A2aRunner {
+    async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        let secs = self.agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
+        tokio::time::timeout(Duration::from_secs(secs), self.call(request, on_delta))
+            .await
+            .unwrap_or(Err(RunnerError::Timeout { secs }))
+    }
+
+    fn accepts_tools(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,181 @@
+"""The `a2a` provider against a real A2A 1.0 agent built with the Python
+`a2a-sdk`: a demo primary delegates to it in a `switchboard ask` turn. Status
+updates arrive as progress and artifact chunks as the call's text while it runs;
+a card without streaming is polled; a failed task or one that needs input is a
+`remote` error in its words; a cancel (SIGTERM to `ask`) cancels the remote task;
+a bearer token goes by its variable's name; a dead URL is a clear error; `agent
+probe` shows the card and a tool description made from it."""
+
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BINARY = ROOT / "target" / "debug" / "switchboard"
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+SERVER = str(pathlib.Path(__file__).with_name("a2a_server.py"))
+WAIT = 30
+QUESTION = "Please find out everything about the river Thames and its otters"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def agent(tmp_path):
+    """Starts the A2A agent; yields a function taking extra server env."""
+    started = []
+
+    def start(**env) -> str:
+        port = free_port()
+        environment = dict(os.environ, PORT=str(port), A2A_LOG=str(tmp_path / "a2a.log"), **env)
+        process = subprocess.Popen([PYTHON, SERVER], env=environment, stderr=subprocess.DEVNULL)
+        started.append(process)
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return f"http://127.0.0.1:{port}"
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, "the A2A agent did not start"
+                time.sleep(0.1)
+
+    yield start
+    for process in started:
+        process.terminate()
+        process.wait(timeout=WAIT)
+
+
+def config_for(folder: pathlib.Path, url: str, **extra) -> pathlib.Path:
+    config = {
+        "primary": "assistant",
+        "agents": [
+            {"name": "assistant", "provider": "demo", "model": "demo-planner"},
+            {"name": "scout", "provider": "a2a", "url": url, **extra},
+        ],
+        "agent_tools": [{"agent": "scout", "description": "A remote agent.", "approval": "auto"}],
+    }
+    path = folder / "config.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+def command(config, folder, *arguments):
+    return [str(BINARY), "--config", str(config), "--data-dir", str(folder / "data"), *arguments]
+
+
+def ask(config, folder, env=None):
+    environment = {"PATH": os.environ["PATH"], "HOME": str(folder)} | (env or {})
+    finished = subprocess.run(
+        command(config, folder, "ask", "--events", "jsonl", QUESTION),
+        capture_output=True,
+        text=True,
+        timeout=WAIT * 2,
+        env=environment,
+    )
+    events = [json.loads(line) for line in finished.stdout.splitlines() if line.startswith("{")]
+    started = next(e for e in events if e["type"] == "call_started" and e["agent"] == "scout")
+    mine = [e for e in events if e["call_id"] == started["call_id"]]
+    return finished, mine
+
+
+def test_a_streaming_agent_streams_status_and_artifacts(agent, tmp_path):
+    url = agent()
+    finished, mine = ask(config_for(tmp_path, url), tmp_path)
+    assert finished.returncode == 0, finished.stderr
+    kinds = [event["type"] for event in mine]
+    texts = [event["text"] for event in mine if event["type"] == "text_delta"]
+    assert texts == ["chunk0 ", "chunk1 ", "chunk2 ", "chunk3 "], "each artifact chunk streams as text"
+    progress = [event["message"] for event in mine if event["type"] == "tool_progress"]
+    assert "working: reading the sources" in progress
+    assert kinds.index("text_delta") < kinds.index("call_finished")
+    last = mine[-1]
+    assert last["status"] == "ok" and last["result"] == "chunk0 chunk1 chunk2 chunk3 "
+
+
+def test_a_card_without_streaming_is_polled(agent, tmp_path):
+    url = agent(STREAMING="0")
+    finished, mine = ask(config_for(tmp_path, url), tmp_path)
+    assert finished.returncode == 0, finished.stderr
+    assert mine[-1]["status"] == "ok" and mine[-1]["result"] == "chunk0 chunk1 chunk2 chunk3 "
+    assert any(event["type"] == "text_delta" for event in mine)
+
+
+def test_failures_input_required_tokens_and_dead_urls_say_what_and_where(agent, tmp_path):
+    url = agent(A2A_TOKEN="t0ken-42")
+    _, mine = ask(config_for(tmp_path, url), tmp_path)
+    assert mine[-1]["error"]["kind"] == "http" and "401" in mine[-1]["error"]["message"]
+    with_token = config_for(tmp_path, url, api_key_env="SCOUT_TOKEN")
+    finished, mine = ask(with_token, tmp_path, {"SCOUT_TOKEN": "t0ken-42"})
+    assert mine[-1]["status"] == "ok", mine[-1]
+    assert "t0ken-42" not in finished.stdout + finished.stderr, "the token is never printed"
+
+    plain = agent()
+    config = config_for(tmp_path, plain)
+    for message, expected in [("fail", "the scripted agent could not finish"), ("input", "the task needs input")]:
+        environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+        finished = subprocess.run(
+            command(config, tmp_path, "ask", "--agent", "scout", "--events", "jsonl", f"please {message} now"),
+            capture_output=True,
+            text=True,
+            timeout=WAIT * 2,
+            env=environment,
+        )
+        root = [json.loads(line) for line in finished.stdout.splitlines() if '"call_finished"' in line][-1]
+        assert root["error"]["kind"] == "remote" and expected in root["error"]["message"], root
+    assert "Which river?" in root["error"]["message"]
+
+    _, mine = ask(config_for(tmp_path, f"http://127.0.0.1:{free_port()}"), tmp_path)
+    assert mine[-1]["error"]["kind"] == "unreachable" and "agent-card.json" in mine[-1]["error"]["message"]
+
+
+def test_cancelling_the_call_cancels_the_remote_task(agent, tmp_path):
+    url = agent()
+    config = config_for(tmp_path, url)
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    process = subprocess.Popen(
+        command(config, tmp_path, "ask", "--agent", "scout", "--events", "jsonl", "slow please"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+    )
+    deltas = 0
+    for line in process.stdout:
+        deltas += '"text_delta"' in line
+        if deltas == 3:
+            break
+    assert deltas == 3
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=WAIT)
+    assert process.returncode == 143
+    log = tmp_path / "a2a.log"
+    deadline = time.monotonic() + WAIT
+    while "cancel " not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "cancel " in log.read_text(), "the remote task got CancelTask"
+
+
+def test_probe_shows_the_card_and_a_description_made_from_it(agent, tmp_path):
+    url = agent()
+    config = config_for(tmp_path, url)
+    shown = subprocess.run(
+        [str(BINARY), "--config", str(config), "agent", "probe", "scout", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert shown.returncode == 0, shown.stderr
+    card = json.loads(shown.stdout)
+    assert card["name"] == "River Scout" and card["streaming"] is True
+    assert card["endpoint"] == f"{url}/a2a"
+    assert card["description"] == "River Scout: Finds facts about rivers. Skills: River facts (Short facts about a river.)."
