@@ -6,6 +6,7 @@ script), for Switchboard's `a2a` provider tests. The message decides:
   else     a working status, four artifact chunks, completed
 
 Env: PORT, STREAMING=0 (the card says it does not stream: clients poll),
+     ONLY_V03=1 (the card offers A2A 0.3 only, served by the SDK's compatibility mode),
      A2A_TOKEN (require `Authorization: Bearer $A2A_TOKEN`), A2A_LOG (executor log).
 """
 
@@ -27,6 +28,7 @@ from starlette.responses import JSONResponse
 PORT = int(os.environ["PORT"])
 BASE = f"http://127.0.0.1:{PORT}"
 TOKEN = os.environ.get("A2A_TOKEN")
+ONLY_V03 = os.environ.get("ONLY_V03") == "1"
 LOG = os.environ.get("A2A_LOG")
 
 
@@ -83,7 +85,9 @@ card = AgentCard(
     name="River Scout",
     description="Finds facts about rivers.",
     version="0.1.0",
-    supported_interfaces=[AgentInterface(protocol_binding="JSONRPC", protocol_version="1.0", url=f"{BASE}/a2a")],
+    supported_interfaces=[
+        AgentInterface(protocol_binding="JSONRPC", protocol_version="0.3" if ONLY_V03 else "1.0", url=f"{BASE}/a2a")
+    ],
     capabilities=AgentCapabilities(streaming=os.environ.get("STREAMING", "1") == "1"),
     default_input_modes=["text/plain"],
     default_output_modes=["text/plain"],
@@ -104,7 +108,9 @@ class BearerAuth:
 
 
 handler = DefaultRequestHandler(agent_executor=Scripted(), task_store=InMemoryTaskStore(), agent_card=card)
-routes = create_agent_card_routes(agent_card=card) + create_jsonrpc_routes(handler, rpc_url="/a2a")
+routes = create_agent_card_routes(agent_card=card) + create_jsonrpc_routes(
+    handler, rpc_url="/a2a", enable_v0_3_compat=ONLY_V03
+)
 app = Starlette(routes=routes, middleware=[Middleware(BearerAuth)])
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The `a2a` provider against a real A2A 1.0 agent built with the Python
 `a2a-sdk`: a demo primary delegates to it in a `switchboard ask` turn. Status
 updates arrive as progress and artifact chunks as the call's text while it runs;
-a card without streaming is polled; a failed task or one that needs input is a
+a card without streaming is polled; an A2A 0.3 agent (the SDK's compatibility
+mode) works both ways; a failed task or one that needs input is a
 `remote` error in its words; a cancel (SIGTERM to `ask`) cancels the remote task;
 a bearer token goes by its variable's name; a dead URL is a clear error; `agent
 probe` shows the card and a tool description made from it."""
@@ -100,6 +101,19 @@ def test_a_streaming_agent_streams_status_and_artifacts(agent, tmp_path):
     assert kinds.index("text_delta") < kinds.index("call_finished")
     last = mine[-1]
     assert last["status"] == "ok" and last["result"] == "chunk0 chunk1 chunk2 chunk3 "
+
+
+@pytest.mark.parametrize("streaming", ["1", "0"])
+def test_an_agent_of_a2a_0_3_streams_or_is_polled_too(agent, tmp_path, streaming):
+    url = agent(ONLY_V03="1", STREAMING=streaming)
+    card = json.loads(subprocess.run(["curl", "-s", f"{url}/.well-known/agent-card.json"], capture_output=True).stdout)
+    assert card.get("protocolVersion", "").startswith("0.3"), card
+    finished, mine = ask(config_for(tmp_path, url), tmp_path)
+    assert finished.returncode == 0, finished.stderr
+    assert mine[-1]["status"] == "ok" and mine[-1]["result"] == "chunk0 chunk1 chunk2 chunk3 ", mine[-1]
+    assert any(event["type"] == "text_delta" for event in mine)
+    if streaming == "1":  # (polling sees the states that last past a poll)
+        assert "working: reading the sources" in [e["message"] for e in mine if e["type"] == "tool_progress"]
 
 
 def test_a_card_without_streaming_is_polled(agent, tmp_path):

@@ -1,5 +1,5 @@
 //! The `a2a` provider: an agent reached over the Agent2Agent protocol (A2A 1.0,
-//! JSON-RPC binding, as the Python `a2a-sdk` 1.x serves it). Its card is read from
+//! JSON-RPC binding, as the Python `a2a-sdk` 1.x serves it; 0.3 agents too). Its card is read from
 //! `/.well-known/agent-card.json` under `url` (or `url` names the card); the call
 //! is a `SendStreamingMessage` when the card says `streaming`, else a
 //! `SendMessage` that returns at once and is polled with `GetTask`. Status updates
@@ -20,10 +20,9 @@ use serde_json::{json, Value};
 use super::{redact, truncate, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
 use crate::config::AgentConfig;
 
-pub use super::a2a_card::{parse_card, AgentCard};
+pub use super::a2a_card::{parse_card, AgentCard, Dialect};
 
 const CARD_PATH: &str = "/.well-known/agent-card.json";
-const VERSION: &str = "1.0";
 const DEFAULT_TIMEOUT_SECS: u64 = 600;
 const POLL_EVERY: Duration = Duration::from_millis(250);
 
@@ -89,17 +88,21 @@ impl A2aRunner {
 
     async fn rpc(
         &self,
-        endpoint: &str,
-        method: &str,
+        card: &AgentCard,
+        method: &'static str,
         params: Value,
         stream: bool,
     ) -> Result<reqwest::Response, RunnerError> {
+        let endpoint = card.endpoint.as_str();
+        let method = card.dialect.method(method);
         let mut request = self
             .client
             .post(endpoint)
-            .header("A2A-Version", VERSION)
             .header("Accept", if stream { "text/event-stream" } else { "application/json" })
             .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }));
+        if let Some(version) = card.dialect.header() {
+            request = request.header("A2A-Version", version);
+        }
         let token = self.token()?;
         if let Some(token) = &token {
             request = request.bearer_auth(token);
@@ -128,12 +131,9 @@ impl A2aRunner {
             .find(|message| matches!(message, Message::User { .. }))
             .map(|message| message.text().to_string())
             .unwrap_or_default();
-        let message = json!({
-            "messageId": crate::dispatch::random_nonce(),
-            "role": "ROLE_USER",
-            "parts": [{ "text": text }],
-        });
-        let mut guard = CancelOnDrop { endpoint: card.endpoint.clone(), token: self.token()?, task: None };
+        let message = card.dialect.user_message(crate::dispatch::random_nonce(), &text);
+        let mut guard =
+            CancelOnDrop { endpoint: card.endpoint.clone(), dialect: card.dialect, token: self.token()?, task: None };
         let mut progress = Progress { answer: String::new(), first_event: None, started, state: None };
         let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
         let outcome = if card.streaming {
@@ -170,7 +170,7 @@ impl A2aRunner {
         on_delta: DeltaSink<'_>,
         idle: Duration,
     ) -> Result<(), RunnerError> {
-        let response = self.rpc(&card.endpoint, "SendStreamingMessage", json!({ "message": message }), true).await?;
+        let response = self.rpc(card, "SendStreamingMessage", json!({ "message": message }), true).await?;
         let mut events = response.bytes_stream().eventsource();
         loop {
             let next = tokio::time::timeout(idle, events.next())
@@ -189,7 +189,7 @@ impl A2aRunner {
                 return Err(rpc_error(&card.endpoint, error));
             }
             let Some(result) = value.get("result") else { continue };
-            if progress.take(result, guard, on_delta, &card.endpoint)? {
+            if progress.take(&card.dialect.normalize(result), guard, on_delta, &card.endpoint)? {
                 return Ok(());
             }
         }
@@ -210,15 +210,15 @@ impl A2aRunner {
         progress: &mut Progress,
         on_delta: DeltaSink<'_>,
     ) -> Result<(), RunnerError> {
-        let params = json!({ "message": message, "configuration": { "returnImmediately": true } });
+        let params = json!({ "message": message, "configuration": card.dialect.return_at_once() });
         let sent: Value =
-            self.rpc(&card.endpoint, "SendMessage", params, false).await?.json().await.map_err(|error| {
+            self.rpc(card, "SendMessage", params, false).await?.json().await.map_err(|error| {
                 RunnerError::MalformedStream { url: card.endpoint.clone(), message: error.to_string() }
             })?;
         if let Some(error) = sent.get("error") {
             return Err(rpc_error(&card.endpoint, error));
         }
-        let result = sent.get("result").cloned().unwrap_or_default();
+        let result = card.dialect.normalize(&sent.get("result").cloned().unwrap_or_default());
         if progress.take(&result, guard, on_delta, &card.endpoint)? {
             return Ok(());
         }
@@ -230,13 +230,14 @@ impl A2aRunner {
         loop {
             tokio::time::sleep(POLL_EVERY).await;
             let polled: Value =
-                self.rpc(&card.endpoint, "GetTask", json!({ "id": task_id }), false).await?.json().await.map_err(
-                    |error| RunnerError::MalformedStream { url: card.endpoint.clone(), message: error.to_string() },
-                )?;
+                self.rpc(card, "GetTask", json!({ "id": task_id }), false).await?.json().await.map_err(|error| {
+                    RunnerError::MalformedStream { url: card.endpoint.clone(), message: error.to_string() }
+                })?;
             if let Some(error) = polled.get("error") {
                 return Err(rpc_error(&card.endpoint, error));
             }
-            let task = polled.get("result").cloned().unwrap_or_default();
+            let task = card.dialect.normalize(&polled.get("result").cloned().unwrap_or_default());
+            let task = task.get("task").cloned().unwrap_or(task);
             // New artifact parts since the last poll stream as text.
             let parts: Vec<String> = task
                 .get("artifacts")
@@ -362,6 +363,7 @@ fn rpc_error(endpoint: &str, error: &Value) -> RunnerError {
 /// it), and shells wait for it before they exit (`finish_pending_cancels`).
 struct CancelOnDrop {
     endpoint: String,
+    dialect: Dialect,
     token: Option<String>,
     task: Option<String>,
 }
@@ -372,12 +374,16 @@ static PENDING_CANCELS: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> = std
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         let Some(task) = self.task.take() else { return };
-        let (endpoint, token) = (self.endpoint.clone(), self.token.clone());
-        let body = json!({ "jsonrpc": "2.0", "id": 2, "method": "CancelTask", "params": { "id": task } });
+        let (endpoint, token, dialect) = (self.endpoint.clone(), self.token.clone(), self.dialect);
+        let method = dialect.method("CancelTask");
+        let body = json!({ "jsonrpc": "2.0", "id": 2, "method": method, "params": { "id": task } });
         let sender = std::thread::spawn(move || {
             let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
             runtime.block_on(async move {
-                let mut request = reqwest::Client::new().post(&endpoint).header("A2A-Version", VERSION).json(&body);
+                let mut request = reqwest::Client::new().post(&endpoint).json(&body);
+                if let Some(version) = dialect.header() {
+                    request = request.header("A2A-Version", version);
+                }
                 if let Some(token) = &token {
                     request = request.bearer_auth(token);
                 }
