@@ -65,7 +65,8 @@ def test_a_remote_tool_streams_progress_and_answers_over_stdio(tmp_path):
     assert finished.returncode == 0, finished.stderr
     mine, last = remote_call(events)
     progress = [event["message"] for event in mine if event["type"] == "tool_progress"]
-    assert [line.split(" about")[0] for line in progress[:-1]] == ["reading", "comparing", "writing"]
+    assert progress[0].startswith(f"remote {PYTHON}: connected in ")
+    assert [line.split(" about")[0] for line in progress[1:-1]] == ["reading", "comparing", "writing"]
     latency = [event for event in mine if event["type"] == "tool_progress"][-1]["data"]["remote"]
     assert latency["endpoint"] == PYTHON and latency["total_ms"] >= latency["first_event_ms"] >= latency["connect_ms"]
     kinds = [event["type"] for event in mine]

@@ -124,6 +124,7 @@ impl A2aRunner {
         let started = Instant::now();
         let card = self.card().await?;
         let connected = started.elapsed();
+        on_delta(super::mcp::remote_line(&card.endpoint, connected));
         let text = request
             .messages
             .iter()

@@ -212,6 +212,7 @@ impl McpRunner {
         let started = std::time::Instant::now();
         let connection = self.connection().await?;
         let connected = started.elapsed();
+        on_delta(remote_line(&self.endpoint(), connected));
         let text = request
             .messages
             .iter()
@@ -390,6 +391,16 @@ fn first_required_string(schema: &JsonObject) -> Option<String> {
             properties.get(name).and_then(|property| property.get("type")).and_then(Value::as_str) == Some("string");
         is_string.then(|| name.to_string())
     })
+}
+
+/// The first progress line of a remote call: where it goes, and how long getting
+/// there took (the tree marks the call remote from its `data.remote`).
+pub(crate) fn remote_line(endpoint: &str, connected: Duration) -> ModelDelta {
+    let connect_ms = connected.as_millis() as u64;
+    ModelDelta::Progress {
+        message: format!("remote {endpoint}: connected in {connect_ms} ms"),
+        data: Some(serde_json::json!({ "remote": { "endpoint": endpoint, "connect_ms": connect_ms } })),
+    }
 }
 
 /// Sends `notifications/cancelled` for a call dropped before its answer.

@@ -71,6 +71,18 @@ describe("applyEvent", () => {
     expect(tree.anomalies).toEqual([]);
   });
 
+  it("marks a call remote from its runner's progress data, and only that call", () => {
+    seq = 0;
+    const tree = emptyTree();
+    applyEvent(tree, event("c1", null, "assistant", 0, started("turn")));
+    applyEvent(tree, event("c2", "c1", "scout", 1, started("tool", "agent_scout")));
+    const connected = { remote: { endpoint: "http://127.0.0.1:9000/a2a", connect_ms: 3 } };
+    applyEvent(tree, event("c2", "c1", "scout", 1, { type: "tool_progress", message: "remote …", data: connected }));
+    applyEvent(tree, event("c1", null, "assistant", 0, { type: "tool_progress", message: "x", data: { step: 1 } }));
+    expect(tree.nodes.get("c2")?.remote).toBe("http://127.0.0.1:9000/a2a");
+    expect(tree.nodes.get("c1")?.remote).toBeNull();
+  });
+
   it("refuses out-of-order and orphan events without corrupting the tree", () => {
     seq = 0;
     const tree = emptyTree();

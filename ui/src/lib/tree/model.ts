@@ -45,6 +45,8 @@ export interface CallNode {
   /** The limits shown with a pending approval request. */
   approvalLimits: ApprovalLimits | null;
   approval: { decision: ApprovalDecision; by: string } | null;
+  /** A remote agent's endpoint (an MCP server or an A2A agent), from its runner's first progress line. */
+  remote: string | null;
   children: string[];
 }
 
@@ -130,6 +132,7 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       escalatedTo: null,
       approvalLimits: null,
       approval: null,
+      remote: null,
       children: [],
     };
     tree.nodes.set(node.callId, node);
@@ -149,9 +152,12 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
     case "reasoning_delta":
       node.reasoning += event.text;
       break;
-    case "tool_progress":
+    case "tool_progress": {
       node.lastProgress = event.message;
+      const remote = (event.data as { remote?: { endpoint?: unknown } } | null)?.remote?.endpoint;
+      if (typeof remote === "string") node.remote = remote;
       break;
+    }
     case "usage_updated":
       node.usage = event.usage;
       node.usageTotal = event.usage_total;
