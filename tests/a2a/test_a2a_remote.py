@@ -15,9 +15,13 @@ import socket
 import subprocess
 import time
 
+import sys
+
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from aimock_peer import aimock, delegating_fixtures  # noqa: E402
 BINARY = ROOT / "target" / "debug" / "switchboard"
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 SERVER = str(pathlib.Path(__file__).with_name("a2a_server.py"))
@@ -89,9 +93,16 @@ def ask(config, folder, env=None):
     return finished, mine
 
 
-def test_a_streaming_agent_streams_status_and_artifacts(agent, tmp_path):
+def test_an_http_primary_delegates_to_a_streaming_agent_live(agent, tmp_path):
     url = agent()
-    finished, mine = ask(config_for(tmp_path, url), tmp_path)
+    fixtures = delegating_fixtures("primary-m", "agent_scout", QUESTION, "The scout came back with four chunks.")
+    with aimock(fixtures) as model:
+        config = config_for(tmp_path, url)
+        data = json.loads(config.read_text())
+        data["agents"][0] = {"name": "assistant", "provider": "local", "url": model, "model": "primary-m"}
+        config.write_text(json.dumps(data))
+        finished, mine = ask(config, tmp_path)
+    assert "The scout came back with four chunks." in finished.stdout
     assert finished.returncode == 0, finished.stderr
     kinds = [event["type"] for event in mine]
     texts = [event["text"] for event in mine if event["type"] == "text_delta"]

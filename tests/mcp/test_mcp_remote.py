@@ -17,6 +17,9 @@ import time
 
 import pytest
 from conftest import BINARY, ROOT
+
+sys.path.insert(0, str(ROOT / "tests"))
+from aimock_peer import aimock, delegating_fixtures  # noqa: E402
 from test_mcp_server import WAIT, process_alive
 
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
@@ -59,9 +62,15 @@ def remote_call(events: list) -> tuple[list, dict]:
 QUESTION = "Please find out everything about how otters sleep in the wild and why"
 
 
-def test_a_remote_tool_streams_progress_and_answers_over_stdio(tmp_path):
+def test_an_http_primary_delegates_to_a_remote_tool_over_stdio(tmp_path):
     config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research"})
-    finished, events = ask(config, tmp_path, QUESTION)
+    data = json.loads(config.read_text())
+    fixtures = delegating_fixtures("primary-m", "agent_remote", QUESTION, "The remote agent found it.")
+    with aimock(fixtures) as model:
+        data["agents"][0] = {"name": "assistant", "provider": "local", "url": model, "model": "primary-m"}
+        config.write_text(json.dumps(data))
+        finished, events = ask(config, tmp_path, QUESTION)
+    assert "The remote agent found it." in finished.stdout
     assert finished.returncode == 0, finished.stderr
     mine, last = remote_call(events)
     progress = [event["message"] for event in mine if event["type"] == "tool_progress"]
@@ -73,7 +82,6 @@ def test_a_remote_tool_streams_progress_and_answers_over_stdio(tmp_path):
     assert kinds.index("tool_progress") < kinds.index("call_finished"), "progress while it runs"
     assert last["type"] == "call_finished" and last["status"] == "ok"
     assert last["result"].startswith("Remote findings on ") and "otters hold hands" in last["result"]
-    assert "otters hold hands" in finished.stdout
 
 
 def test_a_remote_tool_over_streamable_http_and_its_failure(tmp_path):
