@@ -1,7 +1,7 @@
 """Trace export read back through a real OpenTelemetry backend: Arize Phoenix on
-loopback (offline, its own working folder). A nested demo turn with two
-delegates, one denied by the config, is run by `switchboard ask` with only the
-standard variable set; Phoenix's REST API must then hold the same tree: agents,
+loopback (offline, its own working folder). A nested turn on aimock's models
+with two delegates, one denied by the config, is run by `switchboard ask` with
+only the standard variable set; Phoenix's REST API must then hold the same tree: agents,
 tools and model steps as its AGENT, TOOL and LLM spans, tokens where it counts
 them, the denied call as an error, the session as its session. A stored session
 sent with `sessions export --otlp` arrives the same way."""
@@ -15,9 +15,13 @@ import subprocess
 import time
 import urllib.request
 
+import sys
+
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from aimock_peer import aimock  # noqa: E402
 BINARY = ROOT / "target" / "debug" / "switchboard"
 PHOENIX = os.environ.get("PHOENIX", str(ROOT / ".venv-phoenix" / "bin" / "phoenix"))
 WAIT = 120  # seconds Phoenix may take to start or to file spans on a loaded machine
@@ -71,21 +75,42 @@ def phoenix(tmp_path_factory):
         log.close()
 
 
-def demo_config(folder: pathlib.Path) -> pathlib.Path:
-    """The demo agents, the summariser denied by the config."""
-    home = folder / "home"
-    subprocess.run(
-        [str(BINARY), "tools", "list", "--global"],
-        env={"HOME": str(home), "PATH": os.environ["PATH"], "XDG_CONFIG_HOME": str(home / ".config")},
-        check=True,
-        capture_output=True,
-    )
-    path = home / ".config" / "switchboard" / "config.json"
-    config = json.loads(path.read_text())
-    for agent in config["agents"]:
-        agent["delay_ms"] = 0
-    for entry in config["agent_tools"]:
-        entry["approval"] = "deny" if entry["agent"] == "summariser" else "auto"
+FIXTURES = {
+    "fixtures": [
+        {
+            "match": {"model": "primary-m", "hasToolResult": False},
+            "response": {
+                "toolCalls": [
+                    {"id": "call_1", "name": "agent_researcher", "arguments": {"request": "find the facts"}},
+                    {"id": "call_2", "name": "agent_summariser", "arguments": {"request": "summarise them"}},
+                ]
+            },
+        },
+        {"match": {"model": "primary-m", "hasToolResult": True}, "response": {"content": "Here is what came back."}},
+        {"match": {"model": "researcher-m"}, "response": {"content": "Three facts about delegation."}},
+    ]
+}
+
+
+def model_config(folder: pathlib.Path, model: str) -> pathlib.Path:
+    """Agents on aimock's models; the summariser denied by the config."""
+
+    def agent(name: str, model_name: str) -> dict:
+        return {"name": name, "provider": "local", "url": model, "model": model_name, "timeout_secs": 30}
+
+    config = {
+        "primary": "assistant",
+        "agents": [
+            agent("assistant", "primary-m") | {"prices": {"input_per_million": 1.0, "output_per_million": 2.0}},
+            agent("researcher", "researcher-m") | {"prices": {"input_per_million": 3.0, "output_per_million": 15.0}},
+            agent("summariser", "summariser-m"),
+        ],
+        "agent_tools": [
+            {"agent": "researcher", "description": "Finds facts.", "approval": "auto"},
+            {"agent": "summariser", "description": "Summarises.", "approval": "deny"},
+        ],
+    }
+    path = folder / "config.json"
     path.write_text(json.dumps(config, indent=2))
     return path
 
@@ -120,10 +145,10 @@ def check_tree(spans: list, session: str) -> None:
         "invoke_agent assistant",
         "execute_tool agent_researcher",
         "invoke_agent researcher",
-        "chat demo-researcher",
+        "chat researcher-m",
         "execute_tool agent_summariser",
         "invoke_agent summariser",
-        "chat demo-planner",
+        "chat primary-m",
     ]:
         assert expected in by_name, f"{expected} missing from {names}"
     span_id = lambda name: by_name[name]["context"]["span_id"]
@@ -131,13 +156,13 @@ def check_tree(spans: list, session: str) -> None:
     assert parent("invoke_agent assistant") is None
     assert parent("execute_tool agent_researcher") == span_id("invoke_agent assistant")
     assert parent("invoke_agent researcher") == span_id("execute_tool agent_researcher")
-    assert parent("chat demo-researcher") == span_id("invoke_agent researcher")
+    assert parent("chat researcher-m") == span_id("invoke_agent researcher")
     assert parent("invoke_agent summariser") == span_id("execute_tool agent_summariser")
     assert len({span["context"]["trace_id"] for span in spans}) == 1, "one trace per turn"
     # Where Phoenix shows them: kinds, tokens on the model spans, agent names, the session.
     assert by_name["invoke_agent researcher"]["span_kind"] == "AGENT"
     assert by_name["execute_tool agent_researcher"]["span_kind"] == "TOOL"
-    chat = by_name["chat demo-researcher"]
+    chat = by_name["chat researcher-m"]
     assert chat["span_kind"] == "LLM"
     assert chat["attributes"]["llm.token_count.prompt"] > 0
     assert chat["attributes"]["llm.token_count.completion"] > 0
@@ -151,8 +176,19 @@ def check_tree(spans: list, session: str) -> None:
 
 
 def test_a_nested_turn_shows_in_phoenix_as_in_the_app(phoenix, tmp_path):
-    config = demo_config(tmp_path)
-    asked = switchboard(
+    with aimock(FIXTURES) as model:
+        asked = run_turn(phoenix, model, tmp_path)
+    assert asked.returncode == 0, asked.stderr
+    assert "warning" not in asked.stderr, asked.stderr
+    spans = spans_of(phoenix, "sb-live", 7)
+    check_tree(spans, "traced")
+    cost = next(span for span in spans if span["name"] == "invoke_agent researcher")["attributes"]["switchboard.cost_usd"]
+    assert cost > 0, "our own cost, from the agent's prices, is on its span"
+
+
+def run_turn(phoenix, model, tmp_path):
+    config = model_config(tmp_path, model)
+    return switchboard(
         config,
         tmp_path / "data",
         "ask",
@@ -164,15 +200,13 @@ def test_a_nested_turn_shows_in_phoenix_as_in_the_app(phoenix, tmp_path):
         OTEL_EXPORTER_OTLP_ENDPOINT=phoenix,
         OTEL_SERVICE_NAME="sb-live",
     )
-    assert asked.returncode == 0, asked.stderr
-    assert "warning" not in asked.stderr, asked.stderr
-    check_tree(spans_of(phoenix, "sb-live", 7), "traced")
 
 
 def test_a_stored_session_is_exported_after_the_fact(phoenix, tmp_path):
-    config = demo_config(tmp_path)
     data = tmp_path / "data"
-    asked = switchboard(config, data, "ask", "--session", "later", "--events", "none", "Explain delegation")
+    with aimock(FIXTURES) as model:
+        config = model_config(tmp_path, model)
+        asked = switchboard(config, data, "ask", "--session", "later", "--events", "none", "Explain delegation")
     assert asked.returncode == 0, asked.stderr
     exported = switchboard(
         config,
@@ -190,9 +224,10 @@ def test_a_stored_session_is_exported_after_the_fact(phoenix, tmp_path):
 
 
 def test_export_without_an_endpoint_says_where_to_set_one(tmp_path):
-    config = demo_config(tmp_path)
     data = tmp_path / "data"
-    switchboard(config, data, "ask", "--session", "s", "--events", "none", "hi")
+    with aimock(FIXTURES) as model:
+        config = model_config(tmp_path, model)
+        switchboard(config, data, "ask", "--session", "s", "--events", "none", "hi")
     refused = switchboard(config, data, "sessions", "export", "s", "--otlp")
     assert refused.returncode == 1
     assert "OTEL_EXPORTER_OTLP_ENDPOINT" in refused.stderr
