@@ -5,10 +5,10 @@ with the test. Used by the Python suites whose primary must be a real HTTP model
 import contextlib
 import json
 import pathlib
-import socket
 import subprocess
 import tempfile
-import time
+
+from loopback import free_port, wait_for_port
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 AIMOCK = ROOT / "tests" / "peers" / "node_modules" / ".bin" / "aimock"
@@ -31,9 +31,7 @@ def delegating_fixtures(model: str, tool: str, request: str, summary: str) -> di
 def aimock(fixtures: dict):
     """Yields the base URL of an aimock serving `fixtures`."""
     with tempfile.TemporaryDirectory() as folder:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+        port = free_port()
         fixtures_path = pathlib.Path(folder) / "fixtures.json"
         fixtures_path.write_text(json.dumps(fixtures))
         config_path = pathlib.Path(folder) / "aimock.json"
@@ -43,14 +41,7 @@ def aimock(fixtures: dict):
             [str(AIMOCK), "--config", str(config_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    assert process.poll() is None and time.monotonic() < deadline, "aimock did not start"
-                    time.sleep(0.1)
+            wait_for_port(port, process, "aimock")
             yield f"http://127.0.0.1:{port}"
         finally:
             process.terminate()

@@ -11,7 +11,6 @@ import json
 import os
 import pathlib
 import signal
-import socket
 import subprocess
 import time
 
@@ -22,17 +21,12 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from aimock_peer import aimock, delegating_fixtures  # noqa: E402
+from loopback import free_port, wait_for_port  # noqa: E402
 BINARY = ROOT / "target" / "debug" / "switchboard"
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 SERVER = str(pathlib.Path(__file__).with_name("a2a_server.py"))
 WAIT = 30
 QUESTION = "Please find out everything about the river Thames and its otters"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture
@@ -45,14 +39,8 @@ def agent(tmp_path):
         environment = dict(os.environ, PORT=str(port), A2A_LOG=str(tmp_path / "a2a.log"), **env)
         process = subprocess.Popen([PYTHON, SERVER], env=environment, stderr=subprocess.DEVNULL)
         started.append(process)
-        deadline = time.monotonic() + WAIT
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return f"http://127.0.0.1:{port}"
-            except OSError:
-                assert process.poll() is None and time.monotonic() < deadline, "the A2A agent did not start"
-                time.sleep(0.1)
+        wait_for_port(port, process, "the A2A agent", WAIT)
+        return f"http://127.0.0.1:{port}"
 
     yield start
     for process in started:

@@ -20,6 +20,7 @@ from conftest import BINARY, ROOT
 
 sys.path.insert(0, str(ROOT / "tests"))
 from aimock_peer import aimock, delegating_fixtures  # noqa: E402
+from loopback import free_port, wait_for_port  # noqa: E402
 from test_mcp_server import WAIT, process_alive
 
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
@@ -88,7 +89,7 @@ def test_a_remote_tool_over_streamable_http_and_its_failure(tmp_path):
     port = free_port()
     server = subprocess.Popen([PYTHON, SERVER, "http", str(port)], stderr=subprocess.DEVNULL)
     try:
-        wait_for_port(port)
+        wait_for_port(port, server, "the MCP server", WAIT)
         url = f"http://127.0.0.1:{port}/mcp"
         config = remote_config(tmp_path, {"url": url, "tool": "research"})
         finished, events = ask(config, tmp_path, QUESTION)
@@ -184,27 +185,6 @@ def test_a_chain_across_processes_streams_the_remote_subtree_and_counts_its_usag
     root = [event for event in events if event["type"] == "call_finished" and event["parent_id"] is None][-1]
     assert root["usage_total"]["total_tokens"] >= last["usage"]["total_tokens"] + root["usage"]["total_tokens"]
     assert "<<<AGENT_RESULT" in last["result"], "B's answer came fenced by B (untrusted for A too)"
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_for_port(port: int) -> None:
-    import socket
-
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError(f"nothing listens on {port}")
 
 
 def test_probe_lists_the_servers_tools_even_when_the_configured_one_is_missing(tmp_path):

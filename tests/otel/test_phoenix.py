@@ -10,7 +10,6 @@ import json
 import os
 import pathlib
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -22,15 +21,10 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from aimock_peer import aimock  # noqa: E402
+from loopback import free_port  # noqa: E402
 BINARY = ROOT / "target" / "debug" / "switchboard"
 PHOENIX = os.environ.get("PHOENIX", str(ROOT / ".venv-phoenix" / "bin" / "phoenix"))
 WAIT = 120  # seconds Phoenix may take to start or to file spans on a loaded machine
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def get(url: str):

@@ -78,7 +78,7 @@ pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: Sessions
             }
         }
         SessionsCommand::Export { session, turn, otlp: true } => {
-            let config = crate::traces::config_at(config)?;
+            let config = crate::load(config)?.config;
             return crate::traces::export_session(&config, &chats, &session, turn.as_deref());
         }
         SessionsCommand::Export { session, turn, otlp: false } => {

@@ -4,7 +4,6 @@
 //! stored session's turns after the fact. A failing exporter is a warning on
 //! stderr, never a failed turn.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use switchboard_core::config::Config;
@@ -71,9 +70,4 @@ pub(crate) fn export_session(
     }
     println!("exported {} turn(s), {calls} call(s) of session {session:?} to {}", turns.len(), telemetry.endpoint());
     Ok(ExitCode::SUCCESS)
-}
-
-/// Whether `path`'s config asks for export (for `sessions export --otlp`).
-pub(crate) fn config_at(path: &Path) -> Result<Config, Failure> {
-    Ok(crate::load(path)?.config)
 }

@@ -106,6 +106,19 @@ pub struct ModelRequest {
     pub idle_timeout_secs: Option<u64>,
 }
 
+impl ModelRequest {
+    /// The text of the last user message: what a remote agent (an MCP tool, an A2A
+    /// agent) is asked, its labelled context included.
+    pub fn last_user_text(&self) -> String {
+        self.messages
+            .iter()
+            .rev()
+            .find(|message| matches!(message, Message::User { .. }))
+            .map(|message| message.text().to_string())
+            .unwrap_or_default()
+    }
+}
+
 /// One model step's output.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelReply {
@@ -198,6 +211,44 @@ pub(crate) fn truncate(text: &str, limit: usize) -> String {
         text.to_string()
     } else {
         format!("{}…", text.chars().take(limit).collect::<String>())
+    }
+}
+
+/// A model step bounded by `secs`: a `timeout` error when it takes longer (the
+/// step's future, and what it holds, is dropped).
+pub(crate) async fn within(
+    secs: u64,
+    step: impl std::future::Future<Output = Result<ModelReply, RunnerError>>,
+) -> Result<ModelReply, RunnerError> {
+    tokio::time::timeout(std::time::Duration::from_secs(secs), step).await.unwrap_or(Err(RunnerError::Timeout { secs }))
+}
+
+/// The first progress line of a remote call: where it goes, and how long getting
+/// there took (the tree marks the call remote from its `data.remote`).
+pub(crate) fn remote_connected(endpoint: &str, connected: std::time::Duration) -> ModelDelta {
+    let connect_ms = connected.as_millis() as u64;
+    ModelDelta::Progress {
+        message: format!("remote {endpoint}: connected in {connect_ms} ms"),
+        data: Some(serde_json::json!({ "remote": { "endpoint": endpoint, "connect_ms": connect_ms } })),
+    }
+}
+
+/// The last progress line of a remote call: its latency split.
+pub(crate) fn remote_latency(
+    endpoint: &str,
+    connected: std::time::Duration,
+    first_event: std::time::Duration,
+    total: std::time::Duration,
+) -> ModelDelta {
+    let ms = |duration: std::time::Duration| duration.as_millis() as u64;
+    let (connect_ms, first_event_ms, total_ms) = (ms(connected), ms(first_event), ms(total));
+    ModelDelta::Progress {
+        message: format!(
+            "remote {endpoint}: connect {connect_ms} ms, first event {first_event_ms} ms, total {total_ms} ms"
+        ),
+        data: Some(serde_json::json!({ "remote": {
+            "endpoint": endpoint, "connect_ms": connect_ms, "first_event_ms": first_event_ms, "total_ms": total_ms,
+        }})),
     }
 }
 

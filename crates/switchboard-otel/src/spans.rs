@@ -278,7 +278,8 @@ fn messages(role: &str, text: &str, finish: Option<&str>) -> String {
     json!([message]).to_string()
 }
 
-/// How a call ended, from its `call_finished`.
+/// How a call ended, from its `call_finished` (all empty for a call that did not finish).
+#[derive(Default)]
 struct Ending {
     status: Option<CallStatus>,
     error: Option<(String, String)>,
@@ -315,17 +316,7 @@ impl Ending {
                 result: result.clone(),
                 delivered: delivered.clone(),
             },
-            _ => Ending {
-                status: None,
-                error: None,
-                usage: None,
-                usage_total: None,
-                cost: None,
-                cost_total: None,
-                turns: 0,
-                result: None,
-                delivered: None,
-            },
+            _ => Ending::default(),
         }
     }
 

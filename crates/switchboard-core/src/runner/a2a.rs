@@ -17,7 +17,7 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{json, Value};
 
-use super::{redact, truncate, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use super::{redact, truncate, DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
 use crate::config::AgentConfig;
 
 pub use super::a2a_card::{parse_card, AgentCard, Dialect};
@@ -124,14 +124,8 @@ impl A2aRunner {
         let started = Instant::now();
         let card = self.card().await?;
         let connected = started.elapsed();
-        on_delta(super::mcp::remote_line(&card.endpoint, connected));
-        let text = request
-            .messages
-            .iter()
-            .rev()
-            .find(|message| matches!(message, Message::User { .. }))
-            .map(|message| message.text().to_string())
-            .unwrap_or_default();
+        on_delta(super::remote_connected(&card.endpoint, connected));
+        let text = request.last_user_text();
         let message = card.dialect.user_message(crate::dispatch::random_nonce(), &text);
         let mut guard =
             CancelOnDrop { endpoint: card.endpoint.clone(), dialect: card.dialect, token: self.token()?, task: None };
@@ -145,20 +139,7 @@ impl A2aRunner {
         guard.task = None; // ended, one way or another, on the remote side too
         outcome?;
         let total = started.elapsed();
-        let ms = |duration: Duration| duration.as_millis() as u64;
-        let first = progress.first_event.unwrap_or(total);
-        on_delta(ModelDelta::Progress {
-            message: format!(
-                "remote {}: connect {} ms, first event {} ms, total {} ms",
-                card.endpoint,
-                ms(connected),
-                ms(first),
-                ms(total)
-            ),
-            data: Some(json!({ "remote": {
-                "endpoint": card.endpoint, "connect_ms": ms(connected), "first_event_ms": ms(first), "total_ms": ms(total),
-            }})),
-        });
+        on_delta(super::remote_latency(&card.endpoint, connected, progress.first_event.unwrap_or(total), total));
         Ok(ModelReply { text: progress.answer, tool_calls: vec![], usage: None, cost: None })
     }
 
@@ -203,6 +184,18 @@ impl A2aRunner {
         }
     }
 
+    /// One JSON-RPC call's result, in the 1.0 shape; its JSON-RPC error as a `remote` error.
+    async fn call_result(&self, card: &AgentCard, method: &'static str, params: Value) -> Result<Value, RunnerError> {
+        let answer: Value =
+            self.rpc(card, method, params, false).await?.json().await.map_err(|error| {
+                RunnerError::MalformedStream { url: card.endpoint.clone(), message: error.to_string() }
+            })?;
+        if let Some(error) = answer.get("error") {
+            return Err(rpc_error(&card.endpoint, error));
+        }
+        Ok(card.dialect.normalize(&answer.get("result").cloned().unwrap_or_default()))
+    }
+
     async fn polled(
         &self,
         card: &AgentCard,
@@ -212,14 +205,7 @@ impl A2aRunner {
         on_delta: DeltaSink<'_>,
     ) -> Result<(), RunnerError> {
         let params = json!({ "message": message, "configuration": card.dialect.return_at_once() });
-        let sent: Value =
-            self.rpc(card, "SendMessage", params, false).await?.json().await.map_err(|error| {
-                RunnerError::MalformedStream { url: card.endpoint.clone(), message: error.to_string() }
-            })?;
-        if let Some(error) = sent.get("error") {
-            return Err(rpc_error(&card.endpoint, error));
-        }
-        let result = card.dialect.normalize(&sent.get("result").cloned().unwrap_or_default());
+        let result = self.call_result(card, "SendMessage", params).await?;
         if progress.take(&result, guard, on_delta, &card.endpoint)? {
             return Ok(());
         }
@@ -230,14 +216,7 @@ impl A2aRunner {
         let mut seen_parts = 0;
         loop {
             tokio::time::sleep(POLL_EVERY).await;
-            let polled: Value =
-                self.rpc(card, "GetTask", json!({ "id": task_id }), false).await?.json().await.map_err(|error| {
-                    RunnerError::MalformedStream { url: card.endpoint.clone(), message: error.to_string() }
-                })?;
-            if let Some(error) = polled.get("error") {
-                return Err(rpc_error(&card.endpoint, error));
-            }
-            let task = card.dialect.normalize(&polled.get("result").cloned().unwrap_or_default());
+            let task = self.call_result(card, "GetTask", json!({ "id": task_id })).await?;
             let task = task.get("task").cloned().unwrap_or(task);
             // New artifact parts since the last poll stream as text.
             let parts: Vec<String> = task
@@ -408,9 +387,7 @@ pub fn finish_pending_cancels() {
 impl Runner for A2aRunner {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let secs = self.agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
-        tokio::time::timeout(Duration::from_secs(secs), self.call(request, on_delta))
-            .await
-            .unwrap_or(Err(RunnerError::Timeout { secs }))
+        super::within(secs, self.call(request, on_delta)).await
     }
 
     fn accepts_tools(&self) -> bool {

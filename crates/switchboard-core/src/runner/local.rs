@@ -234,9 +234,7 @@ impl LocalRunner {
 impl Runner for LocalRunner {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let secs = self.timeout_secs;
-        tokio::time::timeout(Duration::from_secs(secs), self.run(request, on_delta))
-            .await
-            .unwrap_or(Err(RunnerError::Timeout { secs }))
+        super::within(secs, self.run(request, on_delta)).await
     }
 }
 

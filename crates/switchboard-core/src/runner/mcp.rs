@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 
 use super::mcp_progress::{forward_sorted, Client, RouteGuard, Routes, REORDER_WINDOW};
 use super::subprocess::{ProcessGroup, SubprocessRunner};
-use super::{truncate, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use super::{truncate, DeltaSink, ModelReply, ModelRequest, Runner, RunnerError};
 use crate::config::AgentConfig;
 use crate::event::Usage;
 
@@ -89,20 +89,9 @@ impl McpRunner {
 
     async fn connect(&self) -> Result<Connection, RunnerError> {
         let routes = Arc::new(Mutex::new(Routes::default()));
-        let client = Client { routes: routes.clone() };
         let stderr = Arc::new(Mutex::new(String::new()));
+        let (service, group) = self.open(Client { routes: routes.clone() }, stderr.clone()).await?;
         let unreachable = |message: String| RunnerError::Unreachable { url: self.endpoint(), message };
-        let (service, group) = match &self.agent.url {
-            Some(_) => {
-                let transport = self.http_transport()?;
-                let service = client.serve(transport).await.map_err(|error| unreachable(error.to_string()))?;
-                (service, None)
-            }
-            None => {
-                let (service, group) = self.spawn(client, stderr.clone()).await?;
-                (service, Some(group))
-            }
-        };
         let tools = service.list_all_tools().await.map_err(|error| unreachable(format!("tools/list: {error}")))?;
         let tool = match &self.agent.tool {
             Some(name) => tools.iter().find(|tool| tool.name == *name).cloned(),
@@ -133,22 +122,28 @@ impl McpRunner {
         Ok(Connection { service, tool, request_argument, routes, _group: group, stderr })
     }
 
-    fn http_transport(&self) -> Result<StreamableHttpClientTransport<reqwest::Client>, RunnerError> {
-        let mut config = StreamableHttpClientTransportConfig::with_uri(self.agent.url.clone().unwrap_or_default());
+    /// A session with the server: over streamable HTTP, or with a stdio server
+    /// started now in its own process group (returned, so it ends with the session).
+    async fn open(
+        &self,
+        client: Client,
+        stderr: Arc<Mutex<String>>,
+    ) -> Result<(RunningService<RoleClient, Client>, Option<ProcessGroup>), RunnerError> {
+        let Some(url) = &self.agent.url else {
+            let (service, group) = self.spawn(client, stderr).await?;
+            return Ok((service, Some(group)));
+        };
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
         if let Some(variable) = &self.agent.api_key_env {
             let token = std::env::var(variable)
                 .map_err(|_| RunnerError::Config(format!("agent {:?}: {variable} is not set", self.agent.name)))?;
             config = config.auth_header(token);
         }
-        Ok(StreamableHttpClientTransport::from_config(config))
-    }
-
-    async fn connect_transport(&self) -> Result<RunningService<RoleClient, Client>, RunnerError> {
-        let client = Client { routes: Arc::default() };
-        client
-            .serve(self.http_transport()?)
+        let service = client
+            .serve(StreamableHttpClientTransport::from_config(config))
             .await
-            .map_err(|error| RunnerError::Unreachable { url: self.endpoint(), message: error.to_string() })
+            .map_err(|error| RunnerError::Unreachable { url: self.endpoint(), message: error.to_string() })?;
+        Ok((service, None))
     }
 
     async fn spawn(
@@ -212,14 +207,8 @@ impl McpRunner {
         let started = std::time::Instant::now();
         let connection = self.connection().await?;
         let connected = started.elapsed();
-        on_delta(remote_line(&self.endpoint(), connected));
-        let text = request
-            .messages
-            .iter()
-            .rev()
-            .find(|message| matches!(message, Message::User { .. }))
-            .map(|message| message.text().to_string())
-            .unwrap_or_default();
+        on_delta(super::remote_connected(&self.endpoint(), connected));
+        let text = request.last_user_text();
         let mut arguments = JsonObject::new();
         arguments.insert(connection.request_argument.clone(), Value::String(text));
         let params = CallToolRequestParams::new(connection.tool.name.clone()).with_arguments(arguments);
@@ -286,23 +275,7 @@ impl McpRunner {
             Err(_) => return Err(self.failure(&connection, "the MCP session ended before the answer".into())),
         };
         let total = started.elapsed();
-        let first = first_event.unwrap_or(total);
-        let ms = |duration: Duration| duration.as_millis() as u64;
-        on_delta(ModelDelta::Progress {
-            message: format!(
-                "remote {}: connect {} ms, first event {} ms, total {} ms",
-                self.endpoint(),
-                ms(connected),
-                ms(first),
-                ms(total)
-            ),
-            data: Some(serde_json::json!({ "remote": {
-                "endpoint": self.endpoint(),
-                "connect_ms": ms(connected),
-                "first_event_ms": ms(first),
-                "total_ms": ms(total),
-            }})),
-        });
+        on_delta(super::remote_latency(&self.endpoint(), connected, first_event.unwrap_or(total), total));
         self.reply(result, streamed)
     }
 
@@ -311,13 +284,14 @@ impl McpRunner {
     pub async fn probe(&self) -> Result<Vec<Tool>, RunnerError> {
         let connection = match self.connection().await {
             Ok(connection) => connection,
-            // A server that answers but lacks the configured tool still has a list to show.
+            // A server that answers but lacks the configured tool still has a list
+            // to show: a session of its own, ended when the list is read.
             Err(RunnerError::Config(_)) => {
-                let mut agent = self.agent.clone();
-                agent.tool = None;
-                agent.request_argument = Some(String::new());
-                let runner = McpRunner { agent, connection: tokio::sync::Mutex::new(None) };
-                return runner.list().await;
+                let (service, _group) = self.open(Client { routes: Arc::default() }, Arc::default()).await?;
+                return service.list_all_tools().await.map_err(|error| RunnerError::Unreachable {
+                    url: self.endpoint(),
+                    message: format!("tools/list: {error}"),
+                });
             }
             Err(error) => return Err(error),
         };
@@ -326,21 +300,6 @@ impl McpRunner {
             .list_all_tools()
             .await
             .map_err(|error| self.failure(&connection, format!("tools/list: {error}")))
-    }
-
-    async fn list(&self) -> Result<Vec<Tool>, RunnerError> {
-        let (service, _group) = match &self.agent.url {
-            Some(_) => (self.connect_transport().await?, None),
-            None => {
-                let client = Client { routes: Arc::default() };
-                let (service, group) = self.spawn(client, Arc::default()).await?;
-                (service, Some(group))
-            }
-        };
-        service
-            .list_all_tools()
-            .await
-            .map_err(|error| RunnerError::Unreachable { url: self.endpoint(), message: format!("tools/list: {error}") })
     }
 
     /// An error for a call that got no answer, with the server's last words.
@@ -393,16 +352,6 @@ fn first_required_string(schema: &JsonObject) -> Option<String> {
     })
 }
 
-/// The first progress line of a remote call: where it goes, and how long getting
-/// there took (the tree marks the call remote from its `data.remote`).
-pub(crate) fn remote_line(endpoint: &str, connected: Duration) -> ModelDelta {
-    let connect_ms = connected.as_millis() as u64;
-    ModelDelta::Progress {
-        message: format!("remote {endpoint}: connected in {connect_ms} ms"),
-        data: Some(serde_json::json!({ "remote": { "endpoint": endpoint, "connect_ms": connect_ms } })),
-    }
-}
-
 /// Sends `notifications/cancelled` for a call dropped before its answer.
 struct CancelOnDrop {
     peer: Peer<RoleClient>,
@@ -426,9 +375,7 @@ impl Drop for CancelOnDrop {
 impl Runner for McpRunner {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let secs = self.agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
-        tokio::time::timeout(Duration::from_secs(secs), self.call(request, on_delta))
-            .await
-            .unwrap_or(Err(RunnerError::Timeout { secs }))
+        super::within(secs, self.call(request, on_delta)).await
     }
 
     fn accepts_tools(&self) -> bool {

@@ -133,9 +133,7 @@ impl SubprocessRunner {
     /// Runs the program once with `prompt`, within the agent's timeout.
     pub async fn run_once(&self, prompt: String, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let secs = self.timeout_secs;
-        tokio::time::timeout(Duration::from_secs(secs), self.run(prompt, on_delta))
-            .await
-            .unwrap_or(Err(RunnerError::Timeout { secs }))
+        super::within(secs, self.run(prompt, on_delta)).await
     }
 
     async fn run(&self, prompt: String, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {

@@ -153,34 +153,54 @@ impl ChatSessions {
     ) -> Result<TurnOutcome, SessionError> {
         let history = self.store.conversation(&turn.session_id)?.history();
         let control = TurnControl::new(policy, self.engine_session(&turn.session_id)?);
-        let user_record = SessionRecord::UserMessage {
-            turn_id: turn.turn_id.clone(),
-            text: turn.message.clone(),
-            agent: turn.agent.clone(),
-            ts_ms: now_ms(),
-        };
-        self.store.append(&turn.session_id, &user_record)?;
+        self.begin(&turn.session_id, &turn.turn_id, &turn.message, turn.agent.clone(), &control)?;
         let (store, session_id, turn_id) = (self.store.clone(), turn.session_id.clone(), turn.turn_id.clone());
         let sink = Arc::new(move |event: CallEvent| {
-            let record = SessionRecord::Event { turn_id: turn_id.clone(), event: event.clone() };
             // Logged before it is shown: what the window saw, a restart sees.
-            if let Err(error) = store.append(&session_id, &record) {
+            if let Err(error) = append_event(&store, &session_id, &turn_id, &event) {
                 tracing::warn!(%error, "an event could not be written to the session log");
             }
             on_event(event);
         });
         let request = TurnRequest { agent: turn.agent.clone(), history, message: turn.message.clone() };
-        self.running.lock().unwrap().insert(turn.turn_id.clone(), control.clone());
         let outcome = dispatcher.run_turn(request, sink, control).await;
-        self.running.lock().unwrap().remove(&turn.turn_id);
-        let ended = SessionRecord::TurnEnded {
-            turn_id: turn.turn_id.clone(),
-            status: outcome.status,
-            text: outcome.text.clone(),
-            answered_by: outcome.answered_by.clone(),
-        };
-        self.store.append(&turn.session_id, &ended)?;
+        self.end(&turn.session_id, &turn.turn_id, outcome.status, &outcome.text, &outcome.answered_by)?;
         Ok(outcome)
+    }
+
+    /// A turn starts: its user message is logged, and it can be steered by its id.
+    fn begin(
+        &self,
+        session_id: &str,
+        turn_id: &str,
+        text: &str,
+        agent: Option<String>,
+        control: &TurnControl,
+    ) -> Result<(), SessionError> {
+        let record =
+            SessionRecord::UserMessage { turn_id: turn_id.to_string(), text: text.to_string(), agent, ts_ms: now_ms() };
+        self.store.append(session_id, &record)?;
+        self.running.lock().unwrap().insert(turn_id.to_string(), control.clone());
+        Ok(())
+    }
+
+    /// A turn ends: it can no longer be steered, and its end is logged.
+    fn end(
+        &self,
+        session_id: &str,
+        turn_id: &str,
+        status: crate::event::CallStatus,
+        text: &str,
+        answered_by: &str,
+    ) -> Result<(), SessionError> {
+        self.running.lock().unwrap().remove(turn_id);
+        let record = SessionRecord::TurnEnded {
+            turn_id: turn_id.to_string(),
+            status,
+            text: text.to_string(),
+            answered_by: answered_by.to_string(),
+        };
+        self.store.append(session_id, &record)
     }
 
     /// The session `id`, created with `title` when there is none yet.
@@ -201,21 +221,12 @@ impl ChatSessions {
         agent: &str,
         control: &TurnControl,
     ) -> Result<(), SessionError> {
-        let record = SessionRecord::UserMessage {
-            turn_id: turn.turn_id.clone(),
-            text: line.to_string(),
-            agent: Some(agent.to_string()),
-            ts_ms: now_ms(),
-        };
-        self.store.append(&turn.session_id, &record)?;
-        self.running.lock().unwrap().insert(turn.turn_id.clone(), control.clone());
-        Ok(())
+        self.begin(&turn.session_id, &turn.turn_id, line, Some(agent.to_string()), control)
     }
 
     /// Logs one event of an outside call (before the shell shows it).
     pub fn log_outside_event(&self, turn: &OutsideTurn, event: &CallEvent) -> Result<(), SessionError> {
-        let record = SessionRecord::Event { turn_id: turn.turn_id.clone(), event: event.clone() };
-        self.store.append(&turn.session_id, &record)
+        append_event(&self.store, &turn.session_id, &turn.turn_id, event)
     }
 
     /// Logs the end of an outside call; it can no longer be steered.
@@ -226,14 +237,7 @@ impl ChatSessions {
         text: &str,
         answered_by: &str,
     ) -> Result<(), SessionError> {
-        self.running.lock().unwrap().remove(&turn.turn_id);
-        let record = SessionRecord::TurnEnded {
-            turn_id: turn.turn_id.clone(),
-            status,
-            text: text.to_string(),
-            answered_by: answered_by.to_string(),
-        };
-        self.store.append(&turn.session_id, &record)
+        self.end(&turn.session_id, &turn.turn_id, status, text, answered_by)
     }
 
     /// Cancels a running turn; false when it is not running.
@@ -250,4 +254,9 @@ impl ChatSessions {
     pub fn resolve_approval(&self, turn_id: &str, call_id: &str, decision: ApprovalDecision) -> bool {
         self.running.lock().unwrap().get(turn_id).is_some_and(|control| control.resolve_approval(call_id, decision))
     }
+}
+
+/// Appends one event of a turn to its session's log.
+fn append_event(store: &SessionStore, session_id: &str, turn_id: &str, event: &CallEvent) -> Result<(), SessionError> {
+    store.append(session_id, &SessionRecord::Event { turn_id: turn_id.to_string(), event: event.clone() })
 }
