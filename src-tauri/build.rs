@@ -20,6 +20,11 @@ fn main() {
         "get_mcp_server",
         "set_mcp_server",
         "get_telemetry_status",
+        "edit_config",
+        "read_config_file",
+        "explain_tools",
+        "test_connection",
+        "discover_setup",
     ])))
     .expect("tauri build script");
 }

@@ -4,6 +4,7 @@
 //! (`mcp.rs`), and the TypeScript bindings export. No engine logic lives here:
 //! turns in sessions, approvals and exports are `ChatSessions`' work.
 
+mod config_forms;
 mod links;
 mod mcp;
 mod prefs;
@@ -56,6 +57,9 @@ pub enum AppErrorKind {
     NotFound,
     /// A session with that id exists already.
     SessionExists,
+    /// An edit that cannot be made as asked (an entry that exists already, an
+    /// agent that is not there, the primary removed…); nothing was written.
+    EditRefused,
 }
 
 impl AppError {
@@ -109,6 +113,9 @@ pub struct ConfigState {
     pub warnings: Vec<Problem>,
     /// Why the file on disk is not in force, if it is not.
     pub error: Option<AppError>,
+    /// The app created the config at this start (the demo agents) and nothing has
+    /// been edited since: the UI offers the setup wizard.
+    pub first_start: bool,
 }
 
 /// Emitted when the config file changed on disk and was reloaded (or refused).
@@ -137,6 +144,9 @@ pub struct AppState {
     dispatcher: Arc<Dispatcher>,
     current: Arc<Mutex<CurrentConfig>>,
     _watch: Option<ConfigWatch>,
+    /// Tells the window the config changed (reloaded from disk, or edited here).
+    on_change: Arc<dyn Fn(ConfigChanged) + Send + Sync>,
+    first_start: std::sync::atomic::AtomicBool,
     sessions: Arc<ChatSessions>,
     preferences: PreferencesFile,
     data_dir: PathBuf,
@@ -176,13 +186,18 @@ impl AppState {
     pub fn open(
         config_path: PathBuf,
         data_dir: PathBuf,
-        on_change: impl Fn(ConfigChanged) + Send + 'static,
+        on_change: impl Fn(ConfigChanged) + Send + Sync + 'static,
         emit_outside: mcp::Emitter,
     ) -> Result<AppState, AppError> {
         // Only the default location is created on a first start; a path the user
         // named that does not exist is shown as an error, and nothing is created.
-        let (initial, error) = match store::load_on_first_start(&config_path).map(|(loaded, _)| loaded) {
-            Ok(loaded) => (loaded, None),
+        let on_change: Arc<dyn Fn(ConfigChanged) + Send + Sync> = Arc::new(on_change);
+        let mut first_start = false;
+        let (initial, error) = match store::load_on_first_start(&config_path) {
+            Ok((loaded, created)) => {
+                first_start = created;
+                (loaded, None)
+            }
             Err(error) => {
                 // Keep the app usable and the broken file untouched: nothing is in
                 // force until the file is fixed, and the watcher picks the fix up.
@@ -201,17 +216,11 @@ impl AppState {
         let watch_current = current.clone();
         let mcp_server: Arc<Mutex<Option<McpServer>>> = Arc::default();
         let watch_mcp = mcp_server.clone();
+        let watch_on_change = on_change.clone();
         let watch = watch::spawn(&config_path, &initial, move |reload| {
             let changed = match reload {
                 Reload::Applied { loaded, changed_agents } => {
-                    watch_dispatcher.replace_config(loaded.config.clone(), &changed_agents);
-                    if let Some(server) = watch_mcp.lock().unwrap().clone() {
-                        tauri::async_runtime::spawn(async move { server.config_changed().await });
-                    }
-                    let mut current = watch_current.lock().unwrap();
-                    current.version = Some(loaded.version.clone());
-                    current.warnings = loaded.warnings.clone();
-                    current.error = None;
+                    adopt(&watch_dispatcher, &watch_current, &watch_mcp, &loaded, &changed_agents);
                     ConfigChanged { version: Some(loaded.version.0.clone()), changed_agents, error: None }
                 }
                 Reload::Rejected { error } => {
@@ -220,7 +229,7 @@ impl AppState {
                     ConfigChanged { version: None, changed_agents: vec![], error: Some(error) }
                 }
             };
-            on_change(changed);
+            watch_on_change(changed);
         });
         let watch = match watch {
             Ok(watch) => Some(watch),
@@ -240,6 +249,8 @@ impl AppState {
             dispatcher,
             current,
             _watch: watch,
+            on_change,
+            first_start: std::sync::atomic::AtomicBool::new(first_start),
             sessions,
             preferences,
             data_dir,
@@ -249,6 +260,25 @@ impl AppState {
             telemetry,
             telemetry_problem,
         })
+    }
+
+    /// Puts a version this process wrote in force (the watcher's reload does the
+    /// same for outside edits).
+    fn adopt(&self, loaded: Loaded, evict: &[String]) {
+        adopt(&self.dispatcher, &self.current, &self.mcp_server, &loaded, evict);
+        self.first_start.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn config_state(&self) -> ConfigState {
+        let current = self.current.lock().unwrap();
+        ConfigState {
+            path: self.config_path.display().to_string(),
+            version: current.version.as_ref().map(|version| version.0.clone()),
+            config: (*self.dispatcher.config()).clone(),
+            warnings: current.warnings.clone(),
+            error: current.error.clone(),
+            first_start: self.first_start.load(std::sync::atomic::Ordering::Relaxed),
+        }
     }
 
     /// Switches the built-in MCP endpoint on (on `port`) or off.
@@ -283,14 +313,26 @@ impl AppState {
 #[tauri::command]
 #[specta::specta]
 fn get_config_state(state: State<'_, AppState>) -> ConfigState {
-    let current = state.current.lock().unwrap();
-    ConfigState {
-        path: state.config_path.display().to_string(),
-        version: current.version.as_ref().map(|version| version.0.clone()),
-        config: (*state.dispatcher.config()).clone(),
-        warnings: current.warnings.clone(),
-        error: current.error.clone(),
+    state.config_state()
+}
+
+/// A new valid config in force: the dispatcher (its runners evicted), the state the
+/// UI reads, and the MCP endpoint's clients told that the tool list changed.
+fn adopt(
+    dispatcher: &Dispatcher,
+    current: &Mutex<CurrentConfig>,
+    mcp_server: &Mutex<Option<McpServer>>,
+    loaded: &Loaded,
+    evict: &[String],
+) {
+    dispatcher.replace_config(loaded.config.clone(), evict);
+    if let Some(server) = mcp_server.lock().unwrap().clone() {
+        tauri::async_runtime::spawn(async move { server.config_changed().await });
     }
+    let mut current = current.lock().unwrap();
+    current.version = Some(loaded.version.clone());
+    current.warnings = loaded.warnings.clone();
+    current.error = None;
 }
 
 /// The merged tool-agent list of an agent (disabled entries included), or the
@@ -479,7 +521,12 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             set_preferences,
             get_mcp_server,
             set_mcp_server,
-            get_telemetry_status
+            get_telemetry_status,
+            config_forms::edit_config,
+            config_forms::read_config_file,
+            config_forms::explain_tools,
+            config_forms::test_connection,
+            config_forms::discover_setup
         ])
         .events(tauri_specta::collect_events![ConfigChanged, OutsideCall])
 }

@@ -52,6 +52,23 @@ export const commands = {
 	setMcpServer: (enabled: boolean, port: number | null) => typedError<McpServerStatus_Serialize, AppError_Serialize>(__TAURI_INVOKE("set_mcp_server", { enabled, port })),
 	/**  Where traces go and how that has gone. */
 	getTelemetryStatus: () => __TAURI_INVOKE<TelemetryStatus_Serialize>("get_telemetry_status"),
+	/**
+	 *  Applies one edit made against the file's `expected_version`. A file changed
+	 *  on disk since is a `config_conflict` (nothing written): read it with
+	 *  `read_config_file`, then apply again against its version or take it.
+	 */
+	editConfig: (expectedVersion: string, edit: Edit_Deserialize) => typedError<ConfigState_Serialize, AppError_Serialize>(__TAURI_INVOKE("edit_config", { expectedVersion, edit })),
+	/**  The file as it is on disk now (which may not be in force yet, or at all). */
+	readConfigFile: () => typedError<ConfigState_Serialize, AppError_Serialize>(__TAURI_INVOKE("read_config_file")),
+	/**
+	 *  Every entry that could reach `agent`'s tool-agent list, why each absent one is
+	 *  absent, and the function definitions it is offered.
+	 */
+	explainTools: (agent: string) => typedError<ToolsExplained_Serialize, AppError_Serialize>(__TAURI_INVOKE("explain_tools", { agent })),
+	/**  Tests an agent as the form holds it (saved or not). */
+	testConnection: (agent: AgentConfig_Deserialize) => typedError<ConnectionReport_Serialize, AppError_Serialize>(__TAURI_INVOKE("test_connection", { agent })),
+	/**  The local servers and command-line agents the setup wizard offers. */
+	discoverSetup: () => typedError<SetupDiscovery_Serialize, AppError_Serialize>(__TAURI_INVOKE("discover_setup")),
 };
 
 /** Events */
@@ -61,6 +78,24 @@ export const events = {
 };
 
 /* Types */
+/**  Why an entry of an agent's list is not offered to it. */
+export type Absence = 
+/**  The entry names the agent itself (the cycle guard of spec section 1). */
+"self_reference" | 
+/**  No agent of that name is configured. */
+"unknown_agent" | 
+/**  The entry (or the override that wins for this agent) is disabled. */
+"disabled" | 
+/**  The target is a claude-cli agent, which calls but is never called (spec section 5). */
+"not_callable" | 
+/**  The agent's depth limit is 0, so it is offered no delegation tools. */
+"depth_limit" | 
+/**
+ *  The agent's provider cannot call tools (subprocess, mcp and a2a agents; a
+ *  claude-cli agent without `experimental_cli_tool_calls`).
+ */
+"caller_cannot_call";
+
 /**  One configured agent. */
 export type AgentConfig = AgentConfig_Serialize | AgentConfig_Deserialize;
 
@@ -231,7 +266,12 @@ export type AppErrorKind =
 /**  No such session or turn (an id that cannot name a session included). */
 "not_found" | 
 /**  A session with that id exists already. */
-"session_exists";
+"session_exists" | 
+/**
+ *  An edit that cannot be made as asked (an entry that exists already, an
+ *  agent that is not there, the primary removed…); nothing was written.
+ */
+"edit_refused";
 
 /**  The one error shape the UI shows as it is. */
 export type AppError_Deserialize = {
@@ -409,6 +449,11 @@ export type ConfigState_Deserialize = {
 	warnings: Problem[],
 	/**  Why the file on disk is not in force, if it is not. */
 	error?: AppError_Deserialize | null,
+	/**
+	 *  The app created the config at this start (the demo agents) and nothing has
+	 *  been edited since: the UI offers the setup wizard.
+	 */
+	first_start: boolean,
 };
 
 /**  The config as the settings area shows it. */
@@ -420,6 +465,11 @@ export type ConfigState_Serialize = {
 	warnings: Problem[],
 	/**  Why the file on disk is not in force, if it is not. */
 	error: AppError_Serialize | null,
+	/**
+	 *  The app created the config at this start (the demo agents) and nothing has
+	 *  been edited since: the UI offers the setup wizard.
+	 */
+	first_start: boolean,
 };
 
 /**  The whole configuration file. */
@@ -456,8 +506,100 @@ export type Config_Serialize = {
 	telemetry?: TelemetryConfig_Serialize,
 };
 
+/**  The whole test. */
+export type ConnectionReport = ConnectionReport_Serialize | ConnectionReport_Deserialize;
+
+/**  The whole test. */
+export type ConnectionReport_Deserialize = {
+	ok: boolean,
+	steps: ConnectionStep[],
+	/**  The server's models (HTTP agents). */
+	models: string[],
+	/**  The server's tools (MCP agents). */
+	tools: string[],
+	/**  Time to the first streamed token of the tiny request, in milliseconds. */
+	first_token_ms?: number | null,
+};
+
+/**  The whole test. */
+export type ConnectionReport_Serialize = {
+	ok: boolean,
+	steps: ConnectionStep[],
+	/**  The server's models (HTTP agents). */
+	models: string[],
+	/**  The server's tools (MCP agents). */
+	tools: string[],
+	/**  Time to the first streamed token of the tiny request, in milliseconds. */
+	first_token_ms: number | null,
+};
+
+/**  One step of the test. */
+export type ConnectionStep = {
+	/**  What was tried ("list models", "stream a reply"…). */
+	name: string,
+	ok: boolean,
+	/**  What came back, or what went wrong and what to check. */
+	detail: string,
+	/**  How long the step took, in milliseconds. */
+	millis: number,
+};
+
 /**  How tool-agents are offered: one function per delegate, or a single `ask_agent`. */
 export type DelegationTool = "per_agent" | "ask_agent";
+
+/**  One edit; the desktop forms and the CLI both send these. */
+export type Edit = Edit_Serialize | Edit_Deserialize;
+
+/**  One edit; the desktop forms and the CLI both send these. */
+export type Edit_Deserialize = { op: "enable_tool"; target: ToolTarget; tool_agent: string } | { op: "disable_tool"; target: ToolTarget; tool_agent: string } | { op: "add_tool"; target: ToolTarget; tool_agent: string; description: string } | { op: "remove_tool"; target: ToolTarget; tool_agent: string } | 
+/**
+ *  Writes one entry with all its fields (the entry form): replaces the entry
+ *  for `entry.agent` in the target list, or adds it there. `previous` names the
+ *  tool-agent the entry was for when the form changed it.
+ */
+{ op: "set_tool"; target: ToolTarget; entry: AgentToolEntry_Deserialize; previous?: string | null } | { op: "add_agent"; agent: AgentConfig_Deserialize } | 
+/**  Replaces the agent named `name` (which may rename it). */
+{ op: "edit_agent"; name: string; agent: AgentConfig_Deserialize } | { op: "remove_agent"; name: string; 
+/**
+ *  What happens to the tool entries that name the agent (in `agent_tools`
+ *  and in every agent's own list).
+ */
+tool_entries?: EntryFate } | { op: "set_primary"; agent?: string | null } | { op: "set_escalation"; agent?: string | null } | 
+/**
+ *  The setup wizard's answers, written at once: agents added (or, with
+ *  `replace_agents`, the agents and tool entries replaced), the roles and the
+ *  global tool-agent entries of spec section 7.
+ */
+{ op: "setup"; agents: AgentConfig_Deserialize[]; replace_agents: boolean; primary?: string | null; escalation?: string | null; agent_tools: AgentToolEntry_Deserialize[] };
+
+/**  One edit; the desktop forms and the CLI both send these. */
+export type Edit_Serialize = { op: "enable_tool"; target: ToolTarget; tool_agent: string } | { op: "disable_tool"; target: ToolTarget; tool_agent: string } | { op: "add_tool"; target: ToolTarget; tool_agent: string; description: string } | { op: "remove_tool"; target: ToolTarget; tool_agent: string } | 
+/**
+ *  Writes one entry with all its fields (the entry form): replaces the entry
+ *  for `entry.agent` in the target list, or adds it there. `previous` names the
+ *  tool-agent the entry was for when the form changed it.
+ */
+{ op: "set_tool"; target: ToolTarget; entry: AgentToolEntry_Serialize; previous: string | null } | { op: "add_agent"; agent: AgentConfig_Serialize } | 
+/**  Replaces the agent named `name` (which may rename it). */
+{ op: "edit_agent"; name: string; agent: AgentConfig_Serialize } | { op: "remove_agent"; name: string; 
+/**
+ *  What happens to the tool entries that name the agent (in `agent_tools`
+ *  and in every agent's own list).
+ */
+tool_entries: EntryFate } | { op: "set_primary"; agent: string | null } | { op: "set_escalation"; agent: string | null } | 
+/**
+ *  The setup wizard's answers, written at once: agents added (or, with
+ *  `replace_agents`, the agents and tool entries replaced), the roles and the
+ *  global tool-agent entries of spec section 7.
+ */
+{ op: "setup"; agents: AgentConfig_Serialize[]; replace_agents: boolean; primary: string | null; escalation: string | null; agent_tools: AgentToolEntry_Serialize[] };
+
+/**  What removing an agent does to the tool entries that name it. */
+export type EntryFate = 
+/**  Leave them (they are skipped, with a warning, until an agent of that name exists again). */
+"keep" | 
+/**  Remove them too. */
+"remove";
 
 /**  What happened. */
 export type EventKind = EventKind_Serialize | EventKind_Deserialize;
@@ -516,6 +658,56 @@ result: string | null; usage: Usage | null; usage_total: Usage | null; cost: num
 /**  What the parent model received as the tool result (fenced), if any. */
 delivered: string | null };
 
+/**  One entry as it bears on an agent's list. */
+export type ExplainedEntry = ExplainedEntry_Serialize | ExplainedEntry_Deserialize;
+
+/**  One entry as it bears on an agent's list. */
+export type ExplainedEntry_Deserialize = {
+	tool_agent: string,
+	tool_name: string,
+	/**  Where the winning entry comes from. */
+	scope: ToolScope,
+	description: string,
+	enabled: boolean,
+	approval: Approval,
+	/**  A global entry this agent's own entry replaces (shown struck through). */
+	overridden: boolean,
+	/**  Why it is not offered; none when it is. */
+	absent?: Absence | null,
+};
+
+/**  One entry as it bears on an agent's list. */
+export type ExplainedEntry_Serialize = {
+	tool_agent: string,
+	tool_name: string,
+	/**  Where the winning entry comes from. */
+	scope: ToolScope,
+	description: string,
+	enabled: boolean,
+	approval: Approval,
+	/**  A global entry this agent's own entry replaces (shown struck through). */
+	overridden: boolean,
+	/**  Why it is not offered; none when it is. */
+	absent: Absence | null,
+};
+
+/**  A command-line agent found on PATH, with the agent config that runs it. */
+export type FoundCliAgent = FoundCliAgent_Serialize | FoundCliAgent_Deserialize;
+
+/**  A command-line agent found on PATH, with the agent config that runs it. */
+export type FoundCliAgent_Deserialize = {
+	program: string,
+	path: string,
+	agent: AgentConfig_Deserialize,
+};
+
+/**  A command-line agent found on PATH, with the agent config that runs it. */
+export type FoundCliAgent_Serialize = {
+	program: string,
+	path: string,
+	agent: AgentConfig_Serialize,
+};
+
 /**
  *  Delegation limits; every field optional so that a rewrite writes back only what
  *  the user set. The `effective_*` accessors apply the documented defaults.
@@ -564,6 +756,15 @@ export type Limits_Serialize = {
 	 *  `idle_timeout_secs` (60 s when neither is set).
 	 */
 	idle_timeout_secs?: number,
+};
+
+/**  A server that answered `/v1/models`. */
+export type LocalServer = {
+	/**  What usually runs there ("Ollama"), or "Server" for a listed URL. */
+	kind: string,
+	/**  The OpenAI-compatible base URL an agent's `url` takes. */
+	url: string,
+	models: string[],
 };
 
 /**  The built-in endpoint as settings show it. */
@@ -877,6 +1078,25 @@ export type SessionSummary = {
 	turns: number,
 };
 
+/**  What the wizard found. */
+export type SetupDiscovery = SetupDiscovery_Serialize | SetupDiscovery_Deserialize;
+
+/**  What the wizard found. */
+export type SetupDiscovery_Deserialize = {
+	servers: LocalServer[],
+	cli_agents: FoundCliAgent_Deserialize[],
+	/**  The places that were looked at, for the wizard to say where it looked. */
+	looked_at: string[],
+};
+
+/**  What the wizard found. */
+export type SetupDiscovery_Serialize = {
+	servers: LocalServer[],
+	cli_agents: FoundCliAgent_Serialize[],
+	/**  The places that were looked at, for the wizard to say where it looked. */
+	looked_at: string[],
+};
+
 export type Severity = "error" | "warning";
 
 /**
@@ -954,6 +1174,40 @@ export type ToolScope =
 "override" | 
 /**  A per-agent entry with no global twin. */
 "local";
+
+/**  Which list a tool operation addresses. */
+export type ToolTarget = 
+/**  `agent_tools`. */
+{ kind: "global" } | 
+/**  The named agent's own `tools`. */
+{ kind: "agent"; agent: string };
+
+/**  An agent's tool-agent list explained, with the definitions it is offered. */
+export type ToolsExplained = ToolsExplained_Serialize | ToolsExplained_Deserialize;
+
+/**  An agent's tool-agent list explained, with the definitions it is offered. */
+export type ToolsExplained_Deserialize = {
+	agent: string,
+	entries: ExplainedEntry_Deserialize[],
+	/**
+	 *  The function definitions sent to the model when the agent answers a turn
+	 *  (built-in tools such as `escalate` included), as they go on the wire.
+	 */
+	offered: unknown[],
+	max_depth: number,
+};
+
+/**  An agent's tool-agent list explained, with the definitions it is offered. */
+export type ToolsExplained_Serialize = {
+	agent: string,
+	entries: ExplainedEntry_Serialize[],
+	/**
+	 *  The function definitions sent to the model when the agent answers a turn
+	 *  (built-in tools such as `escalate` included), as they go on the wire.
+	 */
+	offered: unknown[],
+	max_depth: number,
+};
 
 /**
  *  How a turn ended (what the desktop's `send_message` returns; the details came

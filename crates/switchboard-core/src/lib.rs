@@ -12,6 +12,7 @@ pub mod event;
 pub mod fence;
 pub mod runner;
 pub mod sessions;
+pub mod setup;
 pub mod skill;
 pub mod tools;
 

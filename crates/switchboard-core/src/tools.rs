@@ -3,6 +3,8 @@
 //! function per effective tool-agent, or the single `ask_agent` form, and the
 //! `ask_model` advisor when one is configured. Pure.
 
+pub mod explain;
+
 use serde_json::{json, Value};
 
 use crate::config::{effective_tools, Config, DelegationTool, MergedEntry, Provider, ResolvedTool, ToolScope};

@@ -43,6 +43,15 @@ pub enum Edit {
         target: ToolTarget,
         tool_agent: String,
     },
+    /// Writes one entry with all its fields (the entry form): replaces the entry
+    /// for `entry.agent` in the target list, or adds it there. `previous` names the
+    /// tool-agent the entry was for when the form changed it.
+    SetTool {
+        target: ToolTarget,
+        entry: AgentToolEntry,
+        #[serde(default)]
+        previous: Option<String>,
+    },
     AddAgent {
         agent: AgentConfig,
     },
@@ -53,6 +62,10 @@ pub enum Edit {
     },
     RemoveAgent {
         name: String,
+        /// What happens to the tool entries that name the agent (in `agent_tools`
+        /// and in every agent's own list).
+        #[serde(default)]
+        tool_entries: EntryFate,
     },
     SetPrimary {
         agent: Option<String>,
@@ -60,6 +73,27 @@ pub enum Edit {
     SetEscalation {
         agent: Option<String>,
     },
+    /// The setup wizard's answers, written at once: agents added (or, with
+    /// `replace_agents`, the agents and tool entries replaced), the roles and the
+    /// global tool-agent entries of spec section 7.
+    Setup {
+        agents: Vec<AgentConfig>,
+        replace_agents: bool,
+        primary: Option<String>,
+        escalation: Option<String>,
+        agent_tools: Vec<AgentToolEntry>,
+    },
+}
+
+/// What removing an agent does to the tool entries that name it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryFate {
+    /// Leave them (they are skipped, with a warning, until an agent of that name exists again).
+    #[default]
+    Keep,
+    /// Remove them too.
+    Remove,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -122,6 +156,28 @@ pub fn apply_to(config: &mut Config, edit: &Edit) -> Result<(), EditError> {
             }
             Ok(())
         }
+        Edit::SetTool { target, entry, previous } => {
+            let entries = entries_mut(config, target)?;
+            let replaced = previous.as_deref().unwrap_or(&entry.agent);
+            if replaced != entry.agent && entries.iter().any(|existing| existing.agent == entry.agent) {
+                return Err(EditError::AlreadyExists(format!(
+                    "{} already has an entry for {:?}",
+                    describe(target),
+                    entry.agent
+                )));
+            }
+            match entries.iter_mut().find(|existing| existing.agent == replaced) {
+                Some(slot) => {
+                    let mut replacement = entry.clone();
+                    if replacement.extra.is_empty() {
+                        replacement.extra = slot.extra.clone();
+                    }
+                    *slot = replacement;
+                }
+                None => entries.push(entry.clone()),
+            }
+            Ok(())
+        }
         Edit::AddAgent { agent } => {
             if config.agent(&agent.name).is_some() {
                 return Err(EditError::AlreadyExists(format!("an agent named {:?} already exists", agent.name)));
@@ -147,7 +203,7 @@ pub fn apply_to(config: &mut Config, edit: &Edit) -> Result<(), EditError> {
             }
             Ok(())
         }
-        Edit::RemoveAgent { name } => {
+        Edit::RemoveAgent { name, tool_entries } => {
             config.agent(name).ok_or_else(|| unknown_agent(name))?;
             for (role, value) in [("primary", &config.primary), ("escalation", &config.escalation)] {
                 if value.as_deref() == Some(name.as_str()) {
@@ -157,6 +213,12 @@ pub fn apply_to(config: &mut Config, edit: &Edit) -> Result<(), EditError> {
                 }
             }
             config.agents.retain(|agent| &agent.name != name);
+            if *tool_entries == EntryFate::Remove {
+                config.agent_tools.retain(|entry| &entry.agent != name);
+                for agent in &mut config.agents {
+                    agent.tools.retain(|entry| &entry.agent != name);
+                }
+            }
             Ok(())
         }
         Edit::SetPrimary { agent } => {
@@ -168,6 +230,20 @@ pub fn apply_to(config: &mut Config, edit: &Edit) -> Result<(), EditError> {
             check_known(config, agent)?;
             config.escalation = agent.clone();
             Ok(())
+        }
+        Edit::Setup { agents, replace_agents, primary, escalation, agent_tools } => {
+            if *replace_agents {
+                config.agents.clear();
+                config.agent_tools.clear();
+            }
+            for agent in agents {
+                apply_to(config, &Edit::AddAgent { agent: agent.clone() })?;
+            }
+            for entry in agent_tools {
+                apply_to(config, &Edit::SetTool { target: ToolTarget::Global, entry: entry.clone(), previous: None })?;
+            }
+            apply_to(config, &Edit::SetPrimary { agent: primary.clone() })?;
+            apply_to(config, &Edit::SetEscalation { agent: escalation.clone() })
         }
     }
 }

@@ -62,12 +62,7 @@ pub fn missing_programs(agents: &[AgentConfig]) -> Vec<(usize, String)> {
             continue;
         }
         let Some(command) = invocation(agent).command else { continue };
-        let found = if command.contains('/') {
-            std::path::Path::new(&command).is_file()
-        } else {
-            std::env::split_paths(&search_path).any(|folder| folder.join(&command).is_file())
-        };
-        if !found {
+        if find_program(&command, &search_path).is_none() {
             let how = match agent.provider {
                 Provider::AiderCli => " (install aider-chat, or set `command` to its path)",
                 Provider::Smolagents => " (install smolagents, or set `command` to its path)",
@@ -77,6 +72,16 @@ pub fn missing_programs(agents: &[AgentConfig]) -> Vec<(usize, String)> {
         }
     }
     missing
+}
+
+/// Where `command` is: itself when it names a path, else the first folder of
+/// `search_path` (a `PATH` value) holding a file of that name.
+pub fn find_program(command: &str, search_path: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
+    if command.contains('/') {
+        let path = std::path::PathBuf::from(command);
+        return path.is_file().then_some(path);
+    }
+    std::env::split_paths(search_path).map(|folder| folder.join(command)).find(|candidate| candidate.is_file())
 }
 
 /// The OpenAI-compatible server and key, as the programs' OpenAI clients read them.

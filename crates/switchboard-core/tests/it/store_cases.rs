@@ -166,7 +166,7 @@ fn tool_edits_follow_the_spec_rules() {
         Edit::EnableTool { target: for_assistant(), tool_agent: "expert".into() },
         Edit::RemoveTool { target: for_assistant(), tool_agent: researcher() },
         Edit::AddTool { target: ToolTarget::Global, tool_agent: researcher(), description: "again".into() },
-        Edit::RemoveAgent { name: "assistant".into() },
+        Edit::RemoveAgent { name: "assistant".into(), tool_entries: Default::default() },
         Edit::SetPrimary { agent: Some("nobody".into()) },
         Edit::DisableTool { target: ToolTarget::Agent("nobody".into()), tool_agent: researcher() },
     ];

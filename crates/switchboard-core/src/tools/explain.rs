@@ -1,0 +1,211 @@
+//! "Why does X not see Y", answered: every tool entry that could reach an agent's
+//! list, global and own, with the scope the merge gives it and the reason it is not
+//! offered when it is not; and the exact function definitions the agent is offered
+//! when it answers a turn. Pure; the settings view and `/agent tool list` show it.
+
+use serde::Serialize;
+use serde_json::Value;
+use specta::Type;
+
+use super::offered_for_root;
+use crate::config::{tool_name, AgentConfig, Approval, Config, Provider, ToolScope};
+
+/// Why an entry of an agent's list is not offered to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Absence {
+    /// The entry names the agent itself (the cycle guard of spec section 1).
+    SelfReference,
+    /// No agent of that name is configured.
+    UnknownAgent,
+    /// The entry (or the override that wins for this agent) is disabled.
+    Disabled,
+    /// The target is a claude-cli agent, which calls but is never called (spec section 5).
+    NotCallable,
+    /// The agent's depth limit is 0, so it is offered no delegation tools.
+    DepthLimit,
+    /// The agent's provider cannot call tools (subprocess, mcp and a2a agents; a
+    /// claude-cli agent without `experimental_cli_tool_calls`).
+    CallerCannotCall,
+}
+
+/// One entry as it bears on an agent's list.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct ExplainedEntry {
+    pub tool_agent: String,
+    pub tool_name: String,
+    /// Where the winning entry comes from.
+    pub scope: ToolScope,
+    pub description: String,
+    pub enabled: bool,
+    pub approval: Approval,
+    /// A global entry this agent's own entry replaces (shown struck through).
+    pub overridden: bool,
+    /// Why it is not offered; none when it is.
+    pub absent: Option<Absence>,
+}
+
+/// An agent's tool-agent list explained, with the definitions it is offered.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct ToolsExplained {
+    pub agent: String,
+    pub entries: Vec<ExplainedEntry>,
+    /// The function definitions sent to the model when the agent answers a turn
+    /// (built-in tools such as `escalate` included), as they go on the wire.
+    #[specta(type = Vec<specta_typescript::Unknown>)]
+    pub offered: Vec<Value>,
+    pub max_depth: u32,
+}
+
+/// Whether an agent of this configuration can call tool-agents at all.
+pub fn calls_tool_agents(agent: &AgentConfig) -> bool {
+    match agent.provider {
+        Provider::Local | Provider::Demo => true,
+        Provider::ClaudeCli => agent.experimental_cli_tool_calls == Some(true),
+        Provider::AiderCli | Provider::Smolagents | Provider::Subprocess | Provider::Mcp | Provider::A2a => false,
+    }
+}
+
+/// Every entry that could reach `agent`'s list, in the merge's order (globals in
+/// file order, then the agent's own additions), each with why it is absent.
+/// `None` when no agent of that name is configured.
+pub fn explain(config: &Config, agent: &str) -> Option<ToolsExplained> {
+    let caller = config.agent(agent)?;
+    let max_depth = config.limits_for(caller, None).effective_max_depth();
+    let can_call = calls_tool_agents(caller);
+    let mut entries: Vec<ExplainedEntry> = Vec::new();
+    for global in &config.agent_tools {
+        let own = caller.tools.iter().find(|own| own.agent == global.agent);
+        if own.is_some() {
+            entries.push(row(config, agent, global, ToolScope::Global, true, can_call, max_depth));
+        }
+        let (entry, scope) = match own {
+            Some(own) => (own, ToolScope::Override),
+            None => (global, ToolScope::Global),
+        };
+        entries.push(row(config, agent, entry, scope, false, can_call, max_depth));
+    }
+    for own in &caller.tools {
+        if !config.agent_tools.iter().any(|global| global.agent == own.agent) {
+            entries.push(row(config, agent, own, ToolScope::Local, false, can_call, max_depth));
+        }
+    }
+    let offered = if can_call {
+        offered_for_root(config, Some(agent)).into_iter().map(|tool| tool.definition).collect()
+    } else {
+        Vec::new()
+    };
+    Some(ToolsExplained { agent: agent.to_string(), entries, offered, max_depth })
+}
+
+fn row(
+    config: &Config,
+    caller: &str,
+    entry: &crate::config::AgentToolEntry,
+    scope: ToolScope,
+    overridden: bool,
+    can_call: bool,
+    max_depth: u32,
+) -> ExplainedEntry {
+    let target = config.agent(&entry.agent);
+    let absent = if entry.agent == caller {
+        Some(Absence::SelfReference)
+    } else if target.is_none() {
+        Some(Absence::UnknownAgent)
+    } else if target.is_some_and(|target| target.provider == Provider::ClaudeCli) {
+        Some(Absence::NotCallable)
+    } else if !entry.is_enabled() {
+        Some(Absence::Disabled)
+    } else if !can_call {
+        Some(Absence::CallerCannotCall)
+    } else if max_depth == 0 {
+        Some(Absence::DepthLimit)
+    } else {
+        None
+    };
+    ExplainedEntry {
+        tool_agent: entry.agent.clone(),
+        tool_name: tool_name(&entry.agent),
+        scope,
+        description: entry.description.clone(),
+        enabled: entry.is_enabled(),
+        approval: entry.approval(),
+        overridden,
+        absent: if overridden { None } else { absent },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{AgentToolEntry, Limits};
+
+    fn config() -> Config {
+        let mut config = Config::default();
+        for (name, provider) in
+            [("lead", Provider::Local), ("coder", Provider::AiderCli), ("claude", Provider::ClaudeCli)]
+        {
+            config.agents.push(AgentConfig::new(name, provider));
+        }
+        config.agent_tools = vec![
+            AgentToolEntry::new("coder", "writes code"),
+            AgentToolEntry::new("lead", "plans"),
+            AgentToolEntry::new("ghost", "gone"),
+            AgentToolEntry::new("claude", "claude code"),
+        ];
+        config
+    }
+
+    fn reasons(explained: &ToolsExplained) -> Vec<(String, ToolScope, bool, Option<Absence>)> {
+        explained
+            .entries
+            .iter()
+            .map(|entry| (entry.tool_agent.clone(), entry.scope, entry.overridden, entry.absent))
+            .collect()
+    }
+
+    #[test]
+    fn each_absent_entry_says_why_and_overrides_show_both_rows() {
+        let mut config = config();
+        let mut own = AgentToolEntry::new("coder", "writes code, for lead");
+        own.enabled = Some(false);
+        config.agents[0].tools = vec![own, AgentToolEntry::new("extra", "local")];
+        let explained = explain(&config, "lead").unwrap();
+        let global = ToolScope::Global;
+        assert_eq!(
+            reasons(&explained),
+            vec![
+                ("coder".into(), global, true, None),
+                ("coder".into(), ToolScope::Override, false, Some(Absence::Disabled)),
+                ("lead".into(), global, false, Some(Absence::SelfReference)),
+                ("ghost".into(), global, false, Some(Absence::UnknownAgent)),
+                ("claude".into(), global, false, Some(Absence::NotCallable)),
+                ("extra".into(), ToolScope::Local, false, Some(Absence::UnknownAgent)),
+            ]
+        );
+        assert!(explained.offered.is_empty(), "nothing is offered: {:?}", explained.offered);
+    }
+
+    #[test]
+    fn the_offered_definitions_are_those_of_the_entries_without_a_reason() {
+        let explained = explain(&config(), "lead").unwrap();
+        let names: Vec<&str> =
+            explained.offered.iter().filter_map(|definition| definition["function"]["name"].as_str()).collect();
+        assert_eq!(names, ["agent_coder"]);
+        let present: Vec<&str> =
+            explained.entries.iter().filter(|e| e.absent.is_none()).map(|e| e.tool_name.as_str()).collect();
+        assert_eq!(present, names);
+    }
+
+    #[test]
+    fn a_depth_limit_of_zero_and_a_caller_that_cannot_call_are_reasons() {
+        let mut config = config();
+        config.agents[0].limits = Some(Limits { max_depth: Some(0), ..Limits::default() });
+        let explained = explain(&config, "lead").unwrap();
+        assert_eq!(explained.entries[0].absent, Some(Absence::DepthLimit));
+        assert!(explained.offered.is_empty());
+        let explained = explain(&config, "coder").unwrap();
+        assert_eq!(explained.entries[1].absent, Some(Absence::CallerCannotCall));
+        assert!(explain(&config, "nobody").is_none());
+    }
+}
