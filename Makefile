@@ -101,7 +101,7 @@ test-ui:
 	cd ui && node_modules/.bin/vitest run
 
 test-browser:
-	cd ui && node --test tests/e2e.mjs
+	cd ui && node --test --test-concurrency=1 tests/e2e*.mjs
 
 test-window:
 	PATH="$(CARGO_BIN):$$PATH" xvfb-run -a -s "-screen 0 1280x800x24" $(VENV)/bin/pytest -p no:cacheprovider -W ignore::DeprecationWarning tests/window

@@ -7,7 +7,9 @@
 import {
   commands,
   events,
+  type AppError_Serialize as AppError,
   type ConfigState_Serialize as ConfigState,
+  type Edit_Deserialize as Edit,
   type McpServerStatus_Serialize as McpServerStatus,
   type ResolvedTool,
   type TelemetryStatus_Serialize as TelemetryStatus,
@@ -35,7 +37,44 @@ class ConfigStore {
   async watch(): Promise<void> {
     await events.configChanged.listen(() => void this.load());
   }
+
+  /**
+   * Applies one edit against the version this view shows. A file changed on disk
+   * since is a conflict: nothing was written, and `theirs` is the file as it is now
+   * (keep mine: `edit` again, now against `theirs.version`; take theirs: `load()`).
+   */
+  async edit(edit: Edit): Promise<EditResult> {
+    const version = this.state?.version;
+    if (!version) {
+      const theirs = await commands.readConfigFile();
+      if (theirs.status === "error") return { kind: "error", error: theirs.error };
+      return { kind: "conflict", mine: edit, theirs: theirs.data };
+    }
+    return this.editAgainst(version, edit);
+  }
+
+  /** As `edit`, against a version the caller read (keep mine after a conflict). */
+  async editAgainst(version: string, edit: Edit): Promise<EditResult> {
+    const result = await commands.editConfig(version, edit);
+    if (result.status === "ok") {
+      this.state = result.data;
+      await this.load();
+      return { kind: "applied", state: result.data };
+    }
+    if (result.error.kind === "config_conflict") {
+      const theirs = await commands.readConfigFile();
+      if (theirs.status === "error") return { kind: "error", error: theirs.error };
+      return { kind: "conflict", mine: edit, theirs: theirs.data };
+    }
+    return { kind: "error", error: result.error };
+  }
 }
+
+/** What an edit came to. */
+export type EditResult =
+  | { kind: "applied"; state: ConfigState }
+  | { kind: "conflict"; mine: Edit; theirs: ConfigState }
+  | { kind: "error"; error: AppError };
 
 export const configStore = new ConfigStore();
 
