@@ -16,6 +16,7 @@ import type {
 } from "../src/bindings";
 
 const config: ConfigState_Serialize = {
+  first_start: false,
   path: "/home/user/.config/switchboard/config.json",
   version: "abc123",
   warnings: [],
