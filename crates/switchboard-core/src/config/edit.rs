@@ -174,6 +174,9 @@ pub fn apply_to(config: &mut Config, edit: &Edit) -> Result<(), EditError> {
                     }
                     *slot = replacement;
                 }
+                None if previous.is_some() => {
+                    return Err(EditError::NotFound(format!("{} has no entry for {replaced:?}", describe(target))))
+                }
                 None => entries.push(entry.clone()),
             }
             Ok(())
@@ -232,18 +235,25 @@ pub fn apply_to(config: &mut Config, edit: &Edit) -> Result<(), EditError> {
             Ok(())
         }
         Edit::Setup { agents, replace_agents, primary, escalation, agent_tools } => {
+            // All or nothing: the answers are applied to a copy.
+            let mut next = config.clone();
             if *replace_agents {
-                config.agents.clear();
-                config.agent_tools.clear();
+                next.agents.clear();
+                next.agent_tools.clear();
             }
             for agent in agents {
-                apply_to(config, &Edit::AddAgent { agent: agent.clone() })?;
+                apply_to(&mut next, &Edit::AddAgent { agent: agent.clone() })?;
             }
             for entry in agent_tools {
-                apply_to(config, &Edit::SetTool { target: ToolTarget::Global, entry: entry.clone(), previous: None })?;
+                apply_to(
+                    &mut next,
+                    &Edit::SetTool { target: ToolTarget::Global, entry: entry.clone(), previous: None },
+                )?;
             }
-            apply_to(config, &Edit::SetPrimary { agent: primary.clone() })?;
-            apply_to(config, &Edit::SetEscalation { agent: escalation.clone() })
+            apply_to(&mut next, &Edit::SetPrimary { agent: primary.clone() })?;
+            apply_to(&mut next, &Edit::SetEscalation { agent: escalation.clone() })?;
+            *config = next;
+            Ok(())
         }
     }
 }

@@ -13,6 +13,7 @@ mod peers;
 mod policy_cases;
 mod schema_cases;
 mod sessions_cases;
+mod setup_cases;
 mod store_cases;
 mod subprocess_cases;
 mod support;

@@ -4,9 +4,9 @@
 use std::fs;
 
 use serde_json::Value;
-use switchboard_core::config::edit::{apply, apply_to, eviction_set, Edit, EditError, ToolTarget};
+use switchboard_core::config::edit::{apply, apply_to, eviction_set, Edit, EditError, EntryFate, ToolTarget};
 use switchboard_core::config::store::{self, ConfigError};
-use switchboard_core::config::{merged_tools, Config};
+use switchboard_core::config::{merged_tools, AgentConfig, AgentToolEntry, Approval, Config, Provider};
 
 const WITH_UNKNOWN_FIELDS: &str = r#"{
   "theme_of_the_future": {"colour": "teal"},
@@ -154,9 +154,91 @@ fn tool_edits_follow_the_spec_rules() {
             },
             check: |config| assert_eq!(config.primary.as_deref(), Some("helper")),
         },
+        Case {
+            name: "set_tool replaces every field of an entry and keeps the fields it does not know",
+            edit: Edit::SetTool {
+                target: ToolTarget::Global,
+                entry: {
+                    let mut entry = AgentToolEntry::new("researcher", "Look things up.");
+                    entry.approval = Some(Approval::Auto);
+                    entry.share_context = Some(3);
+                    entry
+                },
+                previous: None,
+            },
+            check: |config| {
+                let entry = &config.agent_tools[0];
+                assert_eq!(
+                    (entry.description.as_str(), entry.approval, entry.share_context),
+                    ("Look things up.", Some(Approval::Auto), Some(3))
+                );
+                assert_eq!(entry.extra.get("note"), Some(&serde_json::json!("kept")));
+                assert_eq!(config.agent_tools.len(), 2);
+            },
+        },
+        Case {
+            name: "set_tool with previous moves the entry to another tool-agent",
+            edit: Edit::SetTool {
+                target: ToolTarget::Global,
+                entry: AgentToolEntry::new("expert", "Ask the expert."),
+                previous: Some("researcher".into()),
+            },
+            check: |config| {
+                let names: Vec<&str> = config.agent_tools.iter().map(|entry| entry.agent.as_str()).collect();
+                assert_eq!(names, ["expert", "summariser"]);
+            },
+        },
+        Case {
+            name: "set_tool adds an entry an agent's list lacks",
+            edit: Edit::SetTool {
+                target: ToolTarget::Agent("expert".into()),
+                entry: AgentToolEntry::new("researcher", "Facts, for the expert."),
+                previous: None,
+            },
+            check: |config| assert_eq!(config.agent("expert").unwrap().tools.len(), 1),
+        },
+        Case {
+            name: "removing an agent with its entries removes them from every list",
+            edit: Edit::RemoveAgent { name: "researcher".into(), tool_entries: EntryFate::Remove },
+            check: |config| {
+                assert!(config.agent("researcher").is_none());
+                assert!(config.agent_tools.iter().all(|entry| entry.agent != "researcher"));
+                assert!(config.agents.iter().all(|agent| agent.tools.iter().all(|entry| entry.agent != "researcher")));
+            },
+        },
+        Case {
+            name: "removing an agent and keeping its entries leaves them for a later agent of that name",
+            edit: Edit::RemoveAgent { name: "researcher".into(), tool_entries: EntryFate::Keep },
+            check: |config| {
+                assert!(config.agent("researcher").is_none());
+                assert!(config.agent_tools.iter().any(|entry| entry.agent == "researcher"));
+            },
+        },
+        Case {
+            name: "setup replaces the demo agents with the wizard's answers at once",
+            edit: Edit::Setup {
+                agents: vec![
+                    AgentConfig::new("ollama-llama3", Provider::Local),
+                    AgentConfig::new("aider", Provider::AiderCli),
+                ],
+                replace_agents: true,
+                primary: Some("ollama-llama3".into()),
+                escalation: None,
+                agent_tools: vec![AgentToolEntry::new("aider", "Edits code in the repository.")],
+            },
+            check: |config| {
+                let names: Vec<&str> = config.agents.iter().map(|agent| agent.name.as_str()).collect();
+                assert_eq!(names, ["ollama-llama3", "aider"]);
+                assert_eq!(config.primary.as_deref(), Some("ollama-llama3"));
+                assert_eq!(config.escalation, None);
+                assert_eq!(config.agent_tools.len(), 1);
+                assert_eq!(merged_tools(config, "ollama-llama3")[0].tool_name, "agent_aider");
+            },
+        },
     ];
     for case in cases {
         let mut config = base.clone();
+        config.agent_tools[0].extra.insert("note".into(), serde_json::json!("kept"));
         apply_to(&mut config, &case.edit).unwrap_or_else(|error| panic!("{}: {error}", case.name));
         (case.check)(&config);
     }
@@ -170,6 +252,30 @@ fn tool_edits_follow_the_spec_rules() {
         Edit::SetPrimary { agent: Some("nobody".into()) },
         Edit::DisableTool { target: ToolTarget::Agent("nobody".into()), tool_agent: researcher() },
     ];
+    let setup = |primary: &str| Edit::Setup {
+        agents: vec![AgentConfig::new("local-llama", Provider::Local)],
+        replace_agents: true,
+        primary: Some(primary.into()),
+        escalation: None,
+        agent_tools: vec![],
+    };
+    let refusals = refusals
+        .into_iter()
+        .chain([
+            // A setup naming a primary it does not add leaves everything as it was.
+            setup("assistant"),
+            Edit::SetTool {
+                target: ToolTarget::Global,
+                entry: AgentToolEntry::new("expert", "x"),
+                previous: Some("nobody".into()),
+            },
+            Edit::SetTool {
+                target: ToolTarget::Global,
+                entry: AgentToolEntry::new("researcher", "x"),
+                previous: Some("summariser".into()),
+            },
+        ])
+        .collect::<Vec<_>>();
     for edit in refusals {
         let mut config = base.clone();
         assert!(apply_to(&mut config, &edit).is_err(), "{edit:?} should be refused");
@@ -202,7 +308,7 @@ fn eviction_names_exactly_the_affected_agents() {
     slower.delay_ms = Some(500);
     assert_eq!(evicted(Edit::EditAgent { name: "summariser".into(), agent: slower }), vec!["summariser"]);
     assert_eq!(
-        evicted(Edit::RemoveAgent { name: "summariser".into() }),
+        evicted(Edit::RemoveAgent { name: "summariser".into(), tool_entries: EntryFate::Keep }),
         vec!["assistant", "expert", "researcher", "summariser"]
     );
     assert_eq!(evicted(Edit::SetEscalation { agent: None }), Vec::<String>::new());

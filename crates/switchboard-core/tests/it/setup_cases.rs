@@ -1,0 +1,134 @@
+//! The setup wizard's discovery and the form's connection test against real HTTP on
+//! loopback: a small OpenAI-compatible server that lists models on `GET /v1/models`
+//! (or refuses with a status) and streams a reply on `POST …/chat/completions`,
+//! and a port where nothing listens.
+
+use switchboard_core::setup::connection::test_connection;
+use switchboard_core::setup::{discover, Candidate};
+use switchboard_core::{AgentConfig, Provider};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+use crate::loopback::text_stream;
+
+/// Serves `models` on `/v1/models` with `models_status`, and a streamed "ok" on
+/// every POST; returns the server's root URL.
+async fn model_server(models: &'static [&'static str], models_status: u16) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let root = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buffer = vec![0u8; 64 * 1024];
+                let mut read = 0;
+                // One request per connection is enough here: read its head (and body).
+                while !String::from_utf8_lossy(&buffer[..read]).contains("\r\n\r\n") {
+                    match socket.read(&mut buffer[read..]).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(count) => read += count,
+                    }
+                }
+                let request = String::from_utf8_lossy(&buffer[..read]).into_owned();
+                let (status, content_type, body) = if request.starts_with("GET /v1/models") {
+                    let data: Vec<String> =
+                        models.iter().map(|id| format!("{{\"id\":\"{id}\",\"object\":\"model\"}}")).collect();
+                    (
+                        models_status,
+                        "application/json",
+                        format!("{{\"object\":\"list\",\"data\":[{}]}}", data.join(",")),
+                    )
+                } else {
+                    (200, "text/event-stream", text_stream("ok"))
+                };
+                let response = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    root
+}
+
+/// A loopback URL where nothing listens (the port was just freed).
+async fn dead_url() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    drop(listener);
+    url
+}
+
+fn http_agent(url: &str, model: &str) -> AgentConfig {
+    let mut agent = AgentConfig::new("probe", Provider::Local);
+    agent.url = Some(url.to_string());
+    agent.model = Some(model.to_string());
+    agent
+}
+
+#[tokio::test]
+async fn discovery_lists_the_servers_that_answer_with_their_models() {
+    let live = model_server(&["llama3", "qwen2"], 200).await;
+    let dead = dead_url().await;
+    let candidates = vec![
+        Candidate { kind: "Ollama".into(), url: format!("{live}/v1") },
+        Candidate { kind: "vLLM".into(), url: dead.clone() },
+    ];
+    let empty_path = tempfile::tempdir().unwrap();
+    let found = discover(&candidates, Some(empty_path.path().as_os_str().to_owned())).await;
+    assert_eq!(found.servers.len(), 1, "{found:?}");
+    assert_eq!(found.servers[0].kind, "Ollama");
+    assert_eq!(found.servers[0].models, ["llama3", "qwen2"]);
+    assert_eq!(found.looked_at, [format!("{live}/v1"), dead]);
+    assert!(found.cli_agents.is_empty());
+}
+
+#[tokio::test]
+async fn a_working_server_passes_both_steps_with_the_first_token_time() {
+    let root = model_server(&["m1", "m2"], 200).await;
+    let report = test_connection(&http_agent(&root, "m2"), None).await;
+    assert!(report.ok, "{report:?}");
+    let names: Vec<&str> = report.steps.iter().map(|step| step.name.as_str()).collect();
+    assert_eq!(names, ["list models", "stream a reply"]);
+    assert_eq!(report.models, ["m1", "m2"]);
+    assert!(report.first_token_ms.is_some());
+    assert!(report.steps[1].detail.contains("\"ok\""), "{}", report.steps[1].detail);
+}
+
+#[tokio::test]
+async fn each_failure_is_said_in_plain_words() {
+    let root = model_server(&["m1"], 200).await;
+    let unlisted = test_connection(&http_agent(&root, "gpt-9"), None).await;
+    assert!(!unlisted.ok);
+    assert!(unlisted.steps[0].detail.contains("does not list the model \"gpt-9\"; it lists m1"), "{unlisted:?}");
+
+    let refusing = model_server(&[], 401).await;
+    let refused = test_connection(&http_agent(&refusing, "m"), None).await;
+    assert!(refused.steps[0].detail.contains("refused the key"), "{refused:?}");
+
+    let dead = test_connection(&http_agent(&dead_url().await, "m"), None).await;
+    assert!(!dead.ok);
+    assert!(dead.steps.iter().all(|step| !step.ok));
+    assert!(dead.steps[0].detail.starts_with("Nothing answers at"), "{dead:?}");
+
+    let mut keyless = http_agent(&root, "m1");
+    keyless.api_key_env = Some("SWITCHBOARD_TEST_UNSET_KEY_VARIABLE".into());
+    let unset = test_connection(&keyless, None).await;
+    assert_eq!(unset.steps.len(), 1, "nothing is sent without the key: {unset:?}");
+    assert!(unset.steps[0].detail.contains("SWITCHBOARD_TEST_UNSET_KEY_VARIABLE is not set"));
+}
+
+#[tokio::test]
+async fn a_command_line_agent_is_looked_for_on_the_given_path() {
+    let folder = tempfile::tempdir().unwrap();
+    let mut aider = AgentConfig::new("aider", Provider::AiderCli);
+    let missing = test_connection(&aider, Some(folder.path().as_os_str().to_owned())).await;
+    assert!(!missing.ok);
+    assert!(missing.steps[0].detail.contains("\"aider\" is not on PATH"), "{missing:?}");
+    let program = folder.path().join("aider");
+    std::fs::write(&program, "#!/bin/sh\n").unwrap();
+    let found = test_connection(&aider, Some(folder.path().as_os_str().to_owned())).await;
+    assert!(found.ok, "{found:?}");
+    aider.command = Some("/nonexistent/aider".into());
+    assert!(!test_connection(&aider, None).await.ok);
+}
