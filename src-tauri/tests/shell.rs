@@ -289,3 +289,48 @@ fn the_built_in_mcp_endpoint_switches_on_and_off_and_is_remembered() {
     let prefs: Value = serde_json::from_slice(&std::fs::read(data.join("prefs.json")).unwrap()).unwrap();
     assert_eq!(prefs["mcpServer"], json!(false));
 }
+
+/// The forms' edits go through the core: applied and on disk at once, refused in
+/// words when they break a rule, and refused with nothing written when the file
+/// changed since the version the form was made against; the explanation of an
+/// agent's list follows the edit.
+#[test]
+fn edits_are_written_refused_in_words_and_conflict_checked() {
+    let folder = tempfile::tempdir().unwrap();
+    let config_path = folder.path().join("config.json");
+    demo_config(&config_path);
+    let (_app, webview) = start_app(&config_path, folder.path().join("data"));
+    let state = invoke(&webview, "get_config_state", json!({})).unwrap();
+    assert_eq!(state["first_start"], json!(false), "a config that existed is not a first start");
+    let version = state["version"].as_str().unwrap().to_string();
+
+    let disable = json!({ "op": "disable_tool", "target": { "kind": "global" }, "tool_agent": "researcher" });
+    let edited = invoke(&webview, "edit_config", json!({ "expectedVersion": version, "edit": disable })).unwrap();
+    assert_ne!(edited["version"], json!(version));
+    assert_eq!(edited["config"]["agent_tools"][0]["enabled"], json!(false));
+    let on_disk: Value = serde_json::from_slice(&std::fs::read(&config_path).unwrap()).unwrap();
+    assert_eq!(on_disk["agent_tools"][0]["enabled"], json!(false));
+    let explained = invoke(&webview, "explain_tools", json!({ "agent": "assistant" })).unwrap();
+    let researcher = explained["entries"].as_array().unwrap().iter().find(|entry| entry["tool_agent"] == "researcher");
+    assert_eq!(researcher.unwrap()["absent"], json!("disabled"));
+
+    // Made against the version before the last edit: a conflict, and nothing written.
+    let before = std::fs::read(&config_path).unwrap();
+    let enable = json!({ "op": "enable_tool", "target": { "kind": "global" }, "tool_agent": "researcher" });
+    let stale = invoke(&webview, "edit_config", json!({ "expectedVersion": version, "edit": enable })).unwrap_err();
+    assert_eq!(stale["kind"], json!("config_conflict"));
+    assert_eq!(std::fs::read(&config_path).unwrap(), before);
+    let theirs = invoke(&webview, "read_config_file", json!({})).unwrap();
+    assert_eq!(theirs["version"], edited["version"]);
+
+    let remove_primary = json!({ "op": "remove_agent", "name": "assistant", "tool_entries": "remove" });
+    let refused =
+        invoke(&webview, "edit_config", json!({ "expectedVersion": theirs["version"], "edit": remove_primary }))
+            .unwrap_err();
+    assert_eq!(refused["kind"], json!("edit_refused"));
+    assert!(refused["message"].as_str().unwrap().contains("is the primary agent"), "{refused}");
+    assert_eq!(std::fs::read(&config_path).unwrap(), before);
+
+    let missing = invoke(&webview, "explain_tools", json!({ "agent": "nobody" })).unwrap_err();
+    assert_eq!(missing["kind"], json!("not_found"));
+}
