@@ -1,0 +1,352 @@
+/**
+ * The agent form's model: an agent as the fields a person types (every value a
+ * string, lists one per line), which fields each provider needs, the checks made
+ * before anything is sent (required fields, numbers, an environment variable's
+ * NAME rather than a key), and the way back to an `AgentConfig`. Pure, so the form
+ * component only binds inputs and the rules are tested on their own.
+ */
+import type {
+  AgentConfig_Deserialize as AgentConfig,
+  AgentConfig_Serialize as AgentConfigShown,
+  OutputFormat,
+  Provider_Serialize as Provider,
+  RequestVia,
+  ResultPick,
+  UsageCombine,
+} from "../../bindings";
+
+/** The providers a person can pick, with what each one is, in the order offered. */
+export const providers: Array<[Provider, string]> = [
+  ["local", "OpenAI-compatible HTTP server"],
+  ["aider-cli", "aider (command line)"],
+  ["smolagents", "smolagents (command line)"],
+  ["subprocess", "Any command-line program"],
+  ["claude-cli", "Claude Code (command line)"],
+  ["demo", "Built-in demo agent"],
+  ["mcp", "One tool of an MCP server"],
+  ["a2a", "Agent2Agent (A2A) agent"],
+];
+
+/** A field of the form that some providers show and others do not. */
+export type Field =
+  | "url"
+  | "model"
+  | "api_key_env"
+  | "timeout_secs"
+  | "idle_timeout_secs"
+  | "prices"
+  | "system_prompt"
+  | "command"
+  | "args"
+  | "cwd"
+  | "env"
+  | "request_via"
+  | "output"
+  | "tool"
+  | "request_argument"
+  | "transport"
+  | "experimental_cli_tool_calls";
+
+const cli: Field[] = ["command", "args", "cwd", "env", "output", "timeout_secs", "prices"];
+
+/** The fields each provider reads (what its runner uses), in the order shown. */
+const fieldsByProvider: Record<Provider, Field[]> = {
+  local: ["url", "model", "api_key_env", "timeout_secs", "idle_timeout_secs", "prices", "system_prompt"],
+  demo: ["model", "system_prompt"],
+  "aider-cli": ["model", "url", "api_key_env", ...cli],
+  smolagents: ["model", "url", "api_key_env", ...cli],
+  subprocess: ["command", "args", "request_via", "cwd", "env", "api_key_env", "output", "timeout_secs", "prices"],
+  "claude-cli": ["command", "args", "cwd", "model", "system_prompt", "experimental_cli_tool_calls", "timeout_secs"],
+  mcp: [
+    "transport",
+    "command",
+    "args",
+    "cwd",
+    "url",
+    "api_key_env",
+    "tool",
+    "request_argument",
+    "timeout_secs",
+    "idle_timeout_secs",
+  ],
+  a2a: ["url", "api_key_env", "timeout_secs", "idle_timeout_secs"],
+};
+
+/** The agent as the form holds it: strings as typed, lists one item per line. */
+export type AgentForm = {
+  name: string;
+  provider: Provider;
+  url: string;
+  model: string;
+  api_key_env: string;
+  timeout_secs: string;
+  idle_timeout_secs: string;
+  price_input: string;
+  price_output: string;
+  system_prompt: string;
+  command: string;
+  /** One argument per line. */
+  args: string;
+  cwd: string;
+  /** `NAME=value`, one per line. */
+  env: string;
+  request_via: RequestVia | "";
+  output_format: OutputFormat | "";
+  output_result: ResultPick | "";
+  output_marker: string;
+  output_pattern: string;
+  output_usage_pattern: string;
+  output_usage_combine: UsageCombine | "";
+  tool: string;
+  request_argument: string;
+  /** mcp agents: a stdio server (`command`) or streamable HTTP (`url`). */
+  transport: "command" | "url";
+  experimental_cli_tool_calls: boolean;
+};
+
+/** A message per form field (`name`, `url`, `price_input`…) that is wrong. */
+export type FormErrors = Partial<Record<keyof AgentForm, string>>;
+
+/** Whether `provider` shows `field`; the mcp transport decides between command and url. */
+export function shows(form: Pick<AgentForm, "provider" | "transport">, field: Field): boolean {
+  const fields = fieldsByProvider[form.provider] ?? [];
+  if (!fields.includes(field)) return false;
+  if (form.provider === "mcp") {
+    if (["command", "args", "cwd"].includes(field)) return form.transport === "command";
+    if (["url", "api_key_env"].includes(field)) return form.transport === "url";
+  }
+  return true;
+}
+
+/** An empty form for a new agent. */
+export function emptyForm(provider: Provider = "local"): AgentForm {
+  return {
+    name: "",
+    provider,
+    url: "",
+    model: "",
+    api_key_env: "",
+    timeout_secs: "",
+    idle_timeout_secs: "",
+    price_input: "",
+    price_output: "",
+    system_prompt: "",
+    command: "",
+    args: "",
+    cwd: "",
+    env: "",
+    request_via: "",
+    output_format: "",
+    output_result: "",
+    output_marker: "",
+    output_pattern: "",
+    output_usage_pattern: "",
+    output_usage_combine: "",
+    tool: "",
+    request_argument: "",
+    transport: "command",
+    experimental_cli_tool_calls: false,
+  };
+}
+
+const text = (value: string | number | null | undefined) => (value === null || value === undefined ? "" : `${value}`);
+
+/** The form for an agent as the config holds it. */
+export function formFromAgent(agent: AgentConfig | AgentConfigShown): AgentForm {
+  const output = agent.output ?? {};
+  return {
+    ...emptyForm(agent.provider === "openai" ? "local" : (agent.provider as Provider)),
+    name: agent.name,
+    url: text(agent.url),
+    model: text(agent.model),
+    api_key_env: text(agent.api_key_env),
+    timeout_secs: text(agent.timeout_secs),
+    idle_timeout_secs: text(agent.idle_timeout_secs),
+    price_input: text(agent.prices?.input_per_million),
+    price_output: text(agent.prices?.output_per_million),
+    system_prompt: text(agent.system_prompt),
+    command: text(agent.command),
+    args: (agent.args ?? []).join("\n"),
+    cwd: text(agent.cwd),
+    env: Object.entries(agent.env ?? {})
+      .map(([name, value]) => `${name}=${value}`)
+      .join("\n"),
+    request_via: agent.request_via ?? "",
+    output_format: output.format ?? "",
+    output_result: output.result ?? "",
+    output_marker: text(output.marker),
+    output_pattern: text(output.pattern),
+    output_usage_pattern: text(output.usage_pattern),
+    output_usage_combine: output.usage_combine ?? "",
+    tool: text(agent.tool),
+    request_argument: text(agent.request_argument),
+    transport: agent.provider === "mcp" && agent.url && !agent.command ? "url" : "command",
+    experimental_cli_tool_calls: agent.experimental_cli_tool_calls === true,
+  };
+}
+
+/** Whether `value` names an environment variable the way validation wants it (`OPENAI_API_KEY`). */
+export function isVariableName(value: string): boolean {
+  return /^[A-Z_][A-Z0-9_]*$/.test(value);
+}
+
+/**
+ * Whether `value` looks like a secret rather than a name: a known key prefix, or a
+ * long run of mixed characters. The form never echoes such a value back.
+ */
+export function looksLikeKey(value: string): boolean {
+  const trimmed = value.trim();
+  if (/^(sk-|sk_|pk-|rk-|ghp_|gho_|github_pat_|xox[abp]-|AIza|hf_|glpat-|Bearer\s)/i.test(trimmed)) return true;
+  return trimmed.length >= 24 && /[a-z]/.test(trimmed) && /[0-9]/.test(trimmed) && !/[_\s]/.test(trimmed);
+}
+
+/** A whole number of at least `minimum`, or an error message; empty text is no value. */
+function wholeNumber(value: string, minimum: number): number | null | string {
+  const trimmed = value.trim();
+  if (trimmed === "") return null;
+  if (!/^\d+$/.test(trimmed)) return "a whole number of seconds";
+  const number = Number(trimmed);
+  return number >= minimum ? number : `at least ${minimum}`;
+}
+
+/** A price per million tokens (a number, 0 or more), or an error message. */
+function price(value: string): number | null | string {
+  const trimmed = value.trim();
+  if (trimmed === "") return null;
+  const number = Number(trimmed);
+  return Number.isFinite(number) && number >= 0 ? number : "a number (0 or more), per million tokens";
+}
+
+/** `NAME=value` lines into an object, or the first bad line's message. */
+function environment(lines: string): { [name: string]: string } | string {
+  const env: { [name: string]: string } = {};
+  for (const [index, line] of lines.split("\n").entries()) {
+    if (line.trim() === "") continue;
+    const equals = line.indexOf("=");
+    if (equals <= 0) return `line ${index + 1}: write NAME=value`;
+    const name = line.slice(0, equals).trim();
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      return `line ${index + 1}: ${JSON.stringify(name)} cannot name a variable`;
+    env[name] = line.slice(equals + 1);
+  }
+  return env;
+}
+
+const lines = (value: string) =>
+  value
+    .split("\n")
+    .map((line) => line.trimEnd())
+    .filter((line) => line.trim() !== "");
+
+/** The fields the form owns: what a provider does not show is dropped from the agent. */
+const formOwned = [
+  "url",
+  "model",
+  "api_key_env",
+  "timeout_secs",
+  "idle_timeout_secs",
+  "prices",
+  "system_prompt",
+  "command",
+  "args",
+  "cwd",
+  "env",
+  "request_via",
+  "output",
+  "tool",
+  "request_argument",
+  "experimental_cli_tool_calls",
+] as const;
+
+/**
+ * The agent the form describes, or what is wrong with it (every field's message at
+ * once). `original` is the agent as saved: what the form does not show (its own
+ * tool entries, limits, skill…) is kept from it, so saving a form loses nothing.
+ * `others` are the names of the other agents (a name must be unique).
+ */
+export function agentFromForm(
+  form: AgentForm,
+  original: AgentConfig | AgentConfigShown | null,
+  others: string[],
+): { agent: AgentConfig; errors: FormErrors } {
+  const errors: FormErrors = {};
+  const agent: AgentConfig = { ...(original as AgentConfig | null), name: form.name.trim(), provider: form.provider };
+  for (const field of formOwned) delete agent[field];
+  const shown = (field: Field) => shows(form, field);
+  const required = (field: keyof AgentForm & keyof AgentConfig, why: string) => {
+    if ((form[field] as string).trim() === "") errors[field] = why;
+  };
+
+  if (agent.name === "") errors.name = "Required: the name callers use (agent_<name>)";
+  else if (others.includes(agent.name)) errors.name = `An agent named ${JSON.stringify(agent.name)} exists already`;
+
+  const set = (field: "url" | "model" | "system_prompt" | "command" | "cwd" | "tool" | "request_argument") => {
+    if (shown(field) && form[field].trim() !== "")
+      agent[field] = field === "system_prompt" ? form[field] : form[field].trim();
+  };
+  for (const field of ["url", "model", "system_prompt", "command", "cwd", "tool", "request_argument"] as const)
+    set(field);
+
+  if (form.provider === "local" || form.provider === "a2a" || (form.provider === "mcp" && form.transport === "url"))
+    required("url", "Required: the server's address (http://…)");
+  if (form.provider === "subprocess" || (form.provider === "mcp" && form.transport === "command"))
+    required("command", "Required: the program to run");
+  if (form.provider === "smolagents") required("model", "Required: the model smolagents runs");
+  if (shown("url") && agent.url && !/^https?:\/\//.test(agent.url)) errors.url = "Must start with http:// or https://";
+
+  if (shown("api_key_env") && form.api_key_env.trim() !== "") {
+    const variable = form.api_key_env.trim();
+    // Never repeat the value: it may be the key itself, pasted by mistake.
+    if (looksLikeKey(variable))
+      errors.api_key_env =
+        "This looks like a key. Put the key in an environment variable and write that variable's NAME here (such as OPENAI_API_KEY)";
+    else if (!isVariableName(variable))
+      errors.api_key_env = "The NAME of an environment variable: capitals, digits and _ (such as OPENAI_API_KEY)";
+    else agent.api_key_env = variable;
+  }
+
+  for (const field of ["timeout_secs", "idle_timeout_secs"] as const) {
+    if (!shown(field)) continue;
+    const value = wholeNumber(form[field], 1);
+    if (typeof value === "string") errors[field] = `Must be ${value}`;
+    else if (value !== null) agent[field] = value;
+  }
+
+  if (shown("prices")) {
+    const input = price(form.price_input);
+    const output = price(form.price_output);
+    if (typeof input === "string") errors.price_input = `Must be ${input}`;
+    if (typeof output === "string") errors.price_output = `Must be ${output}`;
+    if (typeof input !== "string" && typeof output !== "string" && (input !== null || output !== null))
+      agent.prices = { input_per_million: input, output_per_million: output };
+  }
+
+  if (shown("args")) {
+    const args = lines(form.args);
+    if (args.length > 0) agent.args = args;
+  }
+  if (shown("env")) {
+    const env = environment(form.env);
+    if (typeof env === "string") errors.env = env;
+    else if (Object.keys(env).length > 0) agent.env = env;
+  }
+  if (shown("request_via") && form.request_via !== "") agent.request_via = form.request_via;
+  if (shown("experimental_cli_tool_calls") && form.experimental_cli_tool_calls)
+    agent.experimental_cli_tool_calls = true;
+
+  if (shown("output")) {
+    const output: NonNullable<AgentConfig["output"]> = {};
+    if (form.output_format !== "") output.format = form.output_format;
+    if (form.output_result !== "") output.result = form.output_result;
+    if (form.output_marker.trim() !== "") output.marker = form.output_marker;
+    if (form.output_pattern.trim() !== "") output.pattern = form.output_pattern;
+    if (form.output_usage_pattern.trim() !== "") output.usage_pattern = form.output_usage_pattern;
+    if (form.output_usage_combine !== "") output.usage_combine = form.output_usage_combine;
+    if (form.output_result === "after_marker" && !output.marker)
+      errors.output_marker = "Required when the answer follows a marker";
+    if (form.output_result === "regex" && !output.pattern)
+      errors.output_pattern = "Required when a regex picks the answer";
+    if (Object.keys(output).length > 0) agent.output = output;
+  }
+  return { agent, errors };
+}

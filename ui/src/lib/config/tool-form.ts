@@ -1,0 +1,144 @@
+/**
+ * The tool-agent entry form's model: an `AgentToolEntry` as typed (limits as text,
+ * blank meaning "inherit"), its checks, and the way back to an entry for `set_tool`.
+ * Also the words for why an entry is not offered to an agent, so that "why does X
+ * not see Y" is answered on screen. Pure; tested beside it.
+ */
+import type {
+  Absence,
+  AgentToolEntry_Deserialize as AgentToolEntry,
+  AgentToolEntry_Serialize as AgentToolEntryShown,
+  Approval,
+  Limits_Deserialize as Limits,
+  SessionMode,
+} from "../../bindings";
+
+/** The limits an entry may set, with their labels; blank inherits the caller's or the global one. */
+export const limitFields: Array<[keyof Limits, string, "whole" | "money"]> = [
+  ["max_depth", "Max depth", "whole"],
+  ["max_calls_per_turn", "Max calls per turn", "whole"],
+  ["max_parallel", "Max parallel", "whole"],
+  ["max_steps", "Max steps", "whole"],
+  ["max_tokens_per_turn", "Max tokens per turn", "whole"],
+  ["max_cost_per_turn", "Max cost per turn", "money"],
+  ["timeout_secs", "Timeout (s)", "whole"],
+  ["idle_timeout_secs", "Idle timeout (s)", "whole"],
+];
+
+/** An entry as the form holds it. */
+export type ToolForm = {
+  agent: string;
+  description: string;
+  enabled: boolean;
+  approval: Approval;
+  /** How many of the caller's last messages go along; blank is 0. */
+  share_context: string;
+  session: SessionMode;
+  limits: Record<keyof Limits, string>;
+};
+
+export type ToolFormErrors = Partial<Record<"agent" | "description" | "share_context" | keyof Limits, string>>;
+
+const text = (value: number | null | undefined) => (value === null || value === undefined ? "" : `${value}`);
+
+/** The form for an entry (a new one when `entry` is null, for `agent` when given). */
+export function toolFormFrom(entry: AgentToolEntry | AgentToolEntryShown | null, agent = ""): ToolForm {
+  const limits = Object.fromEntries(
+    limitFields.map(([field]) => [field, text(entry?.limits?.[field] as number | null | undefined)]),
+  ) as Record<keyof Limits, string>;
+  return {
+    agent: entry?.agent ?? agent,
+    description: entry?.description ?? "",
+    enabled: entry?.enabled !== false,
+    approval: entry?.approval ?? "ask",
+    share_context: text(entry?.share_context),
+    session: entry?.session ?? "fresh",
+    limits,
+  };
+}
+
+/**
+ * The entry the form describes, or every field's message. `original` keeps what the
+ * form does not show (and fields left as they were stay as written: an absent
+ * `approval` stays absent when the form still says the default).
+ */
+export function entryFromToolForm(
+  form: ToolForm,
+  original: AgentToolEntry | AgentToolEntryShown | null,
+): { entry: AgentToolEntry; errors: ToolFormErrors } {
+  const errors: ToolFormErrors = {};
+  const entry: AgentToolEntry = {
+    ...(original as AgentToolEntry | null),
+    agent: form.agent.trim(),
+    description: form.description,
+  };
+  if (entry.agent === "") errors.agent = "Choose the agent this entry calls";
+  if (form.description.trim() === "")
+    errors.description = "Required: the calling model reads it to decide when to call";
+  entry.enabled = form.enabled ? (original?.enabled === true ? true : null) : false;
+  if (entry.enabled === null) delete entry.enabled;
+  if (form.approval !== "ask" || original?.approval) entry.approval = form.approval;
+  if (form.session !== "fresh" || original?.session) entry.session = form.session;
+  else delete entry.session;
+  const share = form.share_context.trim();
+  delete entry.share_context;
+  if (share !== "") {
+    if (!/^\d+$/.test(share)) errors.share_context = "A whole number of messages (0 or more)";
+    else entry.share_context = Number(share);
+  }
+  const limits: Limits = {};
+  for (const [field, , kind] of limitFields) {
+    const value = form.limits[field].trim();
+    if (value === "") continue;
+    const number = Number(value);
+    if (kind === "whole" && !/^\d+$/.test(value)) errors[field] = "A whole number";
+    else if (kind === "money" && !(Number.isFinite(number) && number >= 0)) errors[field] = "A number, 0 or more";
+    else if (field !== "max_depth" && kind === "whole" && number < 1) errors[field] = "At least 1";
+    else limits[field] = number;
+  }
+  delete entry.limits;
+  if (Object.keys(limits).length > 0) entry.limits = { ...(original?.limits as Limits | undefined), ...limits };
+  else if (original?.limits) {
+    // Fields the form does not know are kept; the ones it shows were cleared.
+    const kept = Object.fromEntries(
+      Object.entries(original.limits).filter(([field]) => !limitFields.some(([known]) => known === field)),
+    );
+    if (Object.keys(kept).length > 0) entry.limits = kept as Limits;
+  }
+  return { entry, errors };
+}
+
+/** Why an entry is absent from an agent's list, in plain words. */
+export function absenceText(
+  absence: Absence,
+  entry: { tool_agent: string },
+  caller: { name: string; provider?: string },
+): string {
+  switch (absence) {
+    case "self_reference":
+      return `calls itself (${caller.name} is never offered to ${caller.name})`;
+    case "unknown_agent":
+      return `no such agent: no agent named “${entry.tool_agent}” is configured`;
+    case "disabled":
+      return "disabled";
+    case "not_callable":
+      return "claude-cli agents are never called (they only call others)";
+    case "depth_limit":
+      return `depth limit 0: ${caller.name} may not delegate at all`;
+    case "caller_cannot_call":
+      return caller.provider
+        ? `this provider cannot call tools (${caller.provider} agents only answer)`
+        : "this provider cannot call tools";
+  }
+}
+
+/** A short summary of an entry's limits ("depth 2 · 3 calls/turn"), empty when it sets none. */
+export function limitsSummary(limits: Limits | null | undefined): string {
+  if (!limits) return "";
+  const parts: string[] = [];
+  for (const [field, label] of limitFields) {
+    const value = limits[field];
+    if (value !== null && value !== undefined) parts.push(`${label.toLowerCase()} ${value}`);
+  }
+  return parts.join(" · ");
+}
