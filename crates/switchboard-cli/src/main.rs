@@ -4,6 +4,7 @@
 //! It parses arguments, calls switchboard-core and prints; nothing more.
 
 mod agent;
+mod agent_edit;
 mod ask;
 mod mcp;
 mod sessions;
@@ -55,15 +56,61 @@ enum Command {
     },
     /// Serve the tool-agents to MCP clients (stdio, or streamable HTTP with --http).
     Mcp(McpArgs),
-    /// Look at an agent's server.
+    /// Add, edit, remove, test an agent, or look at its server.
     Agent {
         #[command(subcommand)]
         command: AgentCommand,
+    },
+    /// Choose the primary and escalation agents.
+    Roles {
+        #[command(subcommand)]
+        command: RolesCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum RolesCommand {
+    Set {
+        #[arg(long)]
+        primary: Option<String>,
+        #[arg(long, conflicts_with = "no_escalation")]
+        escalation: Option<String>,
+        /// No escalation agent.
+        #[arg(long)]
+        no_escalation: bool,
     },
 }
 
 #[derive(Subcommand)]
 enum AgentCommand {
+    /// Add an agent (`--provider` and the fields it needs).
+    Add {
+        name: String,
+        #[command(flatten)]
+        fields: agent_edit::AgentFields,
+    },
+    /// Change the flags given (and `--rename`); roles and tool entries follow a rename.
+    Edit {
+        name: String,
+        #[arg(long, value_name = "NEW_NAME")]
+        rename: Option<String>,
+        #[command(flatten)]
+        fields: agent_edit::AgentFields,
+    },
+    /// Remove an agent (not the primary or escalation one).
+    Remove {
+        name: String,
+        /// Also remove the tool entries that name it (kept, and skipped, otherwise).
+        #[arg(long)]
+        remove_tool_entries: bool,
+    },
+    /// Test the connection: the server's models and one tiny streamed request, an
+    /// mcp server's tools, an a2a card, or where a command-line agent's program is.
+    Test {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// List the tools of an mcp agent's server (the one it calls marked with *).
     Probe {
         name: String,
@@ -223,6 +270,17 @@ fn main() -> ExitCode {
         Command::Sessions { command } => sessions::sessions_command(&path, &data_dir, command),
         Command::Mcp(arguments) => mcp::mcp(&path, arguments),
         Command::Agent { command: AgentCommand::Probe { name, json } } => agent::probe(&path, &name, json),
+        Command::Agent { command: AgentCommand::Add { name, fields } } => agent_edit::add(&path, name, fields),
+        Command::Agent { command: AgentCommand::Edit { name, rename, fields } } => {
+            agent_edit::edit(&path, name, rename, fields)
+        }
+        Command::Agent { command: AgentCommand::Remove { name, remove_tool_entries } } => {
+            agent_edit::remove(&path, name, remove_tool_entries)
+        }
+        Command::Agent { command: AgentCommand::Test { name, json } } => agent_edit::test(&path, &name, json),
+        Command::Roles { command: RolesCommand::Set { primary, escalation, no_escalation } } => {
+            agent_edit::set_roles(&path, primary, escalation, no_escalation)
+        }
     };
     match result {
         Ok(code) => code,
@@ -314,8 +372,13 @@ fn tools(path: &Path, command: ToolsCommand) -> Result<ExitCode, Failure> {
         }
         ToolsCommand::Remove { tool_agent, scope } => Edit::RemoveTool { target: target_of(&scope)?, tool_agent },
     };
+    save(path, &edit)
+}
+
+/// Applies one edit to the file as it is now and says what it did.
+fn save(path: &Path, edit: &Edit) -> Result<ExitCode, Failure> {
     let current = load(path)?;
-    let applied = edit::apply(path, &current.version, &edit)?;
+    let applied = edit::apply(path, &current.version, edit)?;
     for warning in &applied.loaded.warnings {
         eprintln!("{}: {warning}", path.display());
     }

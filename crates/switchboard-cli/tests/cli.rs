@@ -396,3 +396,71 @@ fn check_says_when_an_agents_program_is_not_found() {
     assert!(stderr.contains("agents[2].command") && stderr.contains("install aider-chat"), "{stderr}");
     assert!(!stderr.contains("agents[0]"), "{stderr}");
 }
+
+/// `agent add|edit|remove`, `roles set` and `agent test`: the forms' edits from
+/// flags, each on disk at once, refused in words (nothing written) when it breaks a rule.
+#[test]
+fn agents_and_roles_are_edited_from_flags() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = demo_config(folder.path());
+    let on_disk = || -> Value { serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap() };
+    let ok = |arguments: &[&str]| {
+        let output = switchboard(&path, arguments);
+        assert!(output.status.success(), "{arguments:?}: {}", text(&output.stderr));
+        output
+    };
+
+    ok(&[
+        "agent",
+        "add",
+        "llama",
+        "--provider",
+        "openai",
+        "--url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "llama3",
+        "--api-key-env",
+        "LLAMA_KEY",
+    ]);
+    let llama = on_disk()["agents"].as_array().unwrap().iter().find(|agent| agent["name"] == "llama").cloned().unwrap();
+    assert_eq!(
+        llama,
+        json!({ "name": "llama", "provider": "local", "url": "http://127.0.0.1:9/v1", "model": "llama3", "api_key_env": "LLAMA_KEY" })
+    );
+
+    // A key where its variable's name belongs is refused, and nothing is written.
+    let before = std::fs::read(&path).unwrap();
+    let refused = switchboard(&path, &["agent", "edit", "llama", "--api-key-env", "sk-live-abcdef1234567890"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("agents[4].api_key_env"), "{}", text(&refused.stderr));
+    assert!(!text(&refused.stderr).contains("abcdef1234567890"), "the refusal does not repeat the key");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+
+    ok(&["agent", "edit", "llama", "--rename", "llama3", "--unset", "api_key_env", "--timeout-secs", "30"]);
+    ok(&["roles", "set", "--primary", "llama3", "--escalation", "expert"]);
+    let config = on_disk();
+    assert_eq!(config["primary"], "llama3");
+    assert_eq!(
+        config["agents"][4],
+        json!({ "name": "llama3", "provider": "local", "url": "http://127.0.0.1:9/v1", "model": "llama3", "timeout_secs": 30 })
+    );
+
+    let primary = switchboard(&path, &["agent", "remove", "llama3"]);
+    assert_eq!(primary.status.code(), Some(1));
+    assert!(text(&primary.stderr).contains("\"llama3\" is the primary agent"), "{}", text(&primary.stderr));
+
+    let kept = ok(&["agent", "remove", "summariser"]);
+    assert!(text(&kept.stderr).contains("1 tool entry still name \"summariser\""), "{}", text(&kept.stderr));
+    assert!(on_disk()["agent_tools"].as_array().unwrap().iter().any(|entry| entry["agent"] == "summariser"));
+    ok(&["agent", "remove", "researcher", "--remove-tool-entries"]);
+    assert!(on_disk()["agent_tools"].as_array().unwrap().iter().all(|entry| entry["agent"] != "researcher"));
+
+    // Nothing listens on port 9: the test fails, in words, with exit 1.
+    let test = switchboard(&path, &["agent", "test", "llama3"]);
+    assert_eq!(test.status.code(), Some(1));
+    assert!(text(&test.stdout).contains("FAIL list models"), "{}", text(&test.stdout));
+    assert!(text(&test.stdout).contains("Nothing answers at http://127.0.0.1:9/v1"), "{}", text(&test.stdout));
+    ok(&["roles", "set", "--no-escalation"]);
+    assert_eq!(on_disk().get("escalation"), None);
+}
