@@ -1,16 +1,30 @@
 /** One message of the chat as the view shows it, and how a finished turn sets its reply. */
 import type { CallError, CallStatus } from "../../bindings";
+import type { ToolRow } from "./commands";
+
+/** A slash command and what it answered: shown in the chat, never sent to a model nor logged. */
+export interface CommandNote {
+  /** The command as typed (or the description sent after a prompt). */
+  command: string;
+  /** `done` applied, `error` refused or mistyped (the text as the backend or the parser said it), `prompt` waits for the next message. */
+  outcome: "done" | "error" | "prompt";
+  text: string;
+  /** A listing's rows (`/agent tool list`). */
+  rows?: ToolRow[];
+}
 
 /** One message of the chat as the view shows it. */
 export interface ChatEntry {
   id: string;
-  role: "user" | "assistant";
+  /** `command`: a slash command's note (`note`), local to this window. */
+  role: "user" | "assistant" | "command";
   content: string;
   /** The agent that answered (after an escalation: the escalation agent), or the `@agent` asked. */
   agent: string | null;
   turnId: string | null;
   status: "streaming" | "done" | "error" | "cancelled" | "interrupted";
   error: string | null;
+  note?: CommandNote;
 }
 
 /** Sets a reply's status (and, for a failed turn, the root call's error) from how the turn ended. */

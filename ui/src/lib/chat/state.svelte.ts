@@ -13,9 +13,9 @@ import {
   type CallEvent_Serialize as CallEvent,
   type CallStatus,
 } from "../../bindings";
-import { finishReply, type ChatEntry } from "./entry";
+import { finishReply, type ChatEntry, type CommandNote } from "./entry";
 
-export type { ChatEntry } from "./entry";
+export type { ChatEntry, CommandNote } from "./entry";
 
 /**
  * Where a turn's call events go while it streams, and what the chat reads back once
@@ -72,6 +72,21 @@ class ChatStore {
   show(sessionId: string | null, entries: ChatEntry[]): void {
     this.sessionId = sessionId;
     this.entries = entries;
+  }
+
+  /** Shows what a slash command answered, after the messages (it is not part of the session's log). */
+  addNote(note: CommandNote): ChatEntry {
+    this.entries.push({
+      id: newId("note"),
+      role: "command",
+      content: note.text,
+      agent: null,
+      turnId: null,
+      status: "done",
+      error: null,
+      note,
+    });
+    return this.entries[this.entries.length - 1];
   }
 
   /** Sends a message in `sessionId`, streaming the reply, and the turn's call events into `sink`. */

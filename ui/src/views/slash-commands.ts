@@ -1,0 +1,100 @@
+/**
+ * Runs a slash command typed in the chat: parsed by `lib/chat/commands`, applied as
+ * one edit through the config store (the backend validates and writes it), listed
+ * from `explain_tools`, or the agent form opened; the answer is a note in the chat.
+ * A view because it moves the chat and the config together. Nothing here reaches a
+ * model or the session's log.
+ */
+import { commands } from "../bindings";
+import {
+  confirmation,
+  describePending,
+  globalRows,
+  parse,
+  toolRows,
+  type CommandConfig,
+  type Parsed,
+  type PendingTool,
+} from "../lib/chat/commands";
+import { chatStore } from "../lib/chat/state.svelte";
+import { configStore } from "../lib/config/state.svelte";
+
+/** The DOM event `/agent add` dispatches on `window`; the config forms open on it (`detail.agent`: an agent to show). */
+export const OPEN_CONFIG_EVENT = "switchboard:open-config";
+
+const noConfig: CommandConfig = { agents: [], agent_tools: [] };
+
+/**
+ * Runs `text` as a command, or, when `pending` waits for a description, as that
+ * description. Returns what waits for the next message (a tool-agent's description), if anything.
+ */
+export async function runCommand(text: string, pending: PendingTool | null): Promise<PendingTool | null> {
+  const config = configStore.state?.config ?? noConfig;
+  const parsed = pending ? describePending(pending, text, config) : parse(text, config);
+  const command = text.trim();
+  try {
+    return await answer(command, parsed);
+  } catch (error) {
+    chatStore.addNote({ command, outcome: "error", text: error instanceof Error ? error.message : String(error) });
+    return null;
+  }
+}
+
+async function answer(command: string, parsed: Parsed): Promise<PendingTool | null> {
+  switch (parsed.kind) {
+    case "error":
+      chatStore.addNote({ command, outcome: "error", text: parsed.message });
+      return null;
+    case "cancelled":
+      chatStore.addNote({ command, outcome: "done", text: parsed.message });
+      return null;
+    case "describe":
+      chatStore.addNote({ command, outcome: "prompt", text: parsed.prompt });
+      return parsed.pending;
+    case "open-config":
+      window.dispatchEvent(new CustomEvent(OPEN_CONFIG_EVENT, { detail: {} }));
+      chatStore.addNote({ command, outcome: "done", text: "Opened the agent form in Settings." });
+      return null;
+    case "list":
+      await list(command, parsed.agent);
+      return null;
+    case "edit":
+      await edit(command, parsed.edit);
+      return null;
+  }
+}
+
+async function list(command: string, agent: string | null): Promise<void> {
+  if (agent === null) {
+    const rows = globalRows(configStore.state?.config ?? noConfig);
+    const text = rows.length > 0 ? "Global tool-agents (agent_tools):" : "No global tool-agents.";
+    chatStore.addNote({ command, outcome: "done", text, rows });
+    return;
+  }
+  const explained = await commands.explainTools(agent);
+  if (explained.status === "error") {
+    chatStore.addNote({ command, outcome: "error", text: explained.error.message });
+    return;
+  }
+  const rows = toolRows(explained.data.entries);
+  const text = rows.length > 0 ? `Tool-agents of ${agent}:` : `${agent} has no tool-agents.`;
+  chatStore.addNote({ command, outcome: "done", text, rows });
+}
+
+async function edit(command: string, change: Parameters<typeof configStore.edit>[0]): Promise<void> {
+  let result = await configStore.edit(change);
+  // A command is one small change: made again on the file as it is now, it means what the user meant.
+  if (result.kind === "conflict" && result.theirs.version)
+    result = await configStore.editAgainst(result.theirs.version, change);
+  if (result.kind === "applied") {
+    chatStore.addNote({ command, outcome: "done", text: confirmation(change, result.state.config) });
+  } else if (result.kind === "error") {
+    chatStore.addNote({ command, outcome: "error", text: result.error.message });
+  } else {
+    chatStore.addNote({
+      command,
+      outcome: "error",
+      text: "The config file changed on disk while the command ran; nothing was written. Run it again.",
+    });
+  }
+}
