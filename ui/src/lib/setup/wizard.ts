@@ -1,0 +1,299 @@
+/**
+ * The setup wizard's answers and what they come to, as pure functions: the agents
+ * offered for what was found (each server model, each command-line agent on PATH)
+ * with unique names, the roles and tool-agent entries to choose from, what is still
+ * wrong with the answers, and the one `setup` edit that writes them.
+ */
+import type {
+  AgentConfig_Deserialize as AgentConfig,
+  AgentToolEntry_Deserialize as AgentToolEntry,
+  Edit_Deserialize as Edit,
+  FoundCliAgent_Serialize as FoundCliAgent,
+  LocalServer,
+} from "../../bindings";
+
+/** One model of a server, offered as an agent. */
+export interface ModelChoice {
+  /** The server's URL and the model: what identifies it across looks. */
+  key: string;
+  kind: string;
+  url: string;
+  model: string;
+  chosen: boolean;
+  name: string;
+}
+
+/** A command-line agent on PATH, offered as a tool-agent running one of the chosen models. */
+export interface CliChoice {
+  key: string;
+  found: FoundCliAgent;
+  chosen: boolean;
+  name: string;
+  /** The `key` of the chosen server model it runs on. */
+  modelKey: string | null;
+}
+
+/** Whether an agent becomes a tool-agent for all agents, and its description. */
+export interface ToolChoice {
+  chosen: boolean;
+  description: string;
+}
+
+/** Everything the user chose. */
+export interface Answers {
+  models: ModelChoice[];
+  cli: CliChoice[];
+  /** `replace`: the agents and tool entries written instead of the current ones; `add`: beside them. */
+  mode: "replace" | "add";
+  primary: string | null;
+  escalation: string | null;
+  /** Whether the user has been through the roles step (their choices then stand, "no escalation" included). */
+  rolesChosen: boolean;
+  /** By agent name. */
+  tools: Record<string, ToolChoice>;
+}
+
+/** The config as it is, as far as the wizard reads it. */
+export interface CurrentConfig {
+  primary?: string | null;
+  escalation?: string | null;
+  agents: Array<{ name: string }>;
+  agent_tools: Array<{ agent: string }>;
+}
+
+/** The wizard's steps, in order; `tools` is left out when there is only one agent to choose from. */
+export type Step = "find" | "roles" | "tools" | "review";
+
+/** A model's id as a name: lowercased, its organisation and a `:latest` tag dropped, other characters `-`. */
+export function slug(text: string): string {
+  const bare = text.split("/").pop() ?? text;
+  return bare
+    .replace(/:latest$/i, "")
+    .toLowerCase()
+    .replace(/\.gguf$/, "")
+    .replace(/[^a-z0-9.]+/g, "-")
+    .replace(/^[-.]+|[-.]+$/g, "");
+}
+
+/** The server kind as a name prefix ("LM Studio" → "lmstudio", "llama.cpp" → "llamacpp"). */
+function kindSlug(kind: string): string {
+  return kind.toLowerCase().replace(/[^a-z0-9]/g, "") || "server";
+}
+
+/** `base`, or `base-2`, `base-3`… whichever is not taken. */
+export function uniqueName(base: string, taken: Set<string>): string {
+  if (!taken.has(base)) return base;
+  for (let index = 2; ; index++) if (!taken.has(`${base}-${index}`)) return `${base}-${index}`;
+}
+
+/** The OpenAI-compatible base of a URL as a user writes it (`…/v1` added unless there), as the backend reads it. */
+export function openaiBase(url: string): string {
+  const base = url.trim().replace(/\/+$/, "");
+  const bare = base.endsWith("/chat/completions") ? base.slice(0, -"/chat/completions".length) : base;
+  return bare.endsWith("/v1") ? bare : `${bare}/v1`;
+}
+
+const modelKey = (url: string, model: string) => `${url} ${model}`;
+
+/**
+ * The choices for the servers found: choices made before (the same server and
+ * model, on a second look) are kept, new ones get a unique name, unchosen. `taken`
+ * holds the names in use besides these (the current agents, when adding).
+ */
+export function offerModels(servers: LocalServer[], previous: ModelChoice[], taken: Set<string>): ModelChoice[] {
+  const names = new Set(taken);
+  const kept = new Map(previous.map((choice) => [choice.key, choice]));
+  for (const choice of previous) names.add(choice.name);
+  const offered: ModelChoice[] = [];
+  for (const server of servers) {
+    for (const model of server.models) {
+      const key = modelKey(server.url, model);
+      if (offered.some((choice) => choice.key === key)) continue;
+      const before = kept.get(key);
+      if (before) {
+        offered.push(before);
+        continue;
+      }
+      const name = uniqueName(`${kindSlug(server.kind)}-${slug(model) || "model"}`, names);
+      names.add(name);
+      offered.push({ key, kind: server.kind, url: server.url, model, chosen: false, name });
+    }
+  }
+  return offered;
+}
+
+/** The choices for the command-line agents found, kept across looks like the models'. */
+export function offerCli(found: FoundCliAgent[], previous: CliChoice[], taken: Set<string>): CliChoice[] {
+  const names = new Set(taken);
+  for (const choice of previous) names.add(choice.name);
+  return found.map((agent) => {
+    const before = previous.find((choice) => choice.key === agent.path);
+    if (before) return { ...before, found: agent };
+    const name = uniqueName(agent.agent.name, names);
+    names.add(name);
+    return { key: agent.path, found: agent, chosen: false, name, modelKey: null };
+  });
+}
+
+/** The agents the answers add. */
+export function chosenAgents(answers: Answers): AgentConfig[] {
+  const agents: AgentConfig[] = answers.models
+    .filter((choice) => choice.chosen)
+    .map((choice) => ({ name: choice.name.trim(), provider: "local", url: choice.url, model: choice.model }));
+  for (const choice of answers.cli.filter((candidate) => candidate.chosen)) {
+    const runsOn = answers.models.find((model) => model.key === choice.modelKey);
+    agents.push({
+      ...(choice.found.agent as AgentConfig),
+      name: choice.name.trim(),
+      model: runsOn?.model ?? null,
+      url: runsOn?.url ?? null,
+    });
+  }
+  return agents;
+}
+
+/** The agents there will be: the current ones when adding, then the chosen ones. */
+export function agentsAfter(answers: Answers, current: CurrentConfig): string[] {
+  const kept = answers.mode === "add" ? current.agents.map((agent) => agent.name) : [];
+  return [...kept, ...chosenAgents(answers).map((agent) => agent.name)];
+}
+
+/** The steps the answers go through (spec section 7: no tools step with a single agent). */
+export function steps(answers: Answers, current: CurrentConfig): Step[] {
+  return agentsAfter(answers, current).length > 1 ? ["find", "roles", "tools", "review"] : ["find", "roles", "review"];
+}
+
+/** A first description of an agent as a tool for the others (required, so never empty). */
+export function defaultDescription(agent: AgentConfig, kind: string | null): string {
+  if (agent.provider === "aider-cli")
+    return "Specialist code-editing agent. Send it a natural-language edit request; it applies the changes and returns a summary.";
+  if (agent.provider === "smolagents")
+    return "Python tool-using agent. Send it a self-contained task; it writes and runs Python to solve it and returns the answer.";
+  const where = kind ? ` on ${kind}` : "";
+  return `${agent.model ?? agent.name}${where}. Send it a self-contained request; it returns its answer.`;
+}
+
+/**
+ * The roles and tool choices as they start when the user reaches those steps:
+ * what they chose before stays; the primary is the first chat model (or, when
+ * adding, the current one), the escalation the second; command-line agents are
+ * offered as tools, ticked.
+ */
+export function prefill(answers: Answers, current: CurrentConfig): Answers {
+  const names = agentsAfter(answers, current);
+  const added = chosenAgents(answers);
+  const chat = added.filter((agent) => agent.provider === "local").map((agent) => agent.name);
+  const adding = answers.mode === "add";
+  const known = (name: string | null | undefined) => (name && names.includes(name) ? name : null);
+  let primary = answers.rolesChosen ? known(answers.primary) : null;
+  primary ??= (adding ? known(current.primary) : null) ?? chat[0] ?? names[0] ?? null;
+  let escalation = known(answers.escalation);
+  if (!answers.rolesChosen)
+    escalation = (adding ? known(current.escalation) : null) ?? chat.find((name) => name !== primary) ?? null;
+  const tools: Record<string, ToolChoice> = {};
+  for (const name of names) {
+    const agent = added.find((candidate) => candidate.name === name);
+    const before = answers.tools[name];
+    if (before) tools[name] = before;
+    else if (agent) {
+      const kind = answers.models.find((choice) => choice.chosen && choice.name.trim() === name)?.kind ?? null;
+      tools[name] = { chosen: agent.provider !== "local", description: defaultDescription(agent, kind) };
+    } else tools[name] = { chosen: false, description: `The ${name} agent. Send it a self-contained request.` };
+  }
+  return { ...answers, primary, escalation, tools };
+}
+
+/** Agents that are a tool for all agents already (adding only): the wizard leaves their entries as they are. */
+export function alreadyTools(answers: Answers, current: CurrentConfig): string[] {
+  if (answers.mode === "replace") return [];
+  const names = agentsAfter(answers, current);
+  return current.agent_tools.map((entry) => entry.agent).filter((name) => names.includes(name));
+}
+
+/** What stops the user from leaving `step`, in words (empty: nothing). */
+export function problems(step: Step, answers: Answers, current: CurrentConfig): string[] {
+  const found: string[] = [];
+  if (step === "find") {
+    const added = chosenAgents(answers);
+    if (added.length === 0) found.push("Choose at least one model or agent, or keep the current agents.");
+    const seen = new Set(answers.mode === "add" ? current.agents.map((agent) => agent.name) : []);
+    for (const agent of added) {
+      if (!agent.name) found.push("Every chosen agent needs a name.");
+      else if (seen.has(agent.name)) found.push(`The name "${agent.name}" is used twice; names must be unique.`);
+      seen.add(agent.name);
+    }
+    for (const choice of answers.cli.filter((candidate) => candidate.chosen)) {
+      const runsOn = answers.models.find((model) => model.key === choice.modelKey);
+      if (!runsOn?.chosen)
+        found.push(
+          `Choose the model ${choice.name.trim() || choice.found.program} runs on (one of the chosen server models).`,
+        );
+    }
+  }
+  if (step === "roles") {
+    const names = agentsAfter(answers, current);
+    if (!answers.primary || !names.includes(answers.primary)) found.push("Choose the primary agent.");
+    if (answers.escalation && !names.includes(answers.escalation))
+      found.push("Choose an escalation agent that exists, or none.");
+  }
+  if (step === "tools") {
+    for (const [name, choice] of Object.entries(toolEntries(answers, current)))
+      if (!choice.description.trim()) found.push(`Describe ${name} for the agents that will call it.`);
+  }
+  return found;
+}
+
+/** The tool choices that will be written, by agent name (chosen, of an agent there will be, not a tool already). */
+function toolEntries(answers: Answers, current: CurrentConfig): Record<string, ToolChoice> {
+  const names = agentsAfter(answers, current);
+  const skip = new Set(alreadyTools(answers, current));
+  const single = !steps(answers, current).includes("tools");
+  const entries: Record<string, ToolChoice> = {};
+  if (single) return entries;
+  for (const name of names) {
+    const choice = answers.tools[name];
+    if (choice?.chosen && !skip.has(name)) entries[name] = choice;
+  }
+  return entries;
+}
+
+/** The one edit that writes the answers. */
+export function setupEdit(answers: Answers, current: CurrentConfig): Edit {
+  const agent_tools: AgentToolEntry[] = Object.entries(toolEntries(answers, current)).map(([agent, choice]) => ({
+    agent,
+    description: choice.description.trim(),
+    enabled: true,
+  }));
+  return {
+    op: "setup",
+    agents: chosenAgents(answers),
+    replace_agents: answers.mode === "replace",
+    primary: answers.primary,
+    escalation: answers.escalation,
+    agent_tools,
+  };
+}
+
+/** The answers before anything was found: replacing the demo agents on a first start, else adding to the current ones. */
+export function emptyAnswers(firstStart: boolean): Answers {
+  const mode = firstStart ? "replace" : "add";
+  return { models: [], cli: [], mode, primary: null, escalation: null, rolesChosen: false, tools: {} };
+}
+
+/** The chosen server models a command-line agent may run on, as `[key, label]`. */
+export function modelOptions(answers: Answers): Array<[string, string]> {
+  return answers.models
+    .filter((choice) => choice.chosen)
+    .map((choice) => [choice.key, `${choice.model} (${choice.kind})`]);
+}
+
+/** A chosen CLI agent without a model runs on the first chosen server model. */
+export function defaultCliModels(answers: Answers): Answers {
+  const options = modelOptions(answers);
+  const cli = answers.cli.map((choice) =>
+    choice.modelKey && options.some(([key]) => key === choice.modelKey)
+      ? choice
+      : { ...choice, modelKey: options[0]?.[0] ?? null },
+  );
+  return { ...answers, cli };
+}
