@@ -1,6 +1,8 @@
 /**
  * The config the settings area shows: loaded at start and reloaded whenever the
- * backend reports that the file changed on disk (or was refused); and the switch of
+ * backend reports that the file changed on disk (or was refused), with each agent's
+ * tool-agent list explained (what the forms, the effective lists and the call graph
+ * read); the edit waiting on a conflict; and the switch of
  * the built-in MCP endpoint, with its address while it runs; and where traces are
  * exported, with how that goes (a failing exporter is a warning, read every few seconds).
  */
@@ -13,24 +15,37 @@ import {
   type McpServerStatus_Serialize as McpServerStatus,
   type ResolvedTool,
   type TelemetryStatus_Serialize as TelemetryStatus,
+  type ToolsExplained_Serialize as ToolsExplained,
 } from "../../bindings";
 import { prefs } from "../shared/prefs";
 
 class ConfigStore {
   state = $state<ConfigState | null>(null);
   toolsByAgent = $state<Record<string, ResolvedTool[]>>({});
+  /** Each agent's list explained (why an entry is absent, the definitions offered). */
+  explained = $state<Record<string, ToolsExplained>>({});
   loadError = $state<string | null>(null);
+  /** Loads started; only the latest one's answer is kept when reloads overlap. */
+  #loads = 0;
 
   async load(): Promise<void> {
+    const load = ++this.#loads;
     try {
       const state = await commands.getConfigState();
       const tools: Record<string, ResolvedTool[]> = {};
-      for (const agent of state.config.agents) tools[agent.name] = await commands.listTools(agent.name);
+      const explained: Record<string, ToolsExplained> = {};
+      for (const agent of state.config.agents) {
+        tools[agent.name] = await commands.listTools(agent.name);
+        const explanation = await commands.explainTools(agent.name);
+        if (explanation.status === "ok") explained[agent.name] = explanation.data;
+      }
+      if (load !== this.#loads) return;
       this.state = state;
       this.toolsByAgent = tools;
+      this.explained = explained;
       this.loadError = null;
     } catch (error) {
-      this.loadError = String(error);
+      if (load === this.#loads) this.loadError = String(error);
     }
   }
 
@@ -77,6 +92,61 @@ export type EditResult =
   | { kind: "error"; error: AppError };
 
 export const configStore = new ConfigStore();
+
+/**
+ * The edit refused because the file changed on disk, while the user decides: keep
+ * mine (the same edit against the file as it is now) or take theirs (reload, and
+ * `discard` what the form held). One at a time; a newer conflict replaces it.
+ */
+class PendingConflict {
+  current = $state<{ mine: Edit; theirs: ConfigState; discard: () => void; applied: () => void } | null>(null);
+  /** The message of a "keep mine" that failed for another reason, shown verbatim. */
+  failure = $state<string | null>(null);
+
+  show(mine: Edit, theirs: ConfigState, discard: () => void = () => {}, applied: () => void = () => {}): void {
+    this.current = { mine, theirs, discard, applied };
+    this.failure = null;
+  }
+
+  async keepMine(): Promise<EditResult | null> {
+    const pending = this.current;
+    if (!pending) return null;
+    const result = await configStore.editAgainst(pending.theirs.version ?? "", pending.mine);
+    if (result.kind === "conflict") this.show(result.mine, result.theirs, pending.discard, pending.applied);
+    else if (result.kind === "error") this.failure = result.error.message;
+    else {
+      this.current = null;
+      pending.applied();
+    }
+    return result;
+  }
+
+  async takeTheirs(): Promise<void> {
+    const pending = this.current;
+    this.current = null;
+    this.failure = null;
+    pending?.discard();
+    await configStore.load();
+  }
+}
+
+export const pendingConflict = new PendingConflict();
+
+/**
+ * Applies `edit` (against `version`, the one a form was opened with, when given):
+ * a conflict goes to `pendingConflict` with what to do after either answer; an
+ * error comes back as its message, verbatim; null when it was applied (or waits).
+ */
+export async function applyEdit(
+  edit: Edit,
+  options: { version?: string | null; discard?: () => void; applied?: () => void } = {},
+): Promise<string | null> {
+  const result = options.version ? await configStore.editAgainst(options.version, edit) : await configStore.edit(edit);
+  if (result.kind === "error") return result.error.message;
+  if (result.kind === "conflict") pendingConflict.show(result.mine, result.theirs, options.discard, options.applied);
+  else options.applied?.();
+  return null;
+}
 
 const stopped: McpServerStatus = { running: false, url: null, client_config: null, error: null };
 
