@@ -14,6 +14,7 @@ import type {
   OutsideCall_Serialize as OutsideCall,
   ResolvedTool,
 } from "../src/bindings";
+import { handlesSetup, setupCommand } from "./mock-setup";
 
 const config: ConfigState_Serialize = {
   first_start: false,
@@ -298,6 +299,7 @@ window.__mcpCall = mcpCall;
 mockIPC(
   async (command, args) => {
     const payload = (args ?? {}) as Record<string, unknown>;
+    if (handlesSetup(command)) return setupCommand(command, payload);
     switch (command) {
       case "get_config_state":
         return config;
