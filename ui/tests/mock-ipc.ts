@@ -1,5 +1,6 @@
 /**
- * The Rust side, mocked for browser tests: the commands answer with a demo config,
+ * The Rust side, mocked for browser tests: the commands answer with a demo config
+ * (its commands in mock-config.ts),
  * `send_message` replays a recorded-style event stream through the real Channel
  * machinery (runCallback with message indices), covering every node status, and an
  * MCP client's call (`window.__mcpCall`) is logged in the "MCP calls" session and
@@ -9,41 +10,11 @@ import { emit } from "@tauri-apps/api/event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import type {
   CallEvent_Serialize as CallEvent,
-  ConfigState_Serialize,
   McpServerStatus_Serialize as McpServerStatus,
   OutsideCall_Serialize as OutsideCall,
-  ResolvedTool,
 } from "../src/bindings";
+import { configCommands } from "./mock-config";
 import { handlesSetup, setupCommand } from "./mock-setup";
-
-const config: ConfigState_Serialize = {
-  first_start: false,
-  path: "/home/user/.config/switchboard/config.json",
-  version: "abc123",
-  warnings: [],
-  error: null,
-  config: {
-    primary: "assistant",
-    escalation: "expert",
-    agents: [
-      { name: "assistant", provider: "demo", model: "demo-planner" },
-      { name: "researcher", provider: "demo", model: "demo-researcher" },
-      { name: "summariser", provider: "demo", model: "demo-summariser" },
-      { name: "coder", provider: "local", model: "qwen2.5-coder", url: "http://127.0.0.1:8080" },
-      { name: "expert", provider: "demo", model: "demo-expert" },
-    ],
-    agent_tools: [],
-  },
-};
-
-const tool = (agent: string): ResolvedTool => ({
-  agent,
-  tool_name: `agent_${agent}`,
-  scope: "global",
-  description: `${agent} agent`,
-  enabled: true,
-  approval: "ask",
-});
 
 type Kind = Record<string, unknown> & { type: string };
 
@@ -296,15 +267,17 @@ function mcpCall(request: string, asks: boolean): { turnId: string; done: Promis
 
 window.__mcpCall = mcpCall;
 
+const configForms = new URLSearchParams(location.search).has("config-forms");
+
 mockIPC(
   async (command, args) => {
     const payload = (args ?? {}) as Record<string, unknown>;
+    // The config forms' suite (?config-forms) takes every config command, test_connection
+    // included, from mock-config.ts; otherwise the setup mock answers what it claims first.
+    if (configForms && command in configCommands) return configCommands[command](payload);
     if (handlesSetup(command)) return setupCommand(command, payload);
+    if (command in configCommands) return configCommands[command](payload);
     switch (command) {
-      case "get_config_state":
-        return config;
-      case "list_tools":
-        return payload.agent === "assistant" ? ["researcher", "summariser", "coder"].map(tool) : [];
       case "cancel_turn":
       case "cancel_call":
         return true;
