@@ -53,7 +53,7 @@ async function answer(command: string, parsed: Parsed): Promise<PendingTool | nu
       return parsed.pending;
     case "open-config":
       window.dispatchEvent(new CustomEvent(OPEN_CONFIG_EVENT, { detail: {} }));
-      chatStore.addNote({ command, outcome: "done", text: "Opened the agent form in Settings." });
+      chatStore.addNote({ command, outcome: "done", text: "Opened a new agent's form." });
       return null;
     case "list":
       await list(command, parsed.agent);

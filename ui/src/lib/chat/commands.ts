@@ -252,7 +252,7 @@ const ABSENCE: Record<Absence, string> = {
 /** A description cut to `length` characters, with an ellipsis when cut. */
 export function truncate(text: string, length = 60): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length <= length ? flat : `${flat.slice(0, length - 1)}…`;
+  return flat.length <= length ? flat : `${flat.slice(0, length - 1).trimEnd()}…`;
 }
 
 /** An agent's entries as `explain_tools` gave them; an override's global twin is marked "(overridden)". */
