@@ -1,0 +1,514 @@
+/**
+ * The configuration forms in Debian's Chromium (playwright-core) against the built
+ * UI with its IPC mocked (`vite build --mode e2e`, served by `vite preview`; the
+ * config commands answered by tests/mock-config.ts): the "Agents & tools" sheet
+ * opened and closed by keyboard, an agent added through its checks and a connection
+ * test, tool entries edited and switched in both scopes, an agent removed with the
+ * question about its entries, the effective list with its reasons, the call graph,
+ * conflicts (keep mine, take theirs), a broken file's banner and an outside change.
+ * Screenshots go to tests/artifacts/config-*.png for a person to look at.
+ */
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+import { launchChromium } from "./chromium.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ui = path.resolve(here, "..");
+const artifacts = path.resolve(ui, "..", "tests", "artifacts");
+mkdirSync(artifacts, { recursive: true });
+const base = "http://127.0.0.1:4173/e2e.html";
+
+let server;
+let browser;
+
+async function waitForServer(url, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} did not come up within ${timeoutMs} ms`);
+}
+
+before(async () => {
+  // The vite binary itself, not npx, so that killing it leaves no server behind.
+  server = spawn(path.join(ui, "node_modules", ".bin", "vite"), ["preview", "--mode", "e2e", "--outDir", "dist-e2e"], {
+    cwd: ui,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  await waitForServer(base, 15_000);
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill("SIGTERM");
+});
+
+async function openPage(query = "?config-forms") {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const problems = [];
+  page.on("pageerror", (error) => problems.push(String(error)));
+  page.on("console", (message) => message.type() === "error" && problems.push(message.text()));
+  await page.goto(base + query);
+  return { page, problems };
+}
+
+/** Opens the sheet from the Settings tab and returns it. */
+async function openSheet(page) {
+  await page.getByRole("tab", { name: "Settings" }).click();
+  await page.getByRole("button", { name: "Edit agents and tools…" }).click();
+  const sheet = page.getByRole("dialog", { name: "Agents & tools" });
+  await sheet.waitFor();
+  return sheet;
+}
+
+/** Runs `scenario` on a fresh page, with a screenshot of the failure if it fails. */
+async function withPage(name, scenario, query) {
+  const { page, problems } = await openPage(query);
+  try {
+    await scenario(page);
+    assert.deepEqual(problems, []);
+  } catch (error) {
+    await page.screenshot({ path: path.join(artifacts, `failure-${name}.png`) });
+    throw error;
+  } finally {
+    await page.close();
+  }
+}
+
+const lastEdit = (page) => page.evaluate(() => window.__configEdits.at(-1));
+
+test("the sheet opens from Settings and by keyboard, and Escape closes it", () =>
+  withPage("sheet", async (page) => {
+    const sheet = await openSheet(page);
+    const agents = sheet.getByRole("list", { name: "Configured agents" });
+    for (const name of ["assistant", "researcher", "summariser", "coder", "expert"])
+      await agents.getByRole("button", { name: new RegExp(`^${name}`) }).waitFor();
+    await sheet.getByRole("form", { name: "Agent assistant" }).waitFor();
+    // The problem of coder's entry for a removed agent shows beside that entry, not only in a list.
+    await page.screenshot({ path: path.join(artifacts, "config-agents.png") });
+    await page.keyboard.press("Escape");
+    await sheet.waitFor({ state: "detached" });
+    // Focus went back to the button that opened it.
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Edit agents and tools…");
+    await page.keyboard.press("Control+,");
+    await page.getByRole("dialog", { name: "Agents & tools" }).waitFor();
+    await page.getByRole("button", { name: "Close agents and tools" }).click();
+    await sheet.waitFor({ state: "detached" });
+    // The Settings tab keeps what it showed.
+    await page.getByRole("list", { name: "Agents" }).getByText("researcher").first().waitFor();
+    await page.getByRole("heading", { name: "MCP server" }).waitFor();
+  }));
+
+test("an agent is added through the form's checks and a connection test", () =>
+  withPage("add-agent", async (page) => {
+    const sheet = await openSheet(page);
+    await sheet.getByRole("button", { name: "+ Add agent" }).click();
+    const form = sheet.getByRole("form", { name: "New agent" });
+    await form.getByRole("button", { name: "Add agent" }).click();
+    await form.getByText("Required: the name callers use").waitFor();
+    await form.getByText("Required: the server's address").waitFor();
+    assert.equal(await form.getByLabel("Name", { exact: true }).getAttribute("aria-invalid"), "true");
+
+    await form.getByLabel("Name", { exact: true }).fill("writer");
+    await form.getByLabel("URL", { exact: true }).fill("127.0.0.1:9999");
+    const key = "sk-proj-0123456789abcdefghij";
+    await form.getByLabel("API key: NAME of an environment variable", { exact: true }).fill(key);
+    await form.getByLabel("Timeout (seconds)", { exact: true }).fill("soon");
+    await form.getByRole("button", { name: "Add agent" }).click();
+    await form.getByText("Must start with http:// or https://").waitFor();
+    await form.getByText("This looks like a key.").waitFor();
+    await form.getByText("Must be a whole number of seconds").waitFor();
+    // The key is never repeated on screen.
+    assert.equal(await form.getByText(key).count(), 0);
+    assert.equal(await page.evaluate(() => window.__configEdits.length), 0);
+
+    // Only the fields a provider needs are shown.
+    await form.getByLabel("Provider", { exact: true }).selectOption("subprocess");
+    await form.getByLabel("Command", { exact: true }).waitFor();
+    await form.getByText("Result extraction (output rules)").waitFor();
+    assert.equal(await form.getByLabel("URL", { exact: true }).count(), 0);
+    await form.getByLabel("Provider", { exact: true }).selectOption("local");
+    assert.equal(await form.getByLabel("Command", { exact: true }).count(), 0);
+
+    await form.getByLabel("URL", { exact: true }).fill("http://127.0.0.1:9999");
+    await form.getByLabel("API key: NAME of an environment variable", { exact: true }).fill("WRITER_KEY");
+    await form.getByLabel("Timeout (seconds)", { exact: true }).fill("30");
+    await form.getByLabel("Model", { exact: true }).fill("qwen2.5-coder");
+    await form.getByRole("button", { name: "Test connection" }).click();
+    const steps = form.getByRole("list", { name: "Connection test steps" });
+    await steps.getByText("list models").waitFor();
+    await steps.getByText("stream a reply").waitFor();
+    await steps.getByText("240 ms").waitFor();
+    await form.getByText("First token after 97 ms.").waitFor();
+    await form.getByText("qwen2.5-coder, llama3.2, gemma3").waitFor();
+    await page.screenshot({ path: path.join(artifacts, "config-agent-form.png") });
+
+    // A server that is down: the failing step and what to check.
+    await form.getByLabel("URL", { exact: true }).fill("http://down.invalid:1");
+    await form.getByRole("button", { name: "Test connection" }).click();
+    await form.getByText("The connection test failed.").waitFor();
+    await form.getByText(/connection refused\. Is the server running/).waitFor();
+    await form.getByLabel("URL", { exact: true }).fill("http://127.0.0.1:9999");
+
+    await form.getByRole("button", { name: "Add agent" }).click();
+    await sheet
+      .getByRole("list", { name: "Configured agents" })
+      .getByRole("button", { name: /^writer/ })
+      .waitFor();
+    assert.deepEqual(await lastEdit(page), {
+      op: "add_agent",
+      agent: {
+        name: "writer",
+        provider: "local",
+        url: "http://127.0.0.1:9999",
+        model: "qwen2.5-coder",
+        api_key_env: "WRITER_KEY",
+        timeout_secs: 30,
+      },
+    });
+    await sheet.getByRole("form", { name: "Agent writer" }).waitFor();
+
+    // A name the backend refuses is shown as it words it.
+    const writer = sheet.getByRole("form", { name: "Agent writer" });
+    await writer.getByLabel("Name", { exact: true }).fill("coder");
+    await writer.getByRole("button", { name: "Save" }).click();
+    await writer.getByText('An agent named "coder" exists already').waitFor();
+  }));
+
+test("tool entries are edited, switched and added in both scopes", () =>
+  withPage("tools", async (page) => {
+    const sheet = await openSheet(page);
+    await sheet.getByRole("tab", { name: "Tool-agents" }).click();
+    const global = sheet.getByRole("table", { name: "Global tool-agents", exact: true });
+    await global.getByRole("button", { name: "Edit researcher" }).click();
+    const entry = sheet.getByRole("form", { name: "Entry agent_researcher" });
+    await entry.getByLabel("Description", { exact: true }).fill("Finds facts, with sources.");
+    await entry.getByLabel("Approval", { exact: true }).selectOption("auto");
+    await entry.getByLabel("Max depth", { exact: true }).fill("1");
+    await entry.getByLabel("Max steps", { exact: true }).fill("0");
+    await entry.getByRole("button", { name: "Save entry" }).click();
+    await entry.getByText("At least 1").waitFor();
+    await entry.getByLabel("Max steps", { exact: true }).fill("6");
+    await entry.getByLabel("Session", { exact: true }).selectOption("persistent");
+    await entry.getByRole("button", { name: "Save entry" }).click();
+    await entry.waitFor({ state: "detached" });
+    assert.deepEqual(await lastEdit(page), {
+      op: "set_tool",
+      target: { kind: "global" },
+      entry: {
+        agent: "researcher",
+        description: "Finds facts, with sources.",
+        approval: "auto",
+        session: "persistent",
+        limits: { max_depth: 1, max_steps: 6 },
+      },
+      previous: "researcher",
+    });
+    const row = global.getByRole("row", { name: /agent_researcher/ });
+    await row.getByText("Finds facts, with sources.").waitFor();
+    await row.getByText("max depth 1 · max steps 6 · persistent session").waitFor();
+
+    // Disable, then enable, a global entry.
+    const summariser = global.getByRole("switch", { name: "summariser enabled" });
+    await summariser.uncheck();
+    await page.waitForFunction(() => window.__configEdits.at(-1)?.op === "disable_tool");
+    assert.equal(await summariser.isChecked(), false);
+    await summariser.check();
+    await page.waitForFunction(() => window.__configEdits.at(-1)?.op === "enable_tool");
+
+    // For an agent: switching an inherited global entry off creates its own entry.
+    await sheet.getByRole("combobox", { name: "Tool-agents of" }).selectOption("researcher");
+    const own = sheet.getByRole("table", { name: "Tool-agents of researcher", exact: true });
+    await own
+      .getByRole("row", { name: /agent_coder/ })
+      .getByText("global (inherited)")
+      .waitFor();
+    await own.getByRole("switch", { name: "coder enabled" }).uncheck();
+    await own
+      .getByRole("row", { name: /agent_coder/ })
+      .getByText("override")
+      .waitFor();
+    assert.deepEqual(await lastEdit(page), {
+      op: "disable_tool",
+      target: { kind: "agent", agent: "researcher" },
+      tool_agent: "coder",
+    });
+    // And a local entry of its own.
+    await sheet.getByRole("button", { name: "+ Add an entry to tool-agents of researcher" }).click();
+    const added = sheet.getByRole("form", { name: "New entry" });
+    await added.getByRole("button", { name: "Save entry" }).click();
+    await added.getByText("Choose the agent this entry calls").waitFor();
+    await added.getByLabel("Tool-agent", { exact: true }).selectOption("expert");
+    await added.getByLabel("Description", { exact: true }).fill("Answers the hard questions.");
+    await added.getByRole("button", { name: "Save entry" }).click();
+    await own
+      .getByRole("row", { name: /agent_expert/ })
+      .getByText("local")
+      .waitFor();
+    await page.screenshot({ path: path.join(artifacts, "config-tools.png") });
+    // Remove it again.
+    await own.getByRole("button", { name: "Remove expert" }).click();
+    await own.getByRole("row", { name: /agent_expert/ }).waitFor({ state: "detached" });
+    assert.deepEqual(await lastEdit(page), {
+      op: "remove_tool",
+      target: { kind: "agent", agent: "researcher" },
+      tool_agent: "expert",
+    });
+  }));
+
+test("the effective list says why each absent entry is absent, and an outside change updates it", () =>
+  withPage("effective", async (page) => {
+    const sheet = await openSheet(page);
+    await sheet.getByRole("tab", { name: "Tool-agents" }).click();
+    await sheet.getByRole("combobox", { name: "Tool-agents of" }).selectOption("coder");
+    const effective = sheet.getByRole("table", { name: "Effective tool-agents of coder", exact: true });
+    await effective
+      .getByRole("row", { name: /agent_coder/ })
+      .getByText("not offered: calls itself")
+      .waitFor();
+    await effective
+      .getByRole("row", { name: /agent_ghost/ })
+      .getByText(/not offered: no such agent/)
+      .waitFor();
+    await effective
+      .getByRole("row", { name: /agent_researcher/ })
+      .getByText("offered", { exact: true })
+      .waitFor();
+    // The warning about the entry for a removed agent is beside that entry.
+    await sheet
+      .getByRole("table", { name: "Tool-agents of coder", exact: true })
+      .getByRole("row", { name: /agent_ghost/ })
+      .getByText('agent: agent "ghost" is not configured; this entry is ignored')
+      .waitFor();
+
+    await sheet.getByRole("combobox", { name: "Tool-agents of" }).selectOption("assistant");
+    const assistant = sheet.getByRole("table", { name: "Effective tool-agents of assistant", exact: true });
+    await assistant.getByRole("row", { name: /agent_summariser.*replaced by assistant's own entry/ }).waitFor();
+    await assistant.getByRole("row", { name: /agent_summariser.*not offered: disabled/ }).waitFor();
+    await sheet.getByText("Function definitions assistant is offered (3)").click();
+    const preview = sheet.getByLabel("Function definitions offered to assistant", { exact: true });
+    const offered = JSON.parse(await preview.textContent());
+    assert.deepEqual(
+      offered.map((tool) => tool.function.name),
+      ["escalate", "agent_researcher", "agent_coder"],
+    );
+    await page.screenshot({ path: path.join(artifacts, "config-effective.png") });
+
+    // Someone adds a Claude Code agent and a subprocess agent in their editor: the list follows.
+    await page.evaluate(() =>
+      window.__configOutsideChange((config) => {
+        config.agents.push(
+          { name: "claude", provider: "claude-cli" },
+          { name: "runner", provider: "subprocess", command: "run" },
+        );
+        config.agent_tools.push({ agent: "claude", description: "Claude Code." });
+      }),
+    );
+    await assistant
+      .getByRole("row", { name: /agent_claude/ })
+      .getByText(/claude-cli agents are never called/)
+      .waitFor();
+    await sheet.getByRole("combobox", { name: "Tool-agents of" }).selectOption("runner");
+    await sheet
+      .getByRole("table", { name: "Effective tool-agents of runner", exact: true })
+      .getByRole("row", { name: /agent_researcher/ })
+      .getByText(/this provider cannot call tools/)
+      .waitFor();
+    // A depth limit of 0.
+    await page.evaluate(() =>
+      window.__configOutsideChange((config) => {
+        config.agents.find((agent) => agent.name === "expert").limits = { max_depth: 0 };
+      }),
+    );
+    await sheet.getByRole("combobox", { name: "Tool-agents of" }).selectOption("expert");
+    await sheet
+      .getByRole("table", { name: "Effective tool-agents of expert", exact: true })
+      .getByRole("row", { name: /agent_researcher/ })
+      .getByText(/depth limit 0/)
+      .waitFor();
+  }));
+
+test("removing an agent asks about the entries that name it; the primary cannot go", () =>
+  withPage("remove", async (page) => {
+    const sheet = await openSheet(page);
+    const agents = sheet.getByRole("list", { name: "Configured agents" });
+    await agents.getByRole("button", { name: /^summariser/ }).click();
+    const form = sheet.getByRole("form", { name: "Agent summariser" });
+    await form.getByRole("button", { name: "Remove agent…" }).click();
+    const question = form.getByRole("alertdialog", { name: "Remove summariser?" });
+    await question.getByText("2 tool-agent entries name summariser").waitFor();
+    await question.getByRole("button", { name: "Remove the entries too" }).click();
+    await agents.getByRole("button", { name: /^summariser/ }).waitFor({ state: "detached" });
+    assert.deepEqual(await lastEdit(page), { op: "remove_agent", name: "summariser", tool_entries: "remove" });
+    await sheet.getByRole("tab", { name: "Tool-agents" }).click();
+    await sheet
+      .getByRole("table", { name: "Global tool-agents", exact: true })
+      .getByRole("row", { name: /agent_coder/ })
+      .waitFor();
+    assert.equal(await sheet.getByRole("row", { name: /agent_summariser/ }).count(), 0);
+
+    // Kept entries stay, with the warning beside them.
+    await sheet.getByRole("tab", { name: "Agents", exact: true }).click();
+    await agents.getByRole("button", { name: /^researcher/ }).click();
+    await sheet.getByRole("form", { name: "Agent researcher" }).getByRole("button", { name: "Remove agent…" }).click();
+    await sheet.getByRole("button", { name: "Keep the entries" }).click();
+    await agents.getByRole("button", { name: /^researcher/ }).waitFor({ state: "detached" });
+    await sheet.getByRole("tab", { name: "Tool-agents" }).click();
+    await sheet
+      .getByRole("table", { name: "Global tool-agents", exact: true })
+      .getByRole("row", { name: /agent_researcher/ })
+      .getByText('agent: agent "researcher" is not configured; this entry is ignored')
+      .waitFor();
+
+    // The primary: the backend refuses, and says so.
+    await sheet.getByRole("tab", { name: "Agents", exact: true }).click();
+    await agents.getByRole("button", { name: /^assistant/ }).click();
+    const assistant = sheet.getByRole("form", { name: "Agent assistant" });
+    await assistant.getByRole("button", { name: "Remove agent…" }).click();
+    await assistant.getByRole("alertdialog").getByRole("button", { name: "Remove", exact: true }).click();
+    await assistant
+      .getByRole("alert")
+      .getByText('"assistant" is the primary agent; choose another primary first')
+      .waitFor();
+
+    // Roles are set with their selects.
+    await sheet.getByLabel("Escalation", { exact: true }).selectOption("coder");
+    await agents.getByRole("button", { name: /^coder.*escalation/ }).waitFor();
+    assert.deepEqual(await lastEdit(page), { op: "set_escalation", agent: "coder" });
+  }));
+
+test("the graph shows who can call whom, with a text list", () =>
+  withPage("graph", async (page) => {
+    const sheet = await openSheet(page);
+    await sheet.getByRole("tab", { name: "Who calls whom" }).click();
+    const graph = sheet.getByRole("img", { name: "Who can call whom" });
+    await graph.waitFor();
+    const list = sheet.getByRole("list", { name: "Who can call whom" });
+    await list.getByText("assistant can call researcher, coder").waitFor();
+    await list.getByText("coder can call researcher, summariser").waitFor();
+    await list.getByText("assistant is the primary agent").waitFor();
+    assert.equal(await graph.locator("g.node").count(), 5);
+    assert.equal(await graph.locator("path.edge:not(.escalate)").count(), 11);
+    await page.screenshot({ path: path.join(artifacts, "config-graph.png") });
+    await page.keyboard.press("Escape");
+    await page.getByRole("button", { name: "Toggle dark theme" }).click();
+    const dark = await openSheet(page);
+    await dark.getByRole("tab", { name: "Who calls whom" }).click();
+    await dark.getByRole("img", { name: "Who can call whom" }).waitFor();
+    await page.screenshot({ path: path.join(artifacts, "config-graph-dark.png") });
+    await dark.getByRole("tab", { name: "Agents", exact: true }).click();
+    await dark
+      .getByRole("list", { name: "Configured agents" })
+      .getByRole("button", { name: /^coder/ })
+      .click();
+    await dark.getByRole("form", { name: "Agent coder" }).getByRole("button", { name: "Test connection" }).click();
+    await dark.getByText("First token after 97 ms.").waitFor();
+    await page.screenshot({ path: path.join(artifacts, "config-agent-form-dark.png") });
+  }));
+
+test("a conflict shows both versions: keep mine, then take theirs; a changed form is not clobbered", () =>
+  withPage("conflict", async (page) => {
+    const sheet = await openSheet(page);
+    await sheet
+      .getByRole("list", { name: "Configured agents" })
+      .getByRole("button", { name: /^coder/ })
+      .click();
+    const form = sheet.getByRole("form", { name: "Agent coder" });
+    await form.getByLabel("Model", { exact: true }).fill("llama3.2");
+    // The file changes on disk and the window has not heard yet.
+    await page.evaluate(() =>
+      window.__configChangeUnheard((config) => {
+        config.agents.find((agent) => agent.name === "coder").url = "http://127.0.0.1:8081";
+      }),
+    );
+    await form.getByRole("button", { name: "Save" }).click();
+    const conflict = page.getByRole("dialog", { name: "The file changed on disk" });
+    await conflict
+      .getByRole("region", { name: "Mine" })
+      .getByText(/"model": "llama3.2"/)
+      .waitFor();
+    await conflict
+      .getByRole("region", { name: "Theirs" })
+      .getByText(/"url": "http:\/\/127.0.0.1:8081"/)
+      .waitFor();
+    await conflict.getByText("Line by line").click();
+    await page.screenshot({ path: path.join(artifacts, "config-conflict.png") });
+    await conflict.getByRole("button", { name: "Keep mine" }).click();
+    await conflict.waitFor({ state: "detached" });
+    await form.getByText("Saved coder.").waitFor();
+    assert.equal((await lastEdit(page)).agent.model, "llama3.2");
+
+    // Again, and this time take theirs: the form shows the file's values.
+    await form.getByLabel("Model", { exact: true }).fill("gemma3");
+    await page.evaluate(() =>
+      window.__configChangeUnheard((config) => {
+        config.agents.find((agent) => agent.name === "coder").model = "qwen3";
+      }),
+    );
+    await form.getByRole("button", { name: "Save" }).click();
+    await conflict.getByRole("button", { name: "Take theirs" }).click();
+    await conflict.waitFor({ state: "detached" });
+    assert.equal(await form.getByLabel("Model", { exact: true }).inputValue(), "qwen3");
+
+    // A change heard while typing: the typed value stays, the form is marked.
+    await form.getByLabel("Model", { exact: true }).fill("typed-by-me");
+    await page.evaluate(() =>
+      window.__configOutsideChange((config) => {
+        config.agents.find((agent) => agent.name === "coder").model = "from-disk";
+      }),
+    );
+    await form.getByText("The file changed on disk while you were editing").waitFor();
+    assert.equal(await form.getByLabel("Model", { exact: true }).inputValue(), "typed-by-me");
+    await form.getByRole("button", { name: "Discard mine and load the file's" }).click();
+    assert.equal(await form.getByLabel("Model", { exact: true }).inputValue(), "from-disk");
+    // An untouched form simply follows the file.
+    await page.evaluate(() =>
+      window.__configOutsideChange((config) => {
+        config.agents.find((agent) => agent.name === "coder").model = "followed";
+      }),
+    );
+    await page.waitForFunction(() => document.querySelector("#agent-model")?.value === "followed");
+  }));
+
+test("a broken file shows a banner with where and why; the last good config stays; it recovers", () =>
+  withPage("banner", async (page) => {
+    const sheet = await openSheet(page);
+    await page.evaluate(() => window.__configBreakFile(12, 5, "expected `,` or `}` at line 12 column 5"));
+    const banner = sheet.getByRole("alert", { name: "The config file is not in force" });
+    await banner.getByText("/home/user/.config/switchboard/config.json:12:5").first().waitFor();
+    await banner.getByText("(line 12, column 5)").waitFor();
+    await banner.getByText(/expected `,` or `}`/).waitFor();
+    await sheet
+      .getByRole("list", { name: "Configured agents" })
+      .getByRole("button", { name: /^coder/ })
+      .waitFor();
+    await page.screenshot({ path: path.join(artifacts, "config-banner.png") });
+    // An edit now is refused with the file's error, shown as it is.
+    await sheet.getByLabel("Primary", { exact: true }).selectOption("researcher");
+    await sheet
+      .getByRole("alert")
+      .getByText(/config.json:12:5: expected/)
+      .first()
+      .waitFor();
+    await page.evaluate(() =>
+      window.__configRepairFile((config) => {
+        config.agents.push({ name: "fixer", provider: "demo" });
+      }),
+    );
+    await banner.waitFor({ state: "detached" });
+    await sheet
+      .getByRole("list", { name: "Configured agents" })
+      .getByRole("button", { name: /^fixer/ })
+      .waitFor();
+  }));
