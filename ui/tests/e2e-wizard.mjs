@@ -333,6 +333,82 @@ test("a refused setup shows the backend's message as it is and keeps every choic
     );
   }));
 
+test("run later, the wizard adds beside the current agents (or replaces them) and keeps their roles", () =>
+  withPage(
+    openPage(`?setup-config&servers=${encodeURIComponent(`Ollama@${ollama.url}`)}`),
+    "wizard-add",
+    async (page) => {
+      const wizard = page.getByRole("dialog", { name: "Set up Switchboard" });
+      await page.getByRole("textbox", { name: "Message" }).waitFor();
+      assert.equal(await wizard.count(), 0, "not offered by itself after the first start");
+      await page.evaluate(() => window.__openSetup());
+      const mode = wizard.getByRole("group", { name: "The agents configured now" });
+      assert.equal(await mode.getByRole("radio", { name: "Add to them" }).isChecked(), true);
+      await wizard.getByRole("checkbox", { name: "qwen2.5-coder:7b" }).check();
+      // A name the current agents use is refused when adding.
+      await wizard.getByRole("textbox", { name: "Agent name for qwen2.5-coder:7b on Ollama" }).fill("coder");
+      await wizard.getByRole("button", { name: "Next" }).click();
+      await wizard
+        .getByRole("alert", { name: "What to fix" })
+        .getByText('The name "coder" is used twice; names must be unique.')
+        .waitFor();
+      await wizard.getByRole("textbox", { name: "Agent name for qwen2.5-coder:7b on Ollama" }).fill("qwen");
+      await wizard.getByRole("button", { name: "Next" }).click();
+
+      // The current roles stay unless changed; the current agents can take them.
+      assert.equal(await wizard.getByRole("radio", { name: /^assistant/ }).isChecked(), true);
+      assert.equal(await wizard.getByRole("combobox", { name: /^Escalation agent/ }).inputValue(), "expert");
+      await wizard.getByRole("button", { name: "Next" }).click();
+      // Entries that exist are left as they are.
+      await wizard.getByText("is a tool for all agents already").first().waitFor();
+      assert.equal(await wizard.getByRole("checkbox", { name: "researcher" }).count(), 0);
+      await wizard.getByRole("checkbox", { name: "qwen" }).check();
+      await wizard.getByRole("button", { name: "Next" }).click();
+      await wizard.getByText("These agents are added beside the current ones:").waitFor();
+      await wizard.getByRole("button", { name: "Write the config" }).click();
+      await wizard.waitFor({ state: "detached" });
+      assert.deepEqual(await edits(page), [
+        {
+          op: "setup",
+          agents: [{ name: "qwen", provider: "local", url: ollama.url, model: "qwen2.5-coder:7b" }],
+          replace_agents: false,
+          primary: "assistant",
+          escalation: "expert",
+          agent_tools: [
+            {
+              agent: "qwen",
+              description: "qwen2.5-coder:7b on Ollama. Send it a self-contained request; it returns its answer.",
+              enabled: true,
+            },
+          ],
+        },
+      ]);
+
+      // Again, replacing them: the current agents are no longer offered for the roles.
+      await page.evaluate(() => window.__openSetup());
+      await wizard.getByRole("radio", { name: "Replace them" }).check();
+      await wizard.getByRole("checkbox", { name: "llama3:latest" }).check();
+      await wizard.getByRole("button", { name: "Next" }).click();
+      assert.deepEqual(
+        await wizard
+          .getByRole("group", { name: /^Primary agent/ })
+          .getByRole("radio")
+          .evaluateAll((radios) => radios.map((radio) => radio.value)),
+        ["ollama-llama3"],
+      );
+      await wizard.getByRole("button", { name: "Next" }).click();
+      await wizard.getByText("These agents replace the current agents and tool entries:").waitFor();
+      await wizard.getByRole("button", { name: "Write the config" }).click();
+      await wizard.waitFor({ state: "detached" });
+      const [, replaced] = await edits(page);
+      assert.equal(replaced.replace_agents, true);
+      assert.deepEqual(
+        replaced.agents.map((agent) => agent.name),
+        ["ollama-llama3"],
+      );
+    },
+  ));
+
 test("slash commands: completion with the keyboard, and enable, disable, list and add answered in the chat", () =>
   withPage(openPage("?setup-config"), "slash", async (page) => {
     const input = page.getByRole("textbox", { name: "Message" });
