@@ -20,6 +20,7 @@ fn main() {
         "get_mcp_server",
         "set_mcp_server",
         "get_telemetry_status",
+        "answer_input",
         "edit_config",
         "read_config_file",
         "explain_tools",

@@ -452,6 +452,13 @@ fn resolve_approval(state: State<'_, AppState>, turn_id: String, call_id: String
     state.sessions.resolve_approval(&turn_id, &call_id, decision)
 }
 
+/// Answers the question a remote agent asked in a running turn (`None` declines).
+#[tauri::command]
+#[specta::specta]
+fn answer_input(state: State<'_, AppState>, turn_id: String, call_id: String, answer: Option<String>) -> bool {
+    state.sessions.answer_input(&turn_id, &call_id, answer)
+}
+
 /// Cancels one call of a running turn with its subtree; its parent continues.
 #[tauri::command]
 #[specta::specta]
@@ -522,6 +529,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             get_mcp_server,
             set_mcp_server,
             get_telemetry_status,
+            answer_input,
             config_forms::edit_config,
             config_forms::read_config_file,
             config_forms::explain_tools,

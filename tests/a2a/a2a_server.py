@@ -1,7 +1,8 @@
 """An A2A 1.0 agent built with the Python `a2a-sdk` (no model: answers from a
 script), for Switchboard's `a2a` provider tests. The message decides:
   "slow"   streams chunks for minutes (to be cancelled; the cancel is logged)
-  "input"  asks a question (input-required)
+  "input"  asks a question (input-required); the answer, sent to the same task,
+           comes back as "Facts about <answer>."
   "fail"   raises (the task fails)
   else     a working status, four artifact chunks, completed
 
@@ -51,6 +52,12 @@ class Scripted(AgentExecutor):
                 )
             )
         updater = TaskUpdater(event_queue=event_queue, task_id=context.task_id, context_id=context.context_id)
+        asked = context.current_task is not None and context.current_task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        if asked:
+            log(f"answered {context.task_id} {text}")
+            await updater.add_artifact(parts=[Part(text=f"Facts about {text}.")], artifact_id="answer", name="answer")
+            await updater.complete()
+            return
         if "input" in text:
             await updater.requires_input(message=updater.new_agent_message(parts=[Part(text="Which river?")]))
             return

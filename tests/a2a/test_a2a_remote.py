@@ -2,13 +2,16 @@
 `a2a-sdk`: a demo primary delegates to it in a `switchboard ask` turn. Status
 updates arrive as progress and artifact chunks as the call's text while it runs;
 a card without streaming is polled; an A2A 0.3 agent (the SDK's compatibility
-mode) works both ways; a failed task or one that needs input is a
-`remote` error in its words; a cancel (SIGTERM to `ask`) cancels the remote task;
+mode) works both ways; a failed task is a `remote` error in its words; a task
+that needs input asks the user at the terminal and the answer continues the same
+task (with no one to answer, the call is a `remote` error and the task cancelled); a cancel (SIGTERM to `ask`) cancels the remote task;
 a bearer token goes by its variable's name; a dead URL is a clear error; `agent
 probe` shows the card and a tool description made from it."""
 
 import json
 import os
+import pty
+import select
 import pathlib
 import signal
 import subprocess
@@ -192,3 +195,60 @@ def test_probe_shows_the_card_and_a_description_made_from_it(agent, tmp_path):
     assert card["name"] == "River Scout" and card["streaming"] is True
     assert card["endpoint"] == f"{url}/a2a"
     assert card["description"] == "River Scout: Finds facts about rivers. Skills: River facts (Short facts about a river.)."
+
+
+def test_a_question_of_the_remote_task_is_asked_at_the_terminal_and_the_answer_continues_it(agent, tmp_path):
+    url = agent()
+    config = config_for(tmp_path, url)
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        command(config, tmp_path, "ask", "--agent", "scout", "--events", "jsonl", "please input now"),
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        text=True,
+        env=environment,
+    )
+    os.close(terminal)
+    seen = ""
+    deadline = time.monotonic() + WAIT
+    while "your answer" not in seen:
+        assert time.monotonic() < deadline, f"no question was asked; the terminal showed: {seen!r}"
+        ready, _, _ = select.select([controller], [], [], 1)
+        if ready:
+            seen += os.read(controller, 4096).decode(errors="replace")
+    assert "scout asks: Which river?" in seen, seen
+    os.write(controller, b"the Rhine\n")
+    stdout, _ = process.communicate(timeout=WAIT)
+    os.close(controller)
+    assert process.returncode == 0, stdout
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    kinds = [event["type"] for event in events]
+    assert kinds.index("input_requested") < kinds.index("input_answered") < kinds.index("call_finished")
+    answered = next(event for event in events if event["type"] == "input_answered")
+    assert answered["answer"] == "the Rhine" and answered["by"] == "user"
+    assert events[-1]["status"] == "ok" and events[-1]["result"] == "Facts about the Rhine.", events[-1]
+    log = (tmp_path / "a2a.log").read_text()
+    assert "answered" in log and "the Rhine" in log, "the answer went to the same task"
+
+
+def test_with_no_one_to_answer_the_question_is_declined_and_the_task_cancelled(agent, tmp_path):
+    url = agent()
+    config = config_for(tmp_path, url)
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    finished = subprocess.run(
+        command(config, tmp_path, "ask", "--agent", "scout", "--events", "jsonl", "please input now"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=WAIT * 2,
+        env=environment,
+    )
+    events = [json.loads(line) for line in finished.stdout.splitlines() if line.startswith("{")]
+    answered = [event for event in events if event["type"] == "input_answered"]
+    assert answered == [dict(answered[0], answer=None, by="policy")], answered
+    assert events[-1]["error"]["kind"] == "remote"
+    assert "the task needs input that was not given: Which river?" in events[-1]["error"]["message"]
+    # The CLI waits for its CancelTask requests before it exits (finish_pending_cancels).
+    assert "cancel " in (tmp_path / "a2a.log").read_text(), "the remote task was cancelled"

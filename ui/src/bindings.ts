@@ -52,6 +52,8 @@ export const commands = {
 	setMcpServer: (enabled: boolean, port: number | null) => typedError<McpServerStatus_Serialize, AppError_Serialize>(__TAURI_INVOKE("set_mcp_server", { enabled, port })),
 	/**  Where traces go and how that has gone. */
 	getTelemetryStatus: () => __TAURI_INVOKE<TelemetryStatus_Serialize>("get_telemetry_status"),
+	/**  Answers the question a remote agent asked in a running turn (`None` declines). */
+	answerInput: (turnId: string, callId: string, answer: string | null) => __TAURI_INVOKE<boolean>("answer_input", { turnId, callId, answer }),
 	/**
 	 *  Applies one edit made against the file's `expected_version`. A file changed
 	 *  on disk since is a `config_conflict` (nothing written): read it with
@@ -625,7 +627,18 @@ input?: unknown | null;
 /**  The limits the call would run under. */
 limits: ApprovalLimits_Deserialize } | { type: "approval_resolved"; decision: ApprovalDecision; 
 /**  `user`, or `policy` when the turn answers every request itself (`--approve`). */
-by: string } | { type: "escalated"; from: string; to: string; reason?: string | null } | { type: "call_finished"; status: CallStatus; 
+by: string } | 
+/**
+ *  A remote agent asks the user a question before it can go on (an A2A task in
+ *  `input-required`); the call waits for `answer_input` (its timeout still runs).
+ */
+{ type: "input_requested"; question: string } | 
+/**
+ *  The question was answered (`answer`), or declined: no answer, and the call
+ *  ends with a `remote` error. `by`: `user`, or `policy` when no one can answer
+ *  (`--approve all|none`, no terminal).
+ */
+{ type: "input_answered"; answer?: string | null; by: string } | { type: "escalated"; from: string; to: string; reason?: string | null } | { type: "call_finished"; status: CallStatus; 
 /**  The final text (for a tool call: as the child produced it, before fencing). */
 result?: string | null; usage?: Usage | null; usage_total?: Usage | null; cost?: number | null; cost_total?: number | null; turns: number; error?: CallError | null; 
 /**  What the parent model received as the tool result (fenced), if any. */
@@ -652,7 +665,18 @@ input: unknown | null;
 /**  The limits the call would run under. */
 limits: ApprovalLimits_Serialize } | { type: "approval_resolved"; decision: ApprovalDecision; 
 /**  `user`, or `policy` when the turn answers every request itself (`--approve`). */
-by: string } | { type: "escalated"; from: string; to: string; reason: string | null } | { type: "call_finished"; status: CallStatus; 
+by: string } | 
+/**
+ *  A remote agent asks the user a question before it can go on (an A2A task in
+ *  `input-required`); the call waits for `answer_input` (its timeout still runs).
+ */
+{ type: "input_requested"; question: string } | 
+/**
+ *  The question was answered (`answer`), or declined: no answer, and the call
+ *  ends with a `remote` error. `by`: `user`, or `policy` when no one can answer
+ *  (`--approve all|none`, no terminal).
+ */
+{ type: "input_answered"; answer: string | null; by: string } | { type: "escalated"; from: string; to: string; reason: string | null } | { type: "call_finished"; status: CallStatus; 
 /**  The final text (for a tool call: as the child produced it, before fencing). */
 result: string | null; usage: Usage | null; usage_total: Usage | null; cost: number | null; cost_total: number | null; turns: number; error: CallError | null; 
 /**  What the parent model received as the tool result (fenced), if any. */

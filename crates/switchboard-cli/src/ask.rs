@@ -60,7 +60,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
         if let Some(recorder) = &recorder {
             recorder.record(&event);
         }
-        if let EventKind::ApprovalRequested { .. } = &event.kind {
+        if let EventKind::ApprovalRequested { .. } | EventKind::InputRequested { .. } = &event.kind {
             if interactive {
                 let _ = prompt_sender.lock().unwrap().send(event.clone());
             } else if policy == ApprovalPolicy::DenyAll && arguments.approve.is_none() {
@@ -151,6 +151,13 @@ impl Steering {
         };
     }
 
+    fn answer_input(&self, call_id: &str, answer: Option<String>) {
+        match self {
+            Steering::Control(control) => control.answer_input(call_id, answer),
+            Steering::Session(chats, turn_id) => chats.answer_input(turn_id, call_id, answer),
+        };
+    }
+
     fn cancel_turn(&self) {
         match self {
             Steering::Control(control) => control.cancel_turn(),
@@ -219,6 +226,13 @@ impl Printer {
                     EventKind::ApprovalResolved { decision, by } => {
                         line!(out, "{indent}  ✓ {}: {} (by the {by})", event.agent, decision.as_str());
                     }
+                    EventKind::InputRequested { question } => {
+                        line!(out, "{indent}  ? {} asks: {question}", event.agent);
+                    }
+                    EventKind::InputAnswered { answer, by } => match answer {
+                        Some(answer) => line!(out, "{indent}  ✓ {} was answered by the {by}: {answer}", event.agent),
+                        None => line!(out, "{indent}  ✗ {}: the question was declined by the {by}", event.agent),
+                    },
                     EventKind::CallFinished { status, usage_total, cost_total, error, .. } => {
                         if let Some(rest) = self.partial.remove(&event.call_id).filter(|rest| !rest.trim().is_empty()) {
                             line!(out, "{indent}  │ {}: {}", event.agent, rest.trim_end());
@@ -239,10 +253,27 @@ impl Printer {
     }
 }
 
-/// Asks on the terminal for each approval request, one at a time.
+/// Asks on the terminal for each approval request and each remote agent's
+/// question, one at a time.
 fn prompt_for_approvals(requests: std::sync::mpsc::Receiver<CallEvent>, steering: Steering) {
     let stdin = std::io::stdin();
     for event in requests {
+        if let EventKind::InputRequested { question } = &event.kind {
+            // The question is a remote agent's words: shown escaped.
+            let prompt = format!(
+                "\n{} asks: {}\n  your answer (an empty line declines): ",
+                printable(&event.agent),
+                printable(question)
+            );
+            let mut stderr = std::io::stderr().lock();
+            let _ = stderr.write_all(prompt.as_bytes()).and_then(|_| stderr.flush());
+            drop(stderr);
+            let mut line = String::new();
+            let read = stdin.read_line(&mut line).unwrap_or(0);
+            let answer = Some(line.trim().to_string()).filter(|answer| read > 0 && !answer.is_empty());
+            steering.answer_input(&event.call_id, answer);
+            continue;
+        }
         let EventKind::ApprovalRequested { input, limits, .. } = &event.kind else { continue };
         let request =
             input.as_ref().and_then(|input| input.get("request")).and_then(|request| request.as_str()).unwrap_or("");

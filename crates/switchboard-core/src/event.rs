@@ -290,6 +290,18 @@ pub enum EventKind {
         /// `user`, or `policy` when the turn answers every request itself (`--approve`).
         by: String,
     },
+    /// A remote agent asks the user a question before it can go on (an A2A task in
+    /// `input-required`); the call waits for `answer_input` (its timeout still runs).
+    InputRequested {
+        question: String,
+    },
+    /// The question was answered (`answer`), or declined: no answer, and the call
+    /// ends with a `remote` error. `by`: `user`, or `policy` when no one can answer
+    /// (`--approve all|none`, no terminal).
+    InputAnswered {
+        answer: Option<String>,
+        by: String,
+    },
     Escalated {
         from: String,
         to: String,

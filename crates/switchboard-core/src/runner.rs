@@ -135,7 +135,49 @@ pub struct ModelReply {
 pub enum ModelDelta {
     Text(String),
     Reasoning(String),
-    Progress { message: String, data: Option<Value> },
+    Progress {
+        message: String,
+        data: Option<Value>,
+    },
+    /// The remote agent asks the user `question`; the answer (or `None`: declined,
+    /// or no one can answer) arrives through `answer`.
+    InputRequired {
+        question: String,
+        answer: AnswerSlot,
+    },
+}
+
+/// Where the user's answer to a runner's question goes: sent once, by whoever
+/// answers (the turn's control, or its policy).
+#[derive(Clone)]
+pub struct AnswerSlot(std::sync::Arc<std::sync::Mutex<Option<tokio::sync::oneshot::Sender<Option<String>>>>>);
+
+impl AnswerSlot {
+    /// A slot and the receiver its answer reaches.
+    pub fn new() -> (AnswerSlot, tokio::sync::oneshot::Receiver<Option<String>>) {
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        (AnswerSlot(std::sync::Arc::new(std::sync::Mutex::new(Some(sender)))), receiver)
+    }
+
+    /// Answers; false when it was answered already or no one waits any more.
+    pub fn send(&self, answer: Option<String>) -> bool {
+        match self.0.lock().unwrap().take() {
+            Some(sender) => sender.send(answer).is_ok(),
+            None => false,
+        }
+    }
+}
+
+impl std::fmt::Debug for AnswerSlot {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("AnswerSlot")
+    }
+}
+
+impl PartialEq for AnswerSlot {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -29,6 +29,9 @@ pub fn describe(event: &CallEvent) -> Option<String> {
         EventKind::ApprovalResolved { decision, by } => {
             Some(format!("{agent}: {} by {by}", decision.as_str().replace('_', " ")))
         }
+        EventKind::InputRequested { question } => Some(format!("{agent} asks: {question}")),
+        EventKind::InputAnswered { answer: Some(_), by } => Some(format!("{agent}: answered by {by}")),
+        EventKind::InputAnswered { answer: None, by } => Some(format!("{agent}: the question was declined by {by}")),
         EventKind::Escalated { from, to, .. } => Some(format!("{from} handed the turn to {to}")),
         EventKind::CallFinished { status, usage_total, error, .. } => {
             let tokens = usage_total.map(|usage| format!(", {} tokens", usage.total_tokens)).unwrap_or_default();

@@ -78,8 +78,10 @@ pub(crate) async fn relay(mut receiver: UnboundedReceiver<Option<CallEvent>>, re
             push(item, &mut batch);
         }
         for event in &batch {
-            if let EventKind::ApprovalRequested { .. } = &event.kind {
-                answer_approval(&relay, event, &mut report);
+            match &event.kind {
+                EventKind::ApprovalRequested { .. } => answer_approval(&relay, event, &mut report),
+                EventKind::InputRequested { question } => answer_question(&relay, event, question, &mut report),
+                _ => {}
             }
         }
         let Some(token) = &relay.progress_token else { continue };
@@ -114,6 +116,48 @@ fn answer_approval(relay: &Relay, event: &CallEvent, report: &mut RelayReport) {
         // Under `--approve all|none` the dispatcher answers before this event is sent.
         if relay.control.resolve_approval(&event.call_id, ApprovalDecision::Deny) {
             report.unanswered = true;
+        }
+    }
+}
+
+/// A remote agent's question: asked of the client's user by elicitation (a text
+/// field), answered by the observer's user, or declined when no one can answer.
+fn answer_question(relay: &Relay, event: &CallEvent, question: &str, report: &mut RelayReport) {
+    if relay.ask_client {
+        let (peer, control, done) = (relay.peer.clone(), relay.control.clone(), relay.done.clone());
+        let call_id = event.call_id.clone();
+        let message = format!("Switchboard: {} asks:\n\n{question}", event.agent);
+        tokio::spawn(async move {
+            let answer = tokio::select! {
+                answer = elicit_text(&peer, message) => answer,
+                () = done.cancelled() => return,
+            };
+            control.answer_input(&call_id, answer);
+        });
+    } else if !relay.observer_answers && relay.control.answer_input(&event.call_id, None) {
+        report.unanswered = true;
+    }
+}
+
+async fn elicit_text(peer: &Peer<RoleServer>, message: String) -> Option<String> {
+    let schema = json!({
+        "type": "object",
+        "properties": { "answer": { "type": "string", "title": "Your answer" } },
+        "required": ["answer"]
+    });
+    let requested_schema = ElicitationSchema::from_json_schema(schema.as_object().cloned().unwrap_or_default()).ok()?;
+    let params = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema };
+    match peer.create_elicitation_with_timeout(params, Some(ELICITATION_TIMEOUT)).await {
+        Ok(result) if result.action == ElicitationAction::Accept => result
+            .content
+            .as_ref()
+            .and_then(|content| content.get("answer"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        Ok(_) => None,
+        Err(error) => {
+            tracing::warn!("elicitation failed, the question is declined: {error}");
+            None
         }
     }
 }

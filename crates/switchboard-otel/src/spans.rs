@@ -97,9 +97,11 @@ where
         match &event.kind {
             EventKind::CallStarted { .. } => record.started = Some(event),
             EventKind::CallFinished { .. } => record.finished = Some(event),
-            EventKind::ApprovalRequested { .. } | EventKind::ApprovalResolved { .. } | EventKind::Escalated { .. } => {
-                record.marks.push(event)
-            }
+            EventKind::ApprovalRequested { .. }
+            | EventKind::ApprovalResolved { .. }
+            | EventKind::InputRequested { .. }
+            | EventKind::InputAnswered { .. }
+            | EventKind::Escalated { .. } => record.marks.push(event),
             _ => {}
         }
     }
@@ -235,6 +237,12 @@ where
             EventKind::ApprovalResolved { decision, by } => (
                 "switchboard.approval.resolved",
                 vec![KeyValue::new("decision", decision.as_str()), KeyValue::new("by", by.clone())],
+            ),
+            // The question and the answer are content: only that they happened, and who answered.
+            EventKind::InputRequested { .. } => ("switchboard.input.requested", vec![]),
+            EventKind::InputAnswered { answer, by } => (
+                "switchboard.input.answered",
+                vec![KeyValue::new("answered", answer.is_some()), KeyValue::new("by", by.clone())],
             ),
             EventKind::Escalated { from, to, .. } => {
                 ("switchboard.escalated", vec![KeyValue::new("from", from.clone()), KeyValue::new("to", to.clone())])

@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::event::ApprovalDecision;
-use crate::runner::Message;
+use crate::runner::{AnswerSlot, Message};
 
 /// How a turn answers approval requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -64,6 +64,8 @@ pub struct TurnControl {
     pub(crate) root: CancellationToken,
     calls: Arc<Mutex<HashMap<String, CancellationToken>>>,
     pub(crate) approvals: Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>>,
+    /// Questions of remote agents waiting for the user, by call id.
+    pub(crate) questions: Arc<Mutex<HashMap<String, AnswerSlot>>>,
     pub(crate) policy: ApprovalPolicy,
     pub(crate) session: Session,
 }
@@ -108,6 +110,13 @@ impl TurnControl {
         }
     }
 
+    /// Answers the question `call_id`'s remote agent asked (`None` declines it);
+    /// false when no question of that call is waiting.
+    pub fn answer_input(&self, call_id: &str, answer: Option<String>) -> bool {
+        let slot = self.questions.lock().unwrap().remove(call_id);
+        slot.is_some_and(|slot| slot.send(answer))
+    }
+
     pub(crate) fn register(&self, call_id: &str, token: CancellationToken) {
         self.calls.lock().unwrap().insert(call_id.to_string(), token);
     }
@@ -115,5 +124,6 @@ impl TurnControl {
     pub(crate) fn unregister(&self, call_id: &str) {
         self.calls.lock().unwrap().remove(call_id);
         self.approvals.lock().unwrap().remove(call_id);
+        self.questions.lock().unwrap().remove(call_id);
     }
 }

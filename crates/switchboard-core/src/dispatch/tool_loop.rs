@@ -13,12 +13,13 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind};
-use crate::runner::{Message, ModelDelta, ModelReply, ModelRequest, Runner, ToolCall};
+use crate::runner::{AnswerSlot, Message, ModelDelta, ModelReply, ModelRequest, Runner, ToolCall};
 use crate::tools::{OfferedTool, Standing, ESCALATE};
 
 use super::admit::delegation_from_tool_call;
 use super::admit::Caller;
 use super::call::{run_call, run_delegation};
+use super::control::ApprovalPolicy;
 use super::messages::escalation_messages;
 use super::spec::CallSpec;
 use super::turn::{Header, Turn};
@@ -125,6 +126,31 @@ pub(super) async fn tool_loop(
     end(text, max_steps, Some(CallError::new(CallErrorKind::Limited, message)), messages)
 }
 
+/// A remote agent's question: announced, then answered by the user through the
+/// turn's control (the answer is reported, then handed to the runner), or declined
+/// at once when the turn's policy answers for it. The question is registered
+/// before it is announced, so an answer sent from the event sink itself finds it.
+fn ask_user(turn: &Arc<Turn>, header: &Header, question: String, answer: AnswerSlot) {
+    if turn.control.policy != ApprovalPolicy::Ask {
+        turn.emit(header, EventKind::InputRequested { question });
+        turn.emit(header, EventKind::InputAnswered { answer: None, by: "policy".into() });
+        answer.send(None);
+        return;
+    }
+    let (from_user, answered) = AnswerSlot::new();
+    turn.control.questions.lock().unwrap().insert(header.call_id.clone(), from_user);
+    let (weak, header_copy) = (Arc::downgrade(turn), header.clone());
+    tokio::spawn(async move {
+        // Dropped unanswered (the call ended): nothing to report.
+        let Ok(reply) = answered.await else { return };
+        if let Some(turn) = weak.upgrade() {
+            turn.emit(&header_copy, EventKind::InputAnswered { answer: reply.clone(), by: "user".into() });
+        }
+        answer.send(reply);
+    });
+    turn.emit(header, EventKind::InputRequested { question });
+}
+
 /// Why a model step stopped short, with the text it had streamed by then.
 struct Stopped {
     error: CallError,
@@ -150,18 +176,22 @@ async fn model_step(
     let mut partial = String::new();
     let outcome = {
         let mut on_delta = |delta: ModelDelta| {
+            if let ModelDelta::InputRequired { question, answer } = delta {
+                return ask_user(turn, header, question, answer);
+            }
             let estimate = match &delta {
                 ModelDelta::Text(text) => {
                     partial.push_str(text);
                     Some(estimate_tokens(text))
                 }
                 ModelDelta::Reasoning(text) => Some(estimate_tokens(text)),
-                ModelDelta::Progress { .. } => None,
+                ModelDelta::Progress { .. } | ModelDelta::InputRequired { .. } => None,
             };
             let kind = match delta {
                 ModelDelta::Text(text) => EventKind::TextDelta { text },
                 ModelDelta::Reasoning(text) => EventKind::ReasoningDelta { text },
                 ModelDelta::Progress { message, data } => EventKind::ToolProgress { message, data },
+                ModelDelta::InputRequired { .. } => return,
             };
             turn.emit(header, kind);
             if let Some(tokens) = estimate {

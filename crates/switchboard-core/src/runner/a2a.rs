@@ -4,8 +4,10 @@
 //! is a `SendStreamingMessage` when the card says `streaming`, else a
 //! `SendMessage` that returns at once and is polled with `GetTask`. Status updates
 //! are progress, artifact chunks the call's text as it streams, the artifacts'
-//! text the answer; a failed, rejected or cancelled task, or one that needs input
-//! nobody here can give, is a `remote` error with its words. Dropping the call
+//! text the answer; a failed, rejected or cancelled task is a `remote` error with
+//! its words. A task in `input-required` asks the user (`ModelDelta::InputRequired`)
+//! and the answer continues the same task; declined, or with no one to answer, the
+//! call is a `remote` error and the task is cancelled. Dropping the call
 //! (cancel, timeout) sends `CancelTask`: closing the stream does not stop a task.
 //! The card is read in `a2a_card.rs`. Written on reqwest and the SSE parser the `local` runner uses; the official Rust
 //! client (`a2a-client-lf`) builds gRPC and a vendored `protoc` we do not need.
@@ -17,7 +19,7 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{json, Value};
 
-use super::{redact, truncate, DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use super::{redact, truncate, AnswerSlot, DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
 use crate::config::AgentConfig;
 
 pub use super::a2a_card::{parse_card, AgentCard, Dialect};
@@ -126,18 +128,40 @@ impl A2aRunner {
         let connected = started.elapsed();
         on_delta(super::remote_connected(&card.endpoint, connected));
         let text = request.last_user_text();
-        let message = card.dialect.user_message(crate::dispatch::random_nonce(), &text);
+        let mut message = card.dialect.user_message(crate::dispatch::random_nonce(), &text);
         let mut guard =
             CancelOnDrop { endpoint: card.endpoint.clone(), dialect: card.dialect, token: self.token()?, task: None };
-        let mut progress = Progress { answer: String::new(), first_event: None, started, state: None };
+        let mut progress =
+            Progress { answer: String::new(), first_event: None, started, state: None, context: None, question: None };
         let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
-        let outcome = if card.streaming {
-            self.streamed(&card, message, &mut guard, &mut progress, on_delta, idle).await
-        } else {
-            self.polled(&card, message, &mut guard, &mut progress, on_delta).await
-        };
-        guard.task = None; // ended, one way or another, on the remote side too
-        outcome?;
+        loop {
+            let outcome = if card.streaming {
+                self.streamed(&card, message, &mut guard, &mut progress, on_delta, idle).await
+            } else {
+                self.polled(&card, message, &mut guard, &mut progress, on_delta).await
+            };
+            let Some(question) = progress.question.take() else {
+                guard.task = None; // ended, one way or another, on the remote side too
+                outcome?;
+                break;
+            };
+            // The task waits for input: the user is asked, and the answer continues
+            // the same task. Declined, the call ends and the task is cancelled.
+            let (slot, answer) = AnswerSlot::new();
+            on_delta(ModelDelta::InputRequired { question: question.clone(), answer: slot });
+            let Ok(Some(answer)) = answer.await else {
+                return Err(RunnerError::Remote {
+                    url: card.endpoint.clone(),
+                    message: format!("the task needs input that was not given: {}", truncate(&question, 500)),
+                });
+            };
+            message = card.dialect.user_message(crate::dispatch::random_nonce(), &answer);
+            message["taskId"] = json!(guard.task.clone().unwrap_or_default());
+            if let Some(context) = &progress.context {
+                message["contextId"] = json!(context);
+            }
+            progress.state = None;
+        }
         let total = started.elapsed();
         on_delta(super::remote_latency(&card.endpoint, connected, progress.first_event.unwrap_or(total), total));
         Ok(ModelReply { text: progress.answer, tool_calls: vec![], usage: None, cost: None })
@@ -176,7 +200,7 @@ impl A2aRunner {
             }
         }
         match progress.state.as_deref() {
-            None | Some("TASK_STATE_COMPLETED") => Ok(()),
+            None | Some("TASK_STATE_COMPLETED") | Some("TASK_STATE_INPUT_REQUIRED") => Ok(()),
             Some(state) => Err(RunnerError::MalformedStream {
                 url: card.endpoint.clone(),
                 message: format!("the stream ended while the task was {}", short_state(state)),
@@ -244,6 +268,10 @@ struct Progress {
     first_event: Option<Duration>,
     started: Instant,
     state: Option<String>,
+    /// The task's context, which a follow-up message names.
+    context: Option<String>,
+    /// What the task asks when it stopped in `input-required`.
+    question: Option<String>,
 }
 
 impl Progress {
@@ -272,6 +300,9 @@ impl Progress {
             if let Some(id) = task.get("id").and_then(Value::as_str) {
                 guard.task = Some(id.to_string());
             }
+            if let Some(context) = task.get("contextId").and_then(Value::as_str) {
+                self.context = Some(context.to_string());
+            }
             let status = json!({ "statusUpdate": { "status": task.get("status").cloned().unwrap_or_default() } });
             return self.take(&status, guard, on_delta, endpoint);
         }
@@ -282,6 +313,9 @@ impl Progress {
             return Ok(false);
         }
         let Some(update) = result.get("statusUpdate") else { return Ok(false) };
+        if let Some(context) = update.get("contextId").and_then(Value::as_str) {
+            self.context = Some(context.to_string());
+        }
         let state = update.pointer("/status/state").and_then(Value::as_str).unwrap_or("").to_string();
         let words = parts_text(update.pointer("/status/message/parts")).join("");
         if self.state.as_deref() != Some(state.as_str()) || !words.is_empty() {
@@ -304,7 +338,11 @@ impl Progress {
             "TASK_STATE_FAILED" => failed("failed"),
             "TASK_STATE_REJECTED" => failed("was rejected"),
             "TASK_STATE_CANCELED" => failed("was cancelled by the remote agent"),
-            "TASK_STATE_INPUT_REQUIRED" => failed("needs input that no one here can give"),
+            "TASK_STATE_INPUT_REQUIRED" => {
+                self.question =
+                    Some(if words.is_empty() { "The remote agent needs more input.".to_string() } else { words });
+                Ok(true)
+            }
             "TASK_STATE_AUTH_REQUIRED" => failed("needs authentication"),
             _ => Ok(false),
         }

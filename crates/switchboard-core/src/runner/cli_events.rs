@@ -193,6 +193,7 @@ mod tests {
                 ModelDelta::Text(text) => format!("text {text}"),
                 ModelDelta::Reasoning(text) => format!("thinking {text}"),
                 ModelDelta::Progress { message, .. } => format!("progress {message}"),
+                ModelDelta::InputRequired { question, .. } => format!("question {question}"),
             })
             .collect()
     }

@@ -254,6 +254,13 @@ impl ChatSessions {
     pub fn resolve_approval(&self, turn_id: &str, call_id: &str, decision: ApprovalDecision) -> bool {
         self.running.lock().unwrap().get(turn_id).is_some_and(|control| control.resolve_approval(call_id, decision))
     }
+
+    /// Answers the question a remote agent asked in a running turn (`None` declines);
+    /// false when no such question waits.
+    pub fn answer_input(&self, turn_id: &str, call_id: &str, answer: Option<String>) -> bool {
+        let control = self.running.lock().unwrap().get(turn_id).cloned();
+        control.is_some_and(|control| control.answer_input(call_id, answer))
+    }
 }
 
 /// Appends one event of a turn to its session's log.

@@ -475,3 +475,77 @@ async fn a_crashing_subprocess_agent_is_a_clear_error() {
     assert_eq!(error.kind, CallErrorKind::Subprocess);
     assert!(error.message.contains("exit status: 3") && error.message.contains("Traceback: boom"), "{}", error.message);
 }
+
+/// A remote agent's question (an A2A task in `input-required`) reaches whoever
+/// steers the turn: answered, the runner gets the answer and the call goes on;
+/// under a policy no one asks, it is declined at once; cancelled while it waits,
+/// the call ends cancelled and the question is gone.
+#[tokio::test]
+async fn a_remote_agents_question_is_answered_declined_or_cancelled() {
+    #[derive(Clone, Copy)]
+    enum Reply {
+        Answer(&'static str),
+        Decline,
+        CancelTheTurn,
+        Nothing,
+    }
+    struct Case {
+        policy: switchboard_core::ApprovalPolicy,
+        reply: Reply,
+        status: CallStatus,
+        answered: Option<(Option<&'static str>, &'static str)>,
+    }
+    use switchboard_core::ApprovalPolicy::{Ask, DenyAll};
+    let cases = [
+        Case {
+            policy: Ask,
+            reply: Reply::Answer("the Rhine"),
+            status: CallStatus::Ok,
+            answered: Some((Some("the Rhine"), "user")),
+        },
+        Case { policy: Ask, reply: Reply::Decline, status: CallStatus::Error, answered: Some((None, "user")) },
+        Case { policy: DenyAll, reply: Reply::Nothing, status: CallStatus::Error, answered: Some((None, "policy")) },
+        Case { policy: Ask, reply: Reply::CancelTheTurn, status: CallStatus::Cancelled, answered: None },
+    ];
+    for case in cases {
+        let scout = Scripted::new(vec![Step::Ask("Which river?")]);
+        let dispatcher = exact(config(vec![agent("scout")], vec![]));
+        dispatcher.runners().insert("scout", scout.clone());
+        let control = TurnControl::new(case.policy, Session::default());
+        let answering = control.clone();
+        let recorder = Recorder::default();
+        let record = recorder.sink();
+        let reply = case.reply;
+        let sink: switchboard_core::EventSink = Arc::new(move |event: CallEvent| {
+            if let EventKind::InputRequested { question } = &event.kind {
+                assert_eq!(question, "Which river?");
+                match reply {
+                    Reply::Answer(answer) => assert!(answering.answer_input(&event.call_id, Some(answer.into()))),
+                    Reply::Decline => assert!(answering.answer_input(&event.call_id, None)),
+                    Reply::CancelTheTurn => answering.cancel_turn(),
+                    Reply::Nothing => {}
+                }
+            }
+            record(event);
+        });
+        let request = TurnRequest { agent: Some("scout".into()), message: "rivers".into(), ..Default::default() };
+        let outcome = dispatcher.run_turn(request, sink, control.clone()).await;
+        let events = recorder.take();
+        assert_stream_invariants(&events);
+        assert_eq!(outcome.status, case.status, "{events:#?}");
+        let answered: Vec<(Option<String>, String)> = events
+            .iter()
+            .filter_map(|event| match &event.kind {
+                EventKind::InputAnswered { answer, by } => Some((answer.clone(), by.clone())),
+                _ => None,
+            })
+            .collect();
+        let expected: Vec<(Option<String>, String)> =
+            case.answered.into_iter().map(|(answer, by)| (answer.map(String::from), by.to_string())).collect();
+        assert_eq!(answered, expected);
+        if case.status == CallStatus::Ok {
+            assert_eq!(outcome.text, "answer: the Rhine");
+        }
+        assert!(!control.answer_input(&events[0].call_id, Some("late".into())), "no question waits after the call");
+    }
+}

@@ -37,6 +37,9 @@ pub enum Step {
     Say(&'static str),
     Call(Vec<(&'static str, Value)>),
     Fail(&'static str),
+    /// Asks the user a question (as an A2A task in `input-required` does), then
+    /// says "answer: <answer>", or fails as declined.
+    Ask(&'static str),
     /// Streams `n` deltas with `pause` between them, then says "slow done".
     Slow {
         deltas: usize,
@@ -87,6 +90,17 @@ impl Runner for Scripted {
                 url: "http://127.0.0.1:9/v1/chat/completions".into(),
                 message: message.into(),
             }),
+            Step::Ask(question) => {
+                let (slot, answer) = switchboard_core::runner::AnswerSlot::new();
+                on_delta(ModelDelta::InputRequired { question: question.into(), answer: slot });
+                match answer.await {
+                    Ok(Some(answer)) => {
+                        let text = format!("answer: {answer}");
+                        Ok(ModelReply { text, tool_calls: vec![], usage: Some(self.usage), cost: None })
+                    }
+                    _ => Err(RunnerError::Remote { url: "a2a://scripted".into(), message: "declined".into() }),
+                }
+            }
             Step::Slow { deltas, pause } => {
                 for index in 0..deltas {
                     on_delta(ModelDelta::Text(format!("d{index} ")));

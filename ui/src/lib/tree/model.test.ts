@@ -9,6 +9,7 @@ import {
   parseCallInput,
   rootOf,
   visibleNodes,
+  waitingNodes,
   type CallInput,
 } from "./model";
 
@@ -40,6 +41,28 @@ const finished = (status: string, total: number | null) => ({
   turns: 1,
   error: status === "error" ? { kind: "timeout", message: "no answer within 5 s" } : null,
   delivered: null,
+});
+
+describe("a remote agent's question", () => {
+  it("makes the call wait with the question, and the answer (or a decline) lets it run on", () => {
+    seq = 0;
+    const tree = emptyTree();
+    applyEvent(tree, event("c1", null, "assistant", 0, started("turn")));
+    applyEvent(tree, event("c2", "c1", "scout", 1, started("tool", "agent_scout")));
+    applyEvent(tree, event("c2", "c1", "scout", 1, { type: "input_requested", question: "Which river?" }));
+    const scout = tree.nodes.get("c2")!;
+    expect([scout.status, scout.question]).toEqual(["waiting", "Which river?"]);
+    expect(waitingNodes(tree).map((node) => node.callId)).toEqual(["c2"]);
+    applyEvent(tree, event("c2", "c1", "scout", 1, { type: "input_answered", answer: "the Rhine", by: "user" }));
+    expect([scout.status, scout.question]).toEqual(["running", null]);
+    expect(scout.answered).toEqual({ question: "Which river?", answer: "the Rhine", by: "user" });
+    applyEvent(tree, event("c2", "c1", "scout", 1, { type: "input_requested", question: "Which bank?" }));
+    applyEvent(tree, event("c2", "c1", "scout", 1, { type: "input_answered", answer: null, by: "policy" }));
+    expect(scout.answered).toEqual({ question: "Which bank?", answer: null, by: "policy" });
+    applyEvent(tree, event("c2", "c1", "scout", 1, finished("error", null)));
+    expect([scout.status, scout.question]).toEqual(["error", null]);
+    expect(waitingNodes(tree)).toEqual([]);
+  });
 });
 
 describe("applyEvent", () => {

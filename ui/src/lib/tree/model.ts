@@ -45,6 +45,10 @@ export interface CallNode {
   /** The limits shown with a pending approval request. */
   approvalLimits: ApprovalLimits | null;
   approval: { decision: ApprovalDecision; by: string } | null;
+  /** A remote agent's question waiting for the user's answer (the call is `waiting`). */
+  question: string | null;
+  /** How the last question was settled: the answer, or null when it was declined. */
+  answered: { question: string; answer: string | null; by: string } | null;
   /** A remote agent's endpoint (an MCP server or an A2A agent), from its runner's first progress line. */
   remote: string | null;
   children: string[];
@@ -132,6 +136,8 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       escalatedTo: null,
       approvalLimits: null,
       approval: null,
+      question: null,
+      answered: null,
       remote: null,
       children: [],
     };
@@ -175,7 +181,17 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       node.approval = { decision: event.decision, by: event.by };
       if (node.status === "waiting") node.status = "running";
       break;
+    case "input_requested":
+      node.status = "waiting";
+      node.question = event.question;
+      break;
+    case "input_answered":
+      node.answered = { question: node.question ?? "", answer: event.answer, by: event.by };
+      node.question = null;
+      if (node.status === "waiting") node.status = "running";
+      break;
     case "call_finished":
+      node.question = null;
       node.status = event.status;
       node.finishedMs = event.ts_ms;
       node.result = event.result;
@@ -224,7 +240,7 @@ export function answerOf(tree: CallTree): { text: string; agent: string | null }
   return { text: root.text, agent: root.agent };
 }
 
-/** Calls of a tree that wait for an approval, in the order they asked. */
+/** Calls of a tree that wait for an approval or an answer, in the order they asked. */
 export function waitingNodes(tree: CallTree): CallNode[] {
   return [...tree.nodes.values()].filter((node) => node.status === "waiting");
 }

@@ -83,6 +83,11 @@ class TreeStore {
     return commands.resolveApproval(turnId, callId, decision);
   }
 
+  /** Answers a remote agent's question (null declines it); the tree updates from the events that follow. */
+  async answerQuestion(turnId: string, callId: string, answer: string | null): Promise<boolean> {
+    return commands.answerInput(turnId, callId, answer);
+  }
+
   async cancelCall(turnId: string, callId: string): Promise<boolean> {
     return commands.cancelCall(turnId, callId);
   }
