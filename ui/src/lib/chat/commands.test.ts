@@ -86,6 +86,15 @@ describe("parse", () => {
           "Describe summariser as a tool for all agents: the next message you send is its description (/cancel to drop it).",
       },
     ],
+    [
+      "/agent tool enable summariser global",
+      {
+        kind: "describe",
+        pending: { target: global, tool_agent: "summariser" },
+        prompt:
+          "summariser is not a tool for all agents yet. Describe it: the next message you send is its description (/cancel to drop it).",
+      },
+    ],
     ["/agent add", { kind: "open-config" }],
     ["/agent switch coder", { kind: "edit", edit: { op: "set_primary", agent: "coder" } }],
     // Errors: what is wrong, and the usage line.

@@ -190,6 +190,17 @@ export function parse(text: string, config: CommandConfig): Parsed {
     return { kind: "edit", edit: { op: "add_tool", target, tool_agent, description } };
   }
   if (left.length > 0 || rest !== null) return { kind: "error", message: `Unexpected "${left[0] ?? "--"}". ${usage}` };
+  // Spec section 6: enabling a tool-agent the global list lacks adds it there, with a description asked for.
+  if (
+    action === "enable" &&
+    target.kind === "global" &&
+    !config.agent_tools.some((entry) => entry.agent === tool_agent)
+  )
+    return {
+      kind: "describe",
+      pending: { target, tool_agent },
+      prompt: `${tool_agent} is not a tool for all agents yet. Describe it: the next message you send is its description (/cancel to drop it).`,
+    };
   return { kind: "edit", edit: { op: `${action as "enable" | "disable" | "remove"}_tool`, target, tool_agent } };
 }
 
