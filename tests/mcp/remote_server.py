@@ -1,7 +1,9 @@
 """An MCP server built with the Python `mcp` package, for Switchboard's `mcp`
 provider tests: `research(question)` streams progress and answers; `slow(task)`
 reports progress until it is cancelled (it records its start and its
-interruption in $REMOTE_LOG); `broken(task)` fails (isError).
+interruption in $REMOTE_LOG); `broken(task)` fails (isError); `fragile(task)`
+answers with the server's pid, or exits the whole server mid-call when the task
+says "crash".
 
   python remote_server.py              # stdio
   python remote_server.py http PORT    # streamable HTTP at http://127.0.0.1:PORT/mcp
@@ -51,6 +53,14 @@ async def slow(task: str, ctx: Context = None) -> str:  # type: ignore[assignmen
 def broken(task: str) -> str:
     """Always fails."""
     raise ValueError(f"the remote tool could not do {task[:30]!r}")
+
+
+@server.tool()
+async def fragile(task: str) -> str:
+    """Answers with this server's pid; crashes the server on "crash"."""
+    if "crash" in task:
+        os._exit(3)
+    return f"served by pid {os.getpid()}"
 
 
 if __name__ == "__main__":

@@ -199,3 +199,30 @@ def test_probe_lists_the_servers_tools_even_when_the_configured_one_is_missing(t
     config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research"})
     shown = subprocess.run(probe, capture_output=True, text=True, env=environment, timeout=WAIT)
     assert "* research(question)" in shown.stdout and "  slow(task)" in shown.stdout, shown.stdout
+
+
+def test_a_crashed_stdio_server_is_restarted_on_the_next_call(tmp_path):
+    """One process, two calls: `switchboard mcp` keeps its runner cache between an
+    MCP client's calls, so the second call finds the stdio server the first one
+    crashed and must start it again."""
+    import asyncio
+
+    from mcp import Client, StdioServerParameters
+
+    config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "fragile"})
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    params = StdioServerParameters(command=str(BINARY), args=["--config", str(config), "mcp"], env=environment)
+
+    async def scenario():
+        async with Client(params, mode="legacy") as client:
+            first = await client.call_tool("agent_remote", {"request": "hello"})
+            crashed = await client.call_tool("agent_remote", {"request": "crash now"})
+            again = await client.call_tool("agent_remote", {"request": "hello again"})
+            return first, crashed, again
+
+    first, crashed, again = asyncio.run(asyncio.wait_for(scenario(), timeout=120))
+    assert not first.is_error, first.content
+    assert crashed.is_error and "MCP session ended" in crashed.content[0].text, crashed.content
+    assert not again.is_error, again.content
+    pid = lambda result: int(result.content[0].text.split("served by pid ")[1].split()[0].rstrip(".\"'"))
+    assert pid(first) != pid(again), "a new server process answered the call after the crash"
