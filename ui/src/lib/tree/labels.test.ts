@@ -1,7 +1,7 @@
 /** Status labels and error descriptions, as the tree's accessible names and the details show them. */
 import { describe, expect, it } from "vitest";
 import type { CallError } from "../../bindings";
-import { describeError, errorKindMeaning, statusLabel } from "./labels";
+import { describeError, errorKindMeaning, rowStatus, statusLabel } from "./labels";
 import type { NodeStatus } from "./model";
 
 describe("statusLabel", () => {
@@ -26,5 +26,13 @@ describe("errorKindMeaning", () => {
   it("says a refusal and a failure in different words", () => {
     expect(errorKindMeaning("cycle")).toBe("the agent is already on the call path");
     expect(errorKindMeaning("unreachable")).toBe("the model server could not be reached");
+  });
+});
+
+describe("rowStatus", () => {
+  it("says a call waiting on a question asks one, and otherwise reads as the status", () => {
+    expect(rowStatus({ status: "waiting", question: "Which river?" })).toBe("asks a question");
+    expect(rowStatus({ status: "waiting", question: null })).toBe("waiting for approval");
+    expect(rowStatus({ status: "ok", question: null })).toBe("ok");
   });
 });

@@ -3,11 +3,16 @@
  * chat. The one place that turns a status or an error kind into words.
  */
 import type { CallError, CallErrorKind } from "../../bindings";
-import type { NodeStatus } from "./model";
+import type { CallNode, NodeStatus } from "./model";
 
 /** The status as people read it (and as the tree's accessible names say it). */
 export function statusLabel(status: NodeStatus): string {
   return status === "waiting" ? "waiting for approval" : status;
+}
+
+/** A tree row's status: as `statusLabel`, but a call waiting on a remote agent's question "asks a question". */
+export function rowStatus(node: Pick<CallNode, "status" | "question">): string {
+  return node.status === "waiting" && node.question !== null ? "asks a question" : statusLabel(node.status);
 }
 
 /** What each kind of error means, in plain words (the switch fails to compile when a kind is added). */
