@@ -43,6 +43,29 @@ describe("conflictView", () => {
   });
 });
 
+it("mine is shown in theirs' key order, so the diff shows changes only", () => {
+  const view = conflictView(
+    {
+      op: "edit_agent",
+      name: "coder",
+      agent: {
+        name: "coder",
+        provider: "local",
+        tools: [{ description: "boss", agent: "lead" }],
+        url: "http://x",
+        model: "m",
+      },
+    },
+    theirs,
+  );
+  const changed = view.diff.filter((line) => line.side !== "both").map((line) => line.text.trim());
+  // The closing bracket before the new last key gains its comma; nothing else moves.
+  expect(changed).toEqual(["]", "],", '"model": "m"']);
+  expect(view.diff.find((line) => line.side === "both" && line.text.includes("url"))?.text).toBe(
+    '  "url": "http://x",',
+  );
+});
+
 it("lineDiff keeps common lines and marks the rest", () => {
   expect(lineDiff("a\nb\nc", "a\nx\nc")).toEqual([
     { side: "both", text: "a" },

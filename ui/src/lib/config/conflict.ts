@@ -77,9 +77,24 @@ export function conflictView(mine: Edit, theirs: Config): ConflictView {
       theirsValue = { agents: theirs.agents, agent_tools: theirs.agent_tools };
       break;
   }
-  const mineText = pretty(mineValue);
+  const mineText = pretty(aligned(mineValue, theirsValue));
   const theirsText = pretty(theirsValue);
   return { subject, mine: mineText, theirs: theirsText, diff: lineDiff(theirsText, mineText) };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** `value` with its keys in `reference`'s order (its own keys after), so that a diff shows changes, not order. */
+export function aligned(value: unknown, reference: unknown): unknown {
+  if (Array.isArray(value) && Array.isArray(reference))
+    return value.map((item, index) => aligned(item, reference[index]));
+  if (!isObject(value) || !isObject(reference)) return value;
+  const keys = [
+    ...Object.keys(reference).filter((key) => key in value),
+    ...Object.keys(value).filter((key) => !(key in reference)),
+  ];
+  return Object.fromEntries(keys.map((key) => [key, aligned(value[key], reference[key])]));
 }
 
 /**

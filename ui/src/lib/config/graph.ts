@@ -20,7 +20,7 @@ export type GraphEdge = CallEdge & {
 export type GraphLayout = { width: number; height: number; radius: number; nodes: GraphNode[]; edges: GraphEdge[] };
 
 /** Node circles' radius, in SVG units. */
-export const nodeRadius = 30;
+export const nodeRadius = 40;
 
 const round = (value: number) => Math.round(value * 10) / 10;
 
