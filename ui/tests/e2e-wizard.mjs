@@ -19,7 +19,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const ui = path.resolve(here, "..");
 const artifacts = path.resolve(ui, "..", "tests", "artifacts");
 mkdirSync(artifacts, { recursive: true });
-const base = "http://127.0.0.1:4173/e2e.html";
+// 4173 as the other browser suites (run one after another); E2E_PORT when another suite may run alongside.
+const port = process.env.E2E_PORT ?? "4173";
+const base = `http://127.0.0.1:${port}/e2e.html`;
 
 let server;
 let browser;
@@ -75,13 +77,25 @@ let dead;
 
 before(async () => {
   // The vite binary itself, not npx, so that killing it leaves no server behind.
-  server = spawn(path.join(ui, "node_modules", ".bin", "vite"), ["preview", "--mode", "e2e", "--outDir", "dist-e2e"], {
-    cwd: ui,
-    stdio: ["ignore", "ignore", "inherit"],
+  server = spawn(
+    path.join(ui, "node_modules", ".bin", "vite"),
+    ["preview", "--mode", "e2e", "--outDir", "dist-e2e", "--port", port],
+    { cwd: ui, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  // Ready when it says it serves on the port; a port in use ends it at once (strictPort): never test someone else's.
+  const listening = new Promise((resolve, reject) => {
+    let printed = "";
+    server.stdout.on("data", (chunk) => {
+      printed += chunk;
+      if (printed.includes(`127.0.0.1:${port}/`)) resolve();
+    });
+    server.once("exit", () => reject(new Error(`vite preview could not serve on port ${port}`)));
   });
+  listening.catch(() => {}); // awaited below, after the fake servers are up
   ollama = await fakeModelServer(["llama3:latest", "qwen2.5-coder:7b"]);
   byHand = await fakeModelServer(["phi-4-mini"]);
   dead = `http://127.0.0.1:${await deadPort()}/v1`;
+  await listening;
   await waitForServer(base, 15_000);
   browser = await launchChromium();
 });
@@ -518,6 +532,15 @@ test("slash commands: completion with the keyboard, and enable, disable, list an
     await note("/agent tool enable researcher for assistant")
       .getByText("Enabled agent_researcher for assistant (override).")
       .waitFor();
+    // Enabling for all agents what is no global entry yet asks for its description; /cancel drops it.
+    await input.fill("/agent tool enable expert");
+    await input.press("Enter");
+    await note("/agent tool enable expert")
+      .getByText(/^expert is not a tool for all agents yet/)
+      .waitFor();
+    await input.fill("/cancel");
+    await input.press("Enter");
+    await note("/cancel").getByText("Not added: expert.").waitFor();
     await input.fill("/agent switch expert");
     await input.press("Enter");
     await note("/agent switch expert").getByText("expert is now the primary agent.").waitFor();
