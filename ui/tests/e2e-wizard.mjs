@@ -320,6 +320,7 @@ test("a refused setup shows the backend's message as it is and keeps every choic
     const alert = wizard.getByRole("alert", { name: "The config was not written" });
     await alert.waitFor();
     assert.equal(await alert.locator("pre").textContent(), message);
+    await page.screenshot({ path: path.join(artifacts, "setup-wizard-refused.png") });
     assert.deepEqual(await edits(page), []);
 
     // Every choice is still there: back through the steps, and the write goes through.
