@@ -5,6 +5,7 @@ mod chat_cases;
 mod claude_caller;
 mod cli_agents;
 mod dispatch_cases;
+mod limits_cases;
 mod local_runner_cases;
 #[path = "../../benches/support/loopback.rs"]
 mod loopback;
