@@ -97,12 +97,28 @@ test("the sheet opens from Settings and by keyboard, and Escape closes it", () =
     await sheet.getByRole("form", { name: "Agent assistant" }).waitFor();
     // The problem of coder's entry for a removed agent shows beside that entry, not only in a list.
     await page.screenshot({ path: path.join(artifacts, "config-agents.png") });
+
+    // What is typed survives picking another agent and closing the sheet.
+    const assistant = sheet.getByRole("form", { name: "Agent assistant" });
+    await assistant.getByLabel("Model", { exact: true }).fill("half-typed");
+    await agents.getByRole("button", { name: /^researcher/ }).click();
+    await agents.getByRole("button", { name: /^assistant.*unsaved/ }).waitFor();
+    await agents.getByRole("button", { name: /^assistant/ }).click();
+    await assistant.getByText("unsaved changes (kept from before)").waitFor();
+    assert.equal(await assistant.getByLabel("Model", { exact: true }).inputValue(), "half-typed");
+
     await page.keyboard.press("Escape");
     await sheet.waitFor({ state: "detached" });
     // Focus went back to the button that opened it.
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Edit agents and tools…");
     await page.keyboard.press("Control+,");
     await page.getByRole("dialog", { name: "Agents & tools" }).waitFor();
+    const reopened = page
+      .getByRole("dialog", { name: "Agents & tools" })
+      .getByRole("form", { name: "Agent assistant" });
+    assert.equal(await reopened.getByLabel("Model", { exact: true }).inputValue(), "half-typed");
+    await reopened.getByRole("button", { name: "Revert" }).click();
+    assert.equal(await reopened.getByLabel("Model", { exact: true }).inputValue(), "demo-planner");
     await page.getByRole("button", { name: "Close agents and tools" }).click();
     await sheet.waitFor({ state: "detached" });
     // The Settings tab keeps what it showed.
@@ -193,6 +209,11 @@ test("tool entries are edited, switched and added in both scopes", () =>
     const global = sheet.getByRole("table", { name: "Global tool-agents", exact: true });
     await global.getByRole("button", { name: "Edit researcher" }).click();
     const entry = sheet.getByRole("form", { name: "Entry agent_researcher" });
+    // Escape gives up the entry form, not the sheet.
+    await entry.getByLabel("Description", { exact: true }).press("Escape");
+    await entry.waitFor({ state: "detached" });
+    await sheet.waitFor();
+    await global.getByRole("button", { name: "Edit researcher" }).click();
     await entry.getByLabel("Description", { exact: true }).fill("Finds facts, with sources.");
     await entry.getByLabel("Approval", { exact: true }).selectOption("auto");
     await entry.getByLabel("Max depth", { exact: true }).fill("1");
@@ -511,4 +532,29 @@ test("a broken file shows a banner with where and why; the last good config stay
       .getByRole("list", { name: "Configured agents" })
       .getByRole("button", { name: /^fixer/ })
       .waitFor();
+  }));
+
+test("dark theme: the tables, the effective list and the conflict stay readable", () =>
+  withPage("dark", async (page) => {
+    await page.getByRole("button", { name: "Toggle dark theme" }).click();
+    const sheet = await openSheet(page);
+    await sheet.getByRole("tab", { name: "Tool-agents" }).click();
+    await sheet.getByRole("table", { name: "Effective tool-agents of assistant", exact: true }).waitFor();
+    await page.screenshot({ path: path.join(artifacts, "config-tools-dark.png") });
+    await sheet.getByRole("tab", { name: "Agents", exact: true }).click();
+    const form = sheet.getByRole("form", { name: "Agent assistant" });
+    await form.getByLabel("Model", { exact: true }).fill("dark-model");
+    await page.evaluate(() =>
+      window.__configChangeUnheard((config) => {
+        config.agents[0].system_prompt = "Be brief.";
+      }),
+    );
+    await form.getByRole("button", { name: "Save" }).click();
+    const conflict = page.getByRole("dialog", { name: "The file changed on disk" });
+    await conflict.getByText("Line by line").click();
+    await page.screenshot({ path: path.join(artifacts, "config-conflict-dark.png") });
+    await conflict.getByRole("button", { name: "Take theirs" }).click();
+    assert.equal(await form.getByLabel("Model", { exact: true }).inputValue(), "demo-planner");
+    await form.getByLabel("System prompt", { exact: true }).waitFor();
+    assert.equal(await form.getByLabel("System prompt", { exact: true }).inputValue(), "Be brief.");
   }));

@@ -9,6 +9,7 @@
 import {
   commands,
   events,
+  type AgentConfig_Serialize as AgentConfig,
   type AppError_Serialize as AppError,
   type ConfigState_Serialize as ConfigState,
   type Edit_Deserialize as Edit,
@@ -18,6 +19,7 @@ import {
   type ToolsExplained_Serialize as ToolsExplained,
 } from "../../bindings";
 import { prefs } from "../shared/prefs";
+import type { AgentForm } from "./agent-form";
 
 class ConfigStore {
   state = $state<ConfigState | null>(null);
@@ -131,6 +133,33 @@ class PendingConflict {
 }
 
 export const pendingConflict = new PendingConflict();
+
+/** A form's unsaved state, kept when the form closes so that nothing typed is lost. */
+export type AgentDraft = {
+  form: AgentForm;
+  saved: string;
+  baseVersion: string | null;
+  original: AgentConfig | null;
+};
+
+/**
+ * The agent forms closed with unsaved changes (another agent picked, the sheet
+ * closed), by the name they were opened for ("" for a new agent), for this run of
+ * the app: reopening the form brings the draft back, marked.
+ */
+class AgentDrafts {
+  byName = $state<Record<string, AgentDraft>>({});
+
+  keep(name: string, draft: AgentDraft): void {
+    this.byName[name] = draft;
+  }
+
+  drop(name: string): void {
+    delete this.byName[name];
+  }
+}
+
+export const agentDrafts = new AgentDrafts();
 
 /**
  * Applies `edit` (against `version`, the one a form was opened with, when given):
