@@ -90,6 +90,9 @@ const lastEdit = (page) => page.evaluate(() => window.__configEdits.at(-1));
 
 test("the sheet opens from Settings and by keyboard, and Escape closes it", () =>
   withPage("sheet", async (page) => {
+    await page.getByRole("tab", { name: "Settings" }).click();
+    await page.getByRole("button", { name: "Edit agents and tools…" }).waitFor();
+    await page.screenshot({ path: path.join(artifacts, "config-settings-tab.png") });
     const sheet = await openSheet(page);
     const agents = sheet.getByRole("list", { name: "Configured agents" });
     for (const name of ["assistant", "researcher", "summariser", "coder", "expert"])
@@ -154,6 +157,22 @@ test("an agent is added through the form's checks and a connection test", () =>
     await form.getByLabel("Command", { exact: true }).waitFor();
     await form.getByText("Result extraction (output rules)").waitFor();
     assert.equal(await form.getByLabel("URL", { exact: true }).count(), 0);
+    await form.getByLabel("Answer", { exact: true }).selectOption("after_marker");
+    await form.getByLabel("Marker", { exact: true }).waitFor();
+    await form.getByLabel("Arguments", { exact: true }).fill("--message={request}\n--yes");
+    await form.getByLabel("Environment", { exact: true }).fill("MODE=fast\nbroken line");
+    await form.getByRole("button", { name: "Add agent" }).click();
+    await form.getByText("line 2: write NAME=value").waitFor();
+    await form.getByText("Required when the answer follows a marker").waitFor();
+    await page.screenshot({ path: path.join(artifacts, "config-agent-form-cli.png") });
+    // An mcp agent is a program or an address.
+    await form.getByLabel("Provider", { exact: true }).selectOption("mcp");
+    await form.getByLabel("Request argument", { exact: true }).waitFor();
+    await form.getByLabel("An address (streamable HTTP)").check();
+    await form.getByLabel("URL", { exact: true }).waitFor();
+    assert.equal(await form.getByLabel("Command", { exact: true }).count(), 0);
+    await form.getByLabel("Provider", { exact: true }).selectOption("a2a");
+    assert.equal(await form.getByLabel("Model", { exact: true }).count(), 0);
     await form.getByLabel("Provider", { exact: true }).selectOption("local");
     assert.equal(await form.getByLabel("Command", { exact: true }).count(), 0);
 
