@@ -356,7 +356,7 @@ test("run later, the wizard adds beside the current agents (or replaces them) an
       const wizard = page.getByRole("dialog", { name: "Set up Switchboard" });
       await page.getByRole("textbox", { name: "Message" }).waitFor();
       assert.equal(await wizard.count(), 0, "not offered by itself after the first start");
-      await page.evaluate(() => window.__openSetup());
+      await page.getByRole("button", { name: "Run setup…" }).click();
       const mode = wizard.getByRole("group", { name: "The agents configured now" });
       assert.equal(await mode.getByRole("radio", { name: "Add to them" }).isChecked(), true);
       await wizard.getByRole("checkbox", { name: "qwen2.5-coder:7b" }).check();
@@ -400,7 +400,7 @@ test("run later, the wizard adds beside the current agents (or replaces them) an
       ]);
 
       // Again, replacing them: the current agents are no longer offered for the roles.
-      await page.evaluate(() => window.__openSetup());
+      await page.getByRole("button", { name: "Run setup…" }).click();
       await wizard.getByRole("radio", { name: "Replace them" }).check();
       await wizard.getByRole("checkbox", { name: "llama3:latest" }).check();
       await wizard.getByRole("button", { name: "Next" }).click();

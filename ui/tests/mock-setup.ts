@@ -8,7 +8,6 @@
  * the app just wrote): `edit_config` applies the edits the wizard and the commands
  * send as the backend does (the refusals worded as it words them), records each in
  * `window.__edits`, and refuses the next one with `window.__refuseNextEdit`'s message.
- * `window.__openSetup()` opens the wizard as a "Run setup…" button does.
  */
 import type {
   AgentConfig_Serialize as AgentConfig,
@@ -18,7 +17,6 @@ import type {
   ExplainedEntry_Serialize as ExplainedEntry,
   ToolTarget,
 } from "../src/bindings";
-import { setupWizard } from "../src/lib/setup/state.svelte";
 
 declare global {
   interface Window {
@@ -26,13 +24,10 @@ declare global {
     __edits: Edit[];
     /** When set, the next edit is refused (`edit_refused`) with this message, and it is cleared. */
     __refuseNextEdit?: string;
-    /** Opens the setup wizard as a "Run setup…" button does. */
-    __openSetup: () => void;
   }
 }
 
 window.__edits = [];
-window.__openSetup = () => setupWizard.open();
 const query = new URLSearchParams(location.search);
 const ownsConfig = query.has("setup-config");
 
