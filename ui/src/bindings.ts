@@ -751,7 +751,10 @@ export type Limits_Deserialize = {
 	max_steps?: number | null,
 	/**  A cost ceiling for the whole tree of a turn, in the currency of the prices. */
 	max_cost_per_turn?: number | null,
-	/**  A wall-clock limit for one call (its whole tool loop), in seconds. */
+	/**
+	 *  A wall-clock limit for one call, in seconds: all of it, the wait for approval,
+	 *  every model step and the delegates it waits for (they are cancelled with it).
+	 */
 	timeout_secs?: number | null,
 	/**
 	 *  How long an HTTP agent's stream may stay silent, over the agent's own
@@ -773,7 +776,10 @@ export type Limits_Serialize = {
 	max_steps?: number,
 	/**  A cost ceiling for the whole tree of a turn, in the currency of the prices. */
 	max_cost_per_turn?: number | null,
-	/**  A wall-clock limit for one call (its whole tool loop), in seconds. */
+	/**
+	 *  A wall-clock limit for one call, in seconds: all of it, the wait for approval,
+	 *  every model step and the delegates it waits for (they are cancelled with it).
+	 */
 	timeout_secs?: number,
 	/**
 	 *  How long an HTTP agent's stream may stay silent, over the agent's own

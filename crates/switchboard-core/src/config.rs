@@ -296,7 +296,8 @@ pub struct Limits {
     /// A cost ceiling for the whole tree of a turn, in the currency of the prices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cost_per_turn: Option<f64>,
-    /// A wall-clock limit for one call (its whole tool loop), in seconds.
+    /// A wall-clock limit for one call, in seconds: all of it, the wait for approval,
+    /// every model step and the delegates it waits for (they are cancelled with it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[specta(type = Option<Number>)]
     pub timeout_secs: Option<u64>,

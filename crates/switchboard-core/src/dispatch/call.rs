@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde_json::json;
 
-use crate::event::{CallError, CallRole, CallStatus, EventKind};
+use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind};
 use crate::fence::fence;
 use crate::runner::Message;
 use crate::tools::{offered_tools, OfferedTool, Standing};
@@ -53,6 +53,34 @@ pub(super) fn finished(
     }
 }
 
+/// Runs a call's work under its `limits.timeout_secs`, which covers all of it: the
+/// wait for approval, every model step and the delegates it waits for. At the
+/// deadline the call is cancelled (its delegates with it, through their child
+/// tokens), runs to its end as a cancelled call would (every node finishes, the
+/// text so far kept), and ends with a `timeout` error.
+async fn within_timeout(
+    timeout_secs: Option<u64>,
+    cancel: &tokio_util::sync::CancellationToken,
+    work: impl std::future::Future<Output = LoopEnd>,
+) -> LoopEnd {
+    let Some(secs) = timeout_secs else { return work.await };
+    tokio::pin!(work);
+    tokio::select! {
+        outcome = &mut work => outcome,
+        () = tokio::time::sleep(std::time::Duration::from_secs(secs)) => {
+            cancel.cancel();
+            let mut outcome = work.await;
+            let message = format!(
+                "the call ran longer than {secs} s (limits.timeout_secs, which counts the wait for approval and for its delegates)"
+            );
+            let error = CallError::new(CallErrorKind::Timeout, message);
+            outcome.status = error.status();
+            outcome.error = Some(error);
+            outcome
+        }
+    }
+}
+
 /// Runs one call to its end. Boxed: calls nest.
 pub(super) fn run_call(turn: Arc<Turn>, mut spec: CallSpec) -> BoxFuture<'static, CallOutcome> {
     async move {
@@ -82,15 +110,18 @@ pub(super) fn run_call(turn: Arc<Turn>, mut spec: CallSpec) -> BoxFuture<'static
                 model: spec.model.clone().or_else(|| spec.agent.model.clone()),
             },
         );
-        let approved = match &spec.approval {
-            Some(limits) => await_approval(&turn, &spec, limits.clone()).await,
-            None => Ok(()),
+        let work = async {
+            let approved = match &spec.approval {
+                Some(limits) => await_approval(&turn, &spec, limits.clone()).await,
+                None => Ok(()),
+            };
+            match (approved, runner) {
+                (Err(refusal), _) => LoopEnd::stopped(refusal),
+                (Ok(()), Ok(runner)) => tool_loop(&turn, &spec, runner, &offered, &path).await,
+                (Ok(()), Err(error)) => LoopEnd::stopped(error.to_call_error()),
+            }
         };
-        let outcome = match (approved, runner) {
-            (Err(refusal), _) => LoopEnd::stopped(refusal),
-            (Ok(()), Ok(runner)) => tool_loop(&turn, &spec, runner, &offered, &path).await,
-            (Ok(()), Err(error)) => LoopEnd::stopped(error.to_call_error()),
-        };
+        let outcome = within_timeout(spec.limits.timeout_secs, &spec.cancel, work).await;
         turn.control.unregister(&spec.header.call_id);
         if let Some(caller) = &spec.keep_conversation {
             if outcome.status == CallStatus::Ok {

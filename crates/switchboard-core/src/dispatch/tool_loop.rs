@@ -4,12 +4,10 @@
 //! `max_parallel`), and an `escalate` call hands the turn to the escalation agent.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind};
@@ -75,7 +73,6 @@ pub(super) async fn tool_loop(
     let mut messages = spec.messages.clone();
     let definitions: Vec<Value> = offered.iter().map(|tool| tool.definition.clone()).collect();
     let max_steps = spec.limits.effective_max_steps();
-    let deadline = spec.limits.timeout_secs.map(|secs| (secs, Instant::now() + Duration::from_secs(secs)));
     let budget = BudgetStop::default();
     let mut text = String::new();
     let end = |text: String, turns: u32, error: Option<CallError>, conversation: Vec<Message>| LoopEnd {
@@ -93,7 +90,7 @@ pub(super) async fn tool_loop(
             model: spec.model.clone(),
             idle_timeout_secs: spec.limits.idle_timeout_secs,
         };
-        let reply = match model_step(turn, spec, runner.as_ref(), &request, &budget, deadline).await {
+        let reply = match model_step(turn, spec, runner.as_ref(), &request, &budget).await {
             Ok(reply) => reply,
             // What the step streamed before it failed is kept: the caller receives
             // it as the partial result beside the error.
@@ -158,7 +155,8 @@ struct Stopped {
 }
 
 /// One model step: streams the runner's deltas into the turn's events and counts
-/// them against the budget; stops at a cancel, a spent budget or the deadline.
+/// them against the budget; stops at a cancel (a call's timeout is one: see
+/// `call::within_timeout`) or a spent budget.
 /// The step's reported usage replaces what its text was counted as.
 async fn model_step(
     turn: &Arc<Turn>,
@@ -166,7 +164,6 @@ async fn model_step(
     runner: &dyn Runner,
     request: &ModelRequest,
     budget: &BudgetStop,
-    deadline: Option<(u64, Instant)>,
 ) -> Result<ModelReply, Stopped> {
     let header = &spec.header;
     // What this step streamed: counted for the budget while it streams, kept as the
@@ -202,22 +199,12 @@ async fn model_step(
                 }
             }
         };
-        let timeout = async {
-            match deadline {
-                Some((_, at)) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
         tokio::select! {
             biased;
             _ = spec.cancel.cancelled() => Err(cancelled_error()),
             _ = budget.stop.cancelled() => {
                 let reason = budget.reason.lock().unwrap().clone().unwrap_or_default();
                 Err(CallError::new(CallErrorKind::Budget, format!("stopped while streaming: {reason}")))
-            }
-            _ = timeout => {
-                let secs = deadline.map(|(secs, _)| secs).unwrap_or_default();
-                Err(CallError::new(CallErrorKind::Timeout, format!("the call ran longer than {secs} s (limits.timeout_secs)")))
             }
             reply = runner.stream(request, &mut on_delta) => reply.map_err(|error| error.to_call_error()),
         }

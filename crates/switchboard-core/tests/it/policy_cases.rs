@@ -363,24 +363,90 @@ async fn ask_model_gets_one_answer_from_the_advisor_with_no_tools() {
     assert_eq!(sage.requests.lock().unwrap()[0].messages, vec![Message::user("is it safe?")]);
 }
 
-#[tokio::test]
-async fn a_per_entry_call_timeout_ends_a_slow_delegate() {
-    let mut boss = agent("boss");
-    let mut slow_entry = entry("slow", "Slow.");
-    slow_entry.limits = Some(Limits { timeout_secs: Some(1), ..Limits::default() });
-    boss.tools = vec![slow_entry];
-    let dispatcher = exact(config(vec![boss, agent("slow")], vec![]));
-    dispatcher
-        .runners()
-        .insert("boss", Scripted::new(vec![Step::Call(vec![call("agent_slow", "take ages")]), Step::Say("moved on")]));
-    dispatcher
-        .runners()
-        .insert("slow", Scripted::new(vec![Step::Slow { deltas: 100, pause: Duration::from_millis(100) }]));
-    let started = Instant::now();
-    let (outcome, events) = run_as(&dispatcher, "boss", "go", TurnControl::approving_all()).await;
-    assert!(started.elapsed() < Duration::from_secs(5));
-    assert_eq!(outcome.text, "moved on");
-    assert_eq!(finishes(&events), vec![("slow".into(), CallStatus::Error, Some(CallErrorKind::Timeout))]);
+/// A call's timeout covers the whole call: its model steps, the delegates it
+/// waits for and the wait for approval. On tokio's paused clock: no test waits
+/// for real time, and none asserts a duration.
+#[tokio::test(start_paused = true)]
+async fn a_calls_timeout_covers_its_steps_its_delegates_and_its_approval() {
+    struct Case {
+        name: &'static str,
+        /// The boss's entry for `middle`: its timeout, and whether it asks.
+        approval: switchboard_core::config::Approval,
+        answer_approvals: bool,
+        /// What `middle` does: stream slowly itself, or wait for a slow delegate.
+        delegates: bool,
+        /// The finishes below the boss, in finishing order.
+        expected: Vec<(String, CallStatus, Option<CallErrorKind>)>,
+    }
+    use switchboard_core::config::Approval;
+    let timeout = |agent: &str| (agent.to_string(), CallStatus::Error, Some(CallErrorKind::Timeout));
+    let cancelled = |agent: &str| (agent.to_string(), CallStatus::Cancelled, Some(CallErrorKind::Cancelled));
+    let cases = vec![
+        Case {
+            name: "its own model step",
+            approval: Approval::Auto,
+            answer_approvals: true,
+            delegates: false,
+            expected: vec![timeout("middle")],
+        },
+        Case {
+            name: "a delegate it waits for (cancelled with it)",
+            approval: Approval::Auto,
+            answer_approvals: true,
+            delegates: true,
+            expected: vec![cancelled("slow"), timeout("middle")],
+        },
+        Case {
+            name: "the wait for approval",
+            approval: Approval::Ask,
+            answer_approvals: false,
+            delegates: false,
+            expected: vec![timeout("middle")],
+        },
+    ];
+    for case in cases {
+        let mut boss = agent("boss");
+        let mut middle_entry = entry("middle", "Middle.");
+        middle_entry.limits = Some(Limits { timeout_secs: Some(30), max_depth: Some(2), ..Limits::default() });
+        middle_entry.approval = Some(case.approval);
+        boss.tools = vec![middle_entry];
+        let mut middle = agent("middle");
+        let mut slow_entry = entry("slow", "Slow.");
+        slow_entry.approval = Some(Approval::Auto);
+        middle.tools = vec![slow_entry];
+        let mut config = config(vec![boss, middle, agent("slow")], vec![]);
+        config.limits.max_depth = Some(2);
+        let dispatcher = exact(config);
+        let slowly = Step::Slow { deltas: 1000, pause: Duration::from_secs(1) };
+        dispatcher
+            .runners()
+            .insert("boss", Scripted::new(vec![Step::Call(vec![call("agent_middle", "work")]), Step::Say("moved on")]));
+        let middle_steps = if case.delegates {
+            vec![Step::Call(vec![call("agent_slow", "take ages")]), Step::Say("x")]
+        } else {
+            vec![slowly.clone()]
+        };
+        dispatcher.runners().insert("middle", Scripted::new(middle_steps));
+        dispatcher.runners().insert("slow", Scripted::new(vec![slowly]));
+        let policy = if case.answer_approvals {
+            switchboard_core::ApprovalPolicy::ApproveAll
+        } else {
+            switchboard_core::ApprovalPolicy::Ask
+        };
+        let (outcome, events) = run_as(&dispatcher, "boss", "go", TurnControl::new(policy, Session::default())).await;
+        assert_eq!(outcome.text, "moved on", "{}: the caller carries on", case.name);
+        assert_eq!(finishes(&events), case.expected, "{}", case.name);
+        let message = events
+            .iter()
+            .find_map(|event| match &event.kind {
+                EventKind::CallFinished { error: Some(error), .. } if event.agent == "middle" => {
+                    Some(error.message.clone())
+                }
+                _ => None,
+            })
+            .unwrap();
+        assert!(message.contains("longer than 30 s") && message.contains("approval"), "{}: {message}", case.name);
+    }
 }
 
 /// The process ids of `group` still alive (from /proc), zombies excluded.
