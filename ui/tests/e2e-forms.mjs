@@ -20,7 +20,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const ui = path.resolve(here, "..");
 const artifacts = path.resolve(ui, "..", "tests", "artifacts");
 mkdirSync(artifacts, { recursive: true });
-const base = "http://127.0.0.1:4173/e2e.html";
+// 4173 as the other browser suites (run one after another); E2E_PORT when another suite may run alongside.
+const port = process.env.E2E_PORT ?? "4173";
+const base = `http://127.0.0.1:${port}/e2e.html`;
 
 let server;
 let browser;
@@ -41,9 +43,19 @@ async function waitForServer(url, timeoutMs) {
 
 before(async () => {
   // The vite binary itself, not npx, so that killing it leaves no server behind.
-  server = spawn(path.join(ui, "node_modules", ".bin", "vite"), ["preview", "--mode", "e2e", "--outDir", "dist-e2e"], {
-    cwd: ui,
-    stdio: ["ignore", "ignore", "inherit"],
+  server = spawn(
+    path.join(ui, "node_modules", ".bin", "vite"),
+    ["preview", "--mode", "e2e", "--outDir", "dist-e2e", "--port", port],
+    { cwd: ui, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  // Ready when it says it serves on the port; a port in use ends it at once (strictPort): never test someone else's.
+  await new Promise((resolve, reject) => {
+    let printed = "";
+    server.stdout.on("data", (chunk) => {
+      printed += chunk;
+      if (printed.includes(`127.0.0.1:${port}/`)) resolve();
+    });
+    server.once("exit", () => reject(new Error(`vite preview could not serve on port ${port}`)));
   });
   await waitForServer(base, 15_000);
   browser = await launchChromium();
