@@ -269,3 +269,58 @@ async fn a_server_that_echoes_the_key_never_gets_it_into_an_error() {
         assert!(text.contains("[redacted]"), "{status} {content_type}: {text}");
     }
 }
+
+/// Cancelling an HTTP call closes its connection: the server, streaming a chunk
+/// every few milliseconds for minutes, sees its next write fail soon after the
+/// cancel, and reports how far it got.
+#[tokio::test]
+async fn cancelling_an_http_call_closes_the_connection_the_server_sees_it() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (closed_sender, closed) = tokio::sync::oneshot::channel::<usize>();
+    const CHUNKS: usize = 20_000;
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = [0u8; 16 * 1024];
+        let _ = socket.read(&mut request).await;
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
+        socket.write_all(head.as_bytes()).await.unwrap();
+        for index in 0..CHUNKS {
+            let chunk = format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"w{index} \"}}}}]}}\n\n");
+            if socket.write_all(chunk.as_bytes()).await.is_err() || socket.flush().await.is_err() {
+                let _ = closed_sender.send(index);
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    });
+    let dispatcher = switchboard_core::Dispatcher::new(switchboard_core::Config {
+        agents: vec![agent(base, None)],
+        ..Default::default()
+    });
+    let control = switchboard_core::TurnControl::approving_all();
+    let cancelling = control.clone();
+    let deltas = Arc::new(Mutex::new(0usize));
+    let counted = deltas.clone();
+    let sink: switchboard_core::EventSink = Arc::new(move |event: switchboard_core::CallEvent| {
+        if matches!(event.kind, switchboard_core::EventKind::TextDelta { .. }) {
+            let mut seen = counted.lock().unwrap();
+            *seen += 1;
+            if *seen == 3 {
+                cancelling.cancel_turn();
+            }
+        }
+    });
+    let request =
+        switchboard_core::TurnRequest { agent: Some("a".into()), message: "talk".into(), ..Default::default() };
+    let outcome = dispatcher.run_turn(request, sink, control).await;
+    assert_eq!(outcome.status, switchboard_core::CallStatus::Cancelled);
+    // A guard against a hang, not a timing assertion.
+    let written = tokio::time::timeout(std::time::Duration::from_secs(30), closed)
+        .await
+        .expect("the server never saw the connection close")
+        .unwrap();
+    assert!(written < CHUNKS, "the stream was cut short: {written} chunks written");
+    assert!(*deltas.lock().unwrap() >= 3);
+}

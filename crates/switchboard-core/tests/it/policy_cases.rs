@@ -465,17 +465,31 @@ fn alive_in_group(group: i32) -> Vec<i32> {
     alive
 }
 
+/// Cancelling a subprocess agent ends its whole process group: SIGTERM first (an
+/// agent that traps it exits cleanly and says so), SIGKILL after the grace period
+/// for one that ignores it; either way, nothing is left and the parent goes on.
 #[tokio::test]
 async fn cancelling_a_subprocess_agent_leaves_no_process_behind() {
+    for ignores_sigterm in [false, true] {
+        cancel_a_subprocess_agent(ignores_sigterm).await;
+    }
+}
+
+async fn cancel_a_subprocess_agent(ignores_sigterm: bool) {
     let folder = tempfile::tempdir().unwrap();
     let pid_file = folder.path().join("group");
+    let exit_file = folder.path().join("exit");
+    let on_term = if ignores_sigterm {
+        "trap '' TERM".to_string()
+    } else {
+        format!("trap 'echo terminated > {}; kill $!; exit 0' TERM", exit_file.display())
+    };
     let mut worker = AgentConfig::new("worker", Provider::Subprocess);
     worker.command = Some("sh".into());
-    // The agent starts a grandchild of its own and ignores SIGTERM, so only the
-    // group kill after the grace period ends it.
+    // The agent starts a grandchild of its own.
     worker.args = vec![
         "-c".into(),
-        format!("trap '' TERM; echo $$ > {}; sleep 300 & echo working on: \"$0\"; wait", pid_file.display()),
+        format!("{on_term}; echo $$ > {}; sleep 300 & echo working on: \"$0\"; wait", pid_file.display()),
         "{request}".into(),
     ];
     let dispatcher = Arc::new(exact(config(vec![agent("boss"), worker], vec![entry("worker", "Works in a shell.")])));
@@ -484,36 +498,45 @@ async fn cancelling_a_subprocess_agent_leaves_no_process_behind() {
         Scripted::new(vec![Step::Call(vec![call("agent_worker", "the long job")]), Step::Say("gave up")]),
     );
     let recorder = Recorder::default();
+    let record = recorder.sink();
     let control = TurnControl::approving_all();
+    // The worker's first line of output is the signal that it runs: no polling.
+    let (working_sender, working) = tokio::sync::oneshot::channel::<String>();
+    let working_sender = std::sync::Mutex::new(Some(working_sender));
+    let sink: switchboard_core::EventSink = Arc::new(move |event: CallEvent| {
+        if event.agent == "worker"
+            && matches!(&event.kind, EventKind::TextDelta { text } if text.contains("the long job"))
+        {
+            if let Some(sender) = working_sender.lock().unwrap().take() {
+                let _ = sender.send(event.call_id.clone());
+            }
+        }
+        record(event);
+    });
     let turn = {
-        let (dispatcher, control, sink) = (dispatcher.clone(), control.clone(), recorder.sink());
+        let (dispatcher, control) = (dispatcher.clone(), control.clone());
         tokio::spawn(async move {
-            dispatcher
-                .run_turn(
-                    TurnRequest { agent: Some("boss".into()), message: "go".into(), ..Default::default() },
-                    sink,
-                    control,
-                )
-                .await
+            let request = TurnRequest { agent: Some("boss".into()), message: "go".into(), ..Default::default() };
+            dispatcher.run_turn(request, sink, control).await
         })
     };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !recorder.take().iter().any(|event| {
-        event.agent == "worker" && matches!(&event.kind, EventKind::TextDelta { text } if text.contains("the long job"))
-    }) {
-        assert!(Instant::now() < deadline, "the worker never streamed");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // Guards against a hang, not timing assertions.
+    let worker_call =
+        tokio::time::timeout(Duration::from_secs(30), working).await.expect("the worker never streamed").unwrap();
     let group: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
     assert_eq!(alive_in_group(group).len(), 2, "the shell and its sleep run in the agent's own group");
-    let worker_call = recorder.take().iter().find(|event| event.agent == "worker").unwrap().call_id.clone();
     assert!(control.cancel_call(&worker_call));
-    let outcome = tokio::time::timeout(Duration::from_secs(5), turn).await.expect("the turn ends").unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(30), turn).await.expect("the turn ends").unwrap();
     assert_eq!(outcome.text, "gave up", "the parent continues after the cancelled call");
-    let grace_end = Instant::now() + switchboard_core::runner::subprocess::GRACE + Duration::from_secs(3);
-    while !alive_in_group(group).is_empty() {
-        assert!(Instant::now() < grace_end, "processes left after cancellation: {:?}", alive_in_group(group));
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    // The runner has signalled the group by now; SIGKILL may still be pending for
+    // one that ignored SIGTERM: `end_pending_groups` waits for it, as shells do.
+    switchboard_core::runner::subprocess::end_pending_groups();
+    assert_eq!(alive_in_group(group), Vec::<i32>::new(), "processes left after cancellation");
+    let said = std::fs::read_to_string(&exit_file).unwrap_or_default();
+    if ignores_sigterm {
+        assert_eq!(said, "", "an agent that ignores SIGTERM is killed");
+    } else {
+        assert_eq!(said.trim(), "terminated", "SIGTERM came first, and the agent exited cleanly on it");
     }
     let events = recorder.take();
     assert_stream_invariants(&events);
