@@ -175,12 +175,14 @@ impl WindowCall {
 
 impl ObservedCall for WindowCall {
     fn event(&self, event: &CallEvent) {
-        // Logged before it is shown, as a turn's events are.
-        if let Err(error) = self.sessions.log_outside_event(&self.turn, event) {
-            tracing::warn!(%error, "an MCP call's event could not be logged");
-        }
         if let Some(recorder) = &self.recorder {
             recorder.record(event);
+        }
+        // Logged before it is shown, as a turn's events are: an event the log
+        // refused is not shown (the MCP client still gets the call's answer).
+        if let Err(error) = self.sessions.log_outside_event(&self.turn, event) {
+            tracing::warn!(%error, "an MCP call's event could not be logged, so it is not shown");
+            return;
         }
         self.emit(OutsideUpdate::Event { event: Box::new(event.clone()) });
     }

@@ -155,16 +155,29 @@ impl ChatSessions {
         let control = TurnControl::new(policy, self.engine_session(&turn.session_id)?);
         self.begin(&turn.session_id, &turn.turn_id, &turn.message, turn.agent.clone(), &control)?;
         let (store, session_id, turn_id) = (self.store.clone(), turn.session_id.clone(), turn.turn_id.clone());
+        let log_failure: Arc<Mutex<Option<SessionError>>> = Arc::default();
+        let (failure, stopping) = (log_failure.clone(), control.clone());
         let sink = Arc::new(move |event: CallEvent| {
-            // Logged before it is shown: what the window saw, a restart sees.
+            // Logged before it is shown: what the window saw, a restart sees. An
+            // event that cannot be logged is not shown, and the turn is stopped.
             if let Err(error) = append_event(&store, &session_id, &turn_id, &event) {
-                tracing::warn!(%error, "an event could not be written to the session log");
+                let mut failure = failure.lock().unwrap();
+                if failure.is_none() {
+                    tracing::warn!(%error, "the session log cannot be written: the turn is stopped");
+                    *failure = Some(error);
+                    stopping.cancel_turn();
+                }
+                return;
             }
             on_event(event);
         });
         let request = TurnRequest { agent: turn.agent.clone(), history, message: turn.message.clone() };
         let outcome = dispatcher.run_turn(request, sink, control).await;
-        self.end(&turn.session_id, &turn.turn_id, outcome.status, &outcome.text, &outcome.answered_by)?;
+        let ended = self.end(&turn.session_id, &turn.turn_id, outcome.status, &outcome.text, &outcome.answered_by);
+        if let Some(error) = log_failure.lock().unwrap().take() {
+            return Err(error);
+        }
+        ended?;
         Ok(outcome)
     }
 

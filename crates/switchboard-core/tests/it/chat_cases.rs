@@ -86,6 +86,39 @@ async fn a_turn_in_a_session_is_logged_before_it_is_shown_and_becomes_history() 
     assert_eq!(written, events);
 }
 
+/// An event the log cannot take is not shown, and the turn stops with the log's
+/// error: the window never shows what a restart would not. (The log fails here
+/// because the session is deleted mid-turn, which closes its file.)
+#[tokio::test]
+async fn an_event_that_cannot_be_logged_is_not_shown_and_the_turn_stops() {
+    let folder = tempfile::tempdir().unwrap();
+    let chats = Arc::new(ChatSessions::open(folder.path()).unwrap());
+    let session = chats.create("Doomed").unwrap();
+    let dispatcher = Dispatcher::new(config(vec![agent("main")], vec![]));
+    let main = Scripted::new(vec![Step::Slow { deltas: 1000, pause: std::time::Duration::from_millis(1) }]);
+    dispatcher.runners().insert("main", main);
+    let shown = Arc::new(Mutex::new(Vec::<CallEvent>::new()));
+    let (deleting, session_id, kept) = (chats.clone(), session.id.clone(), shown.clone());
+    let show = move |event: CallEvent| {
+        let deltas =
+            kept.lock().unwrap().iter().filter(|event| matches!(event.kind, EventKind::TextDelta { .. })).count();
+        if deltas == 2 {
+            deleting.delete(&session_id).unwrap();
+        }
+        kept.lock().unwrap().push(event);
+    };
+    let failed = chats.run_turn(&dispatcher, turn(&session.id, "t1", "go"), ApprovalPolicy::Ask, show).await;
+    assert!(matches!(failed, Err(SessionError::NotFound(_))), "{failed:?}");
+    let shown = shown.lock().unwrap();
+    // What was shown is what was logged before the log went: the start and three deltas.
+    assert_eq!(shown.len(), 4, "{shown:#?}");
+    assert!(
+        shown.iter().all(|event| !matches!(event.kind, EventKind::CallFinished { .. })),
+        "nothing after the failure"
+    );
+    assert!(!chats.cancel_turn("t1"), "the turn has ended (it was stopped, not left running)");
+}
+
 #[tokio::test]
 async fn approve_always_comes_back_from_the_log_after_a_restart() {
     let folder = tempfile::tempdir().unwrap();
