@@ -226,6 +226,14 @@ test("an agent is added through the form's checks and a connection test", () =>
     });
     await sheet.getByRole("form", { name: "Agent writer" }).waitFor();
 
+    // The limits of its own calls.
+    const limits = sheet.getByRole("form", { name: "Agent writer" });
+    await limits.getByText("Limits of its calls").click();
+    await limits.getByLabel("Max depth", { exact: true }).fill("0");
+    await limits.getByRole("button", { name: "Save" }).click();
+    await limits.getByText("Saved writer.").waitFor();
+    assert.deepEqual((await lastEdit(page)).agent.limits, { max_depth: 0 });
+
     // A name the backend refuses is shown as it words it.
     const writer = sheet.getByRole("form", { name: "Agent writer" });
     await writer.getByLabel("Name", { exact: true }).fill("coder");

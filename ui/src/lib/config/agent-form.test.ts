@@ -84,6 +84,12 @@ describe("checks", () => {
     expect(errorsOf({ name: "a", provider: "subprocess", command: "x", env: "1A=1" }).env).toMatch(/cannot name/);
   });
 
+  it("checks the limits of its calls under their own names", () => {
+    const limits = { ...emptyForm().limits, max_steps: "0", max_depth: "0", timeout_secs: "x" };
+    const errors = errorsOf({ name: "a", provider: "demo", limits });
+    expect(errors).toEqual({ "limits.max_steps": "At least 1", "limits.timeout_secs": "A whole number" });
+  });
+
   it("wants the marker or the pattern the result rule names", () => {
     expect(
       errorsOf({ name: "a", provider: "subprocess", command: "x", output_result: "after_marker" }).output_marker,
@@ -127,6 +133,7 @@ describe("round trip", () => {
     { name: "files", provider: "mcp", command: "npx", args: ["server"], tool: "read" },
     { name: "remote", provider: "a2a", url: "https://agents.example/a2a", api_key_env: "A2A_TOKEN" },
     { name: "claude", provider: "claude-cli", experimental_cli_tool_calls: true },
+    { name: "lead", provider: "demo", limits: { max_depth: 0, max_cost_per_turn: 0.25, timeout_secs: 90 } },
   ])("$name ($provider) comes back as it was", check);
 
   it("keeps what the form does not show: tool entries, limits, skill", () => {

@@ -5,10 +5,12 @@
  * NAME rather than a key), and the way back to an `AgentConfig`. Pure, so the form
  * component only binds inputs and the rules are tested on their own.
  */
+import { limitsFromForm, limitsText } from "./tool-form";
 import type {
   AgentConfig_Deserialize as AgentConfig,
   AgentConfig_Serialize as AgentConfigShown,
   OutputFormat,
+  Limits_Deserialize as Limits,
   Provider_Serialize as Provider,
   RequestVia,
   ResultPick,
@@ -102,10 +104,12 @@ export type AgentForm = {
   /** mcp agents: a stdio server (`command`) or streamable HTTP (`url`). */
   transport: "command" | "url";
   experimental_cli_tool_calls: boolean;
+  /** Limits of this agent's own calls, over the global ones; blank inherits. */
+  limits: Record<keyof Limits, string>;
 };
 
-/** A message per form field (`name`, `url`, `price_input`…) that is wrong. */
-export type FormErrors = Partial<Record<keyof AgentForm, string>>;
+/** A message per form field (`name`, `url`, `price_input`, a limit by its name…) that is wrong. */
+export type FormErrors = Partial<Record<Exclude<keyof AgentForm, "limits"> | `limits.${keyof Limits}`, string>>;
 
 /** Whether `provider` shows `field`; the mcp transport decides between command and url. */
 export function shows(form: Pick<AgentForm, "provider" | "transport">, field: Field): boolean {
@@ -146,6 +150,7 @@ export function emptyForm(provider: Provider = "local"): AgentForm {
     request_argument: "",
     transport: "command",
     experimental_cli_tool_calls: false,
+    limits: limitsText(null),
   };
 }
 
@@ -182,6 +187,7 @@ export function formFromAgent(agent: AgentConfig | AgentConfigShown): AgentForm 
     request_argument: text(agent.request_argument),
     transport: agent.provider === "mcp" && agent.url && !agent.command ? "url" : "command",
     experimental_cli_tool_calls: agent.experimental_cli_tool_calls === true,
+    limits: limitsText(agent.limits),
   };
 }
 
@@ -273,7 +279,7 @@ export function agentFromForm(
   const agent: AgentConfig = { ...(original as AgentConfig | null), name: form.name.trim(), provider: form.provider };
   for (const field of formOwned) delete agent[field];
   const shown = (field: Field) => shows(form, field);
-  const required = (field: keyof AgentForm & keyof AgentConfig, why: string) => {
+  const required = (field: Exclude<keyof AgentForm, "limits"> & keyof AgentConfig, why: string) => {
     if ((form[field] as string).trim() === "") errors[field] = why;
   };
 
@@ -348,5 +354,10 @@ export function agentFromForm(
       errors.output_pattern = "Required when a regex picks the answer";
     if (Object.keys(output).length > 0) agent.output = output;
   }
+  delete agent.limits;
+  const limitErrors: Partial<Record<keyof Limits, string>> = {};
+  const limits = limitsFromForm(form.limits, original?.limits as Limits | null | undefined, limitErrors);
+  for (const [field, message] of Object.entries(limitErrors)) errors[`limits.${field as keyof Limits}`] = message;
+  if (limits) agent.limits = limits;
   return { agent, errors };
 }

@@ -56,6 +56,14 @@ describe("entry form", () => {
     expect(entryFromToolForm(form, entry).entry.limits).toEqual({ future_limit: 3 });
   });
 
+  it("a cleared limit goes, the others stay as the form says", () => {
+    const entry: AgentToolEntry = { agent: "a", description: "d", limits: { max_depth: 1, max_steps: 4 } };
+    const form = toolFormFrom(entry);
+    form.limits.max_depth = "";
+    form.limits.max_steps = "5";
+    expect(entryFromToolForm(form, entry).entry.limits).toEqual({ max_steps: 5 });
+  });
+
   it("summarises limits", () => {
     expect(limitsSummary({ max_depth: 2, timeout_secs: 30 })).toBe("max depth 2 · timeout (s) 30");
     expect(limitsSummary(null)).toBe("");

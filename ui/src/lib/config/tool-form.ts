@@ -43,9 +43,7 @@ const text = (value: number | null | undefined) => (value === null || value === 
 
 /** The form for an entry (a new one when `entry` is null, for `agent` when given). */
 export function toolFormFrom(entry: AgentToolEntry | AgentToolEntryShown | null, agent = ""): ToolForm {
-  const limits = Object.fromEntries(
-    limitFields.map(([field]) => [field, text(entry?.limits?.[field] as number | null | undefined)]),
-  ) as Record<keyof Limits, string>;
+  const limits = limitsText(entry?.limits);
   return {
     agent: entry?.agent ?? agent,
     description: entry?.description ?? "",
@@ -86,9 +84,34 @@ export function entryFromToolForm(
     if (!/^\d+$/.test(share)) errors.share_context = "A whole number of messages (0 or more)";
     else entry.share_context = Number(share);
   }
-  const limits: Limits = {};
+  delete entry.limits;
+  const limits = limitsFromForm(form.limits, original?.limits, errors);
+  if (limits) entry.limits = limits;
+  return { entry, errors };
+}
+
+/** Limits as text (blank inherits), from a form. */
+export function limitsText(limits: Limits | null | undefined): Record<keyof Limits, string> {
+  return Object.fromEntries(
+    limitFields.map(([field]) => [field, text(limits?.[field] as number | null | undefined)]),
+  ) as Record<keyof Limits, string>;
+}
+
+/**
+ * The limits a form's fields say, or undefined when they set none; each bad
+ * field's message goes into `errors` under its name. Fields of `original` the
+ * form does not know are kept; the ones it shows are what the form says.
+ */
+export function limitsFromForm(
+  values: Record<keyof Limits, string>,
+  original: Limits | null | undefined,
+  errors: Partial<Record<keyof Limits, string>>,
+): Limits | undefined {
+  const limits = Object.fromEntries(
+    Object.entries(original ?? {}).filter(([field]) => !limitFields.some(([known]) => known === field)),
+  ) as Limits;
   for (const [field, , kind] of limitFields) {
-    const value = form.limits[field].trim();
+    const value = values[field].trim();
     if (value === "") continue;
     const number = Number(value);
     if (kind === "whole" && !/^\d+$/.test(value)) errors[field] = "A whole number";
@@ -96,16 +119,7 @@ export function entryFromToolForm(
     else if (field !== "max_depth" && kind === "whole" && number < 1) errors[field] = "At least 1";
     else limits[field] = number;
   }
-  delete entry.limits;
-  if (Object.keys(limits).length > 0) entry.limits = { ...(original?.limits as Limits | undefined), ...limits };
-  else if (original?.limits) {
-    // Fields the form does not know are kept; the ones it shows were cleared.
-    const kept = Object.fromEntries(
-      Object.entries(original.limits).filter(([field]) => !limitFields.some(([known]) => known === field)),
-    );
-    if (Object.keys(kept).length > 0) entry.limits = kept as Limits;
-  }
-  return { entry, errors };
+  return Object.keys(limits).length > 0 ? limits : undefined;
 }
 
 /** Why an entry is absent from an agent's list, in plain words. */
