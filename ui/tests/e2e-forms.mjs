@@ -330,8 +330,9 @@ test("tool entries are edited, switched and added in both scopes", () =>
 test("the effective list says why each absent entry is absent, and an outside change updates it", () =>
   withPage("effective", async (page) => {
     const sheet = await openSheet(page);
-    await sheet.getByRole("tab", { name: "Tool-agents" }).click();
-    await sheet.getByRole("combobox", { name: "Tool-agents of" }).selectOption("coder");
+    // The agent list points at the problem of coder's entry; following it shows coder's tool-agents.
+    await sheet.getByRole("button", { name: "1 problem in its tool-agents →" }).click();
+    assert.equal(await sheet.getByRole("combobox", { name: "Tool-agents of" }).inputValue(), "coder");
     const effective = sheet.getByRole("table", { name: "Effective tool-agents of coder", exact: true });
     await effective
       .getByRole("row", { name: /agent_coder/ })

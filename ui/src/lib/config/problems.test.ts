@@ -1,7 +1,7 @@
 /** Problems placed beside the agent or entry their JSON path names. */
 import { describe, expect, it } from "vitest";
 import type { Config_Serialize as Config, Problem } from "../../bindings";
-import { agentKey, placeOf, problemLine, problemsByPlace, toolKey } from "./problems";
+import { agentKey, entryProblemCount, placeOf, problemLine, problemsByPlace, toolKey } from "./problems";
 
 const config: Config = {
   agents: [
@@ -39,4 +39,5 @@ it("groups problems by what they concern", () => {
   expect(byPlace.get(toolKey(null, "coder"))).toEqual([problems[2]]);
   expect(byPlace.get("config")).toEqual([problems[3]]);
   expect(problemLine(problems[1], config)).toBe("colour: unknown field");
+  expect([entryProblemCount(byPlace, "lead"), entryProblemCount(byPlace, "coder")]).toEqual([1, 0]);
 });

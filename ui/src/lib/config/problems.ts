@@ -59,3 +59,11 @@ export function problemLine(problem: Problem, config: Config): string {
   const field = place.kind === "config" ? null : place.field;
   return field ? `${field}: ${problem.message}` : problem.message;
 }
+
+/** How many problems concern `owner`'s own tool entries (shown beside it in the agent list). */
+export function entryProblemCount(byPlace: Map<string, Problem[]>, owner: string): number {
+  const prefix = toolKey(owner, "");
+  let count = 0;
+  for (const [key, problems] of byPlace) if (key.startsWith(prefix)) count += problems.length;
+  return count;
+}
