@@ -115,6 +115,11 @@ async fn test_http(agent: &AgentConfig, report: &mut ConnectionReport) {
             step(report, "list models", started, Err(detail));
         }
     }
+    if agent.model.as_deref().is_none_or(|model| model.trim().is_empty()) {
+        // Most servers refuse a request without a model; the list above says
+        // whether the server answers, and which models there are to choose from.
+        return;
+    }
     let runner = match runner::local::LocalRunner::new(agent) {
         Ok(runner) => runner,
         Err(error) => return step(report, "stream a reply", Instant::now(), Err(error.to_string())),

@@ -300,12 +300,11 @@ async fn a_cancelled_call_returns_cancelled_and_the_parent_continues() {
         })
     };
     // Wait until the child streams, then cancel it by id.
-    loop {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        if recorder.take().iter().any(|event| event.depth == 1 && matches!(event.kind, EventKind::TextDelta { .. })) {
-            break;
-        }
-    }
+    recorder
+        .wait_for("the child streams", |events| {
+            events.iter().any(|event| event.depth == 1 && matches!(event.kind, EventKind::TextDelta { .. }))
+        })
+        .await;
     assert!(control.cancel_call("c2"));
     let outcome = tokio::time::timeout(Duration::from_secs(5), turn).await.expect("the turn ends").unwrap();
     assert_eq!(outcome.status, CallStatus::Ok);
@@ -342,7 +341,17 @@ async fn cancelling_the_turn_ends_every_call() {
             dispatcher.run_turn(TurnRequest { message: "go".into(), ..Default::default() }, sink, control).await
         })
     };
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Both children stream before the turn is cancelled.
+    recorder
+        .wait_for("both children stream", |events| {
+            let streaming: std::collections::HashSet<&str> = events
+                .iter()
+                .filter(|event| event.depth == 1 && matches!(event.kind, EventKind::TextDelta { .. }))
+                .map(|event| event.call_id.as_str())
+                .collect();
+            streaming.len() == 2
+        })
+        .await;
     control.cancel_turn();
     let outcome = tokio::time::timeout(Duration::from_secs(5), turn).await.expect("the turn ends").unwrap();
     assert_eq!(outcome.status, CallStatus::Cancelled);
@@ -549,13 +558,13 @@ async fn cancelling_a_waiting_call_ends_it_cancelled() {
                 .await
         })
     };
-    while !recorder
-        .take()
-        .iter()
-        .any(|event| matches!(event.kind, EventKind::ApprovalRequested { .. }) && event.call_id == "c3")
-    {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    recorder
+        .wait_for("c3 waits for approval", |events| {
+            events
+                .iter()
+                .any(|event| matches!(event.kind, EventKind::ApprovalRequested { .. }) && event.call_id == "c3")
+        })
+        .await;
     assert!(control.cancel_call("c2"));
     assert!(control.cancel_call("c3"));
     let outcome = tokio::time::timeout(Duration::from_secs(5), turn).await.expect("the turn ends").unwrap();

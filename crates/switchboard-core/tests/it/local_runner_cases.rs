@@ -177,8 +177,9 @@ async fn a_silent_stream_ends_after_the_idle_timeout_and_keeps_what_came() {
     let mut config = agent(base, None);
     config.idle_timeout_secs = Some(1);
     let runner = LocalRunner::new(&config).unwrap();
-    let started = std::time::Instant::now();
     let (result, deltas) = step_with_deltas(&runner).await;
+    // Ended by the idle timeout (an `Idle` error), not by the stream's own end ten
+    // seconds later (which would be a reply).
     match result {
         Err(error @ RunnerError::Idle { .. }) => {
             assert_eq!(error.kind(), switchboard_core::CallErrorKind::Timeout);
@@ -186,7 +187,6 @@ async fn a_silent_stream_ends_after_the_idle_timeout_and_keeps_what_came() {
         }
         other => panic!("expected an idle timeout, got {other:?}"),
     }
-    assert!(started.elapsed() < std::time::Duration::from_secs(5), "ended by the idle timeout, not the stream's end");
     assert_eq!(deltas, vec!["partial answer"]);
 
     // Through the dispatcher, the partial text is the call's result and the caller

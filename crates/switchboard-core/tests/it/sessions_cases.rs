@@ -90,7 +90,13 @@ fn a_killed_writer_loses_at_most_one_line() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // Killed once it has written a good part: readiness read from the file itself.
+    let log_path = folder.path().join("live.jsonl");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::fs::read(&log_path).map(|bytes| bytes.iter().filter(|byte| **byte == b'\n').count()).unwrap_or(0) < 200 {
+        assert!(std::time::Instant::now() < deadline, "the writer never got going");
+        std::thread::yield_now();
+    }
     child.kill().unwrap(); // SIGKILL: no destructor, no flush of anything pending
     child.wait().unwrap();
     let log = SessionStore::open(folder.path()).unwrap().load("live").unwrap();

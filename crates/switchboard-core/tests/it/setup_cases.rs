@@ -111,6 +111,12 @@ async fn each_failure_is_said_in_plain_words() {
     assert!(dead.steps.iter().all(|step| !step.ok));
     assert!(dead.steps[0].detail.starts_with("Nothing answers at"), "{dead:?}");
 
+    let mut modelless = http_agent(&root, "m1");
+    modelless.model = None;
+    let listed = test_connection(&modelless, None).await;
+    assert!(listed.ok && listed.steps.len() == 1, "without a model only the list is read: {listed:?}");
+    assert_eq!(listed.models, ["m1"]);
+
     let mut keyless = http_agent(&root, "m1");
     keyless.api_key_env = Some("SWITCHBOARD_TEST_UNSET_KEY_VARIABLE".into());
     let unset = test_connection(&keyless, None).await;

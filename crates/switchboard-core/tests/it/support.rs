@@ -116,19 +116,52 @@ pub fn call(name: &'static str, request: &str) -> (&'static str, Value) {
     (name, json!({ "request": request }))
 }
 
-/// Collects the events of a turn.
-#[derive(Clone, Default)]
+/// Collects the events of a turn, and lets a test wait for one (no polling).
+#[derive(Clone)]
 pub struct Recorder {
     pub events: Arc<Mutex<Vec<CallEvent>>>,
+    arrived: Arc<tokio::sync::watch::Sender<usize>>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder { events: Arc::default(), arrived: Arc::new(tokio::sync::watch::channel(0).0) }
+    }
 }
 
 impl Recorder {
     pub fn sink(&self) -> switchboard_core::EventSink {
-        let events = self.events.clone();
-        Arc::new(move |event| events.lock().unwrap().push(event))
+        let (events, arrived) = (self.events.clone(), self.arrived.clone());
+        Arc::new(move |event| {
+            let count = {
+                let mut events = events.lock().unwrap();
+                events.push(event);
+                events.len()
+            };
+            arrived.send_replace(count);
+        })
     }
 
     pub fn take(&self) -> Vec<CallEvent> {
         self.events.lock().unwrap().clone()
+    }
+
+    /// Waits until the events so far satisfy `condition` (woken by each event; a
+    /// guard of 60 s fails a test that would otherwise hang).
+    pub async fn wait_for(&self, what: &str, condition: impl Fn(&[CallEvent]) -> bool) {
+        let mut arrivals = self.arrived.subscribe();
+        let waiting = async {
+            loop {
+                if condition(&self.events.lock().unwrap()) {
+                    return;
+                }
+                if arrivals.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(60), waiting)
+            .await
+            .unwrap_or_else(|_| panic!("never happened: {what}"));
     }
 }
