@@ -339,7 +339,7 @@ fn sigterm_and_sighup_cancel_the_turn_and_leave_no_agent_running() {
             .unwrap();
         let started = std::time::Instant::now();
         while !pid_file.exists() || std::fs::read_to_string(&pid_file).unwrap().trim().is_empty() {
-            assert!(started.elapsed() < std::time::Duration::from_secs(10), "the agent never started");
+            assert!(started.elapsed() < std::time::Duration::from_secs(60), "the agent never started");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         let agent_pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
@@ -369,7 +369,8 @@ fn an_agent_that_ignores_sigterm_does_not_outlive_the_cli() {
     assert!(text(&output.stderr).contains("timeout"), "{}", text(&output.stderr));
     let agent_pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
     // The CLI has exited: the agent's group must be gone with it, not a grace period later.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    // Well under the 2 s grace period, yet not a race with the kernel on a busy machine.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1500);
     while running(&agent_pid) {
         assert!(std::time::Instant::now() < deadline, "the agent {agent_pid} outlived the CLI");
         std::thread::sleep(std::time::Duration::from_millis(20));
