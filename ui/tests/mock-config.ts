@@ -205,6 +205,11 @@ function applyTo(config: Config, edit: Edit): void {
       config.agents[index] = clone(edit.agent);
       if (config.primary === edit.name) config.primary = edit.agent.name;
       if (config.escalation === edit.name) config.escalation = edit.agent.name;
+      // As the core does: a rename carries the tool entries that name the agent.
+      if (edit.agent.name !== edit.name) {
+        for (const entry of [...config.agent_tools, ...config.agents.flatMap((agent) => agent.tools ?? [])])
+          if (entry.agent === edit.name) entry.agent = edit.agent.name;
+      }
       return;
     }
     case "remove_agent": {

@@ -204,6 +204,17 @@ pub fn apply_to(config: &mut Config, edit: &Edit) -> Result<(), EditError> {
                     *role = Some(agent.name.clone());
                 }
             }
+            // A rename carries the tool entries that name the agent along (in
+            // `agent_tools`, every agent's own list and the advisor).
+            if agent.name != *name {
+                let lists = std::iter::once(&mut config.agent_tools)
+                    .chain(config.agents.iter_mut().map(|each| &mut each.tools));
+                for entry in lists.flatten().chain(config.advisor.as_mut()) {
+                    if entry.agent == *name {
+                        entry.agent = agent.name.clone();
+                    }
+                }
+            }
             Ok(())
         }
         Edit::RemoveAgent { name, tool_entries } => {

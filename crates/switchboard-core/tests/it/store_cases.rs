@@ -155,6 +155,21 @@ fn tool_edits_follow_the_spec_rules() {
             check: |config| assert_eq!(config.primary.as_deref(), Some("helper")),
         },
         Case {
+            name: "renaming an agent carries the tool entries that name it",
+            edit: Edit::EditAgent {
+                name: "researcher".into(),
+                agent: {
+                    let mut renamed = Config::demo_default().agent("researcher").unwrap().clone();
+                    renamed.name = "scout".into();
+                    renamed
+                },
+            },
+            check: |config| {
+                assert_eq!(config.agent_tools[0].agent, "scout");
+                assert!(merged_tools(config, "assistant").iter().any(|tool| tool.tool_name == "agent_scout"));
+            },
+        },
+        Case {
             name: "set_tool replaces every field of an entry and keeps the fields it does not know",
             edit: Edit::SetTool {
                 target: ToolTarget::Global,
