@@ -44,8 +44,10 @@ def window():
 
 
 @contextlib.contextmanager
-def launch(home: Path, **extra_environment: str):
-    """The app on its own config and data folders under `home`, behind tauri-driver."""
+def launch(home: Path, setup_wizard: bool = False, **extra_environment: str):
+    """The app on its own config and data folders under `home`, behind tauri-driver.
+    On a first start the setup wizard opens; it is dismissed (the demo kept) unless
+    the test drives it (`setup_wizard`)."""
     assert APP.exists(), f"{APP} is missing: build it with `make app`"
     environment = dict(os.environ)
     environment.update(
@@ -81,7 +83,7 @@ def launch(home: Path, **extra_environment: str):
     first_start = not (home / "config" / "switchboard" / "config.json").exists()
     session = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=options)
     try:
-        if first_start:
+        if first_start and not setup_wizard:
             keep_the_demo_agents(session)
         yield session
     finally:
@@ -477,3 +479,135 @@ def click_button_in(session, scope: str, label: str):
     WebDriverWait(session, 20).until(
         expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, f'{scope} button[aria-label="{label}"]'))
     ).click()
+
+
+def test_a_new_user_sets_up_an_http_agent_and_a_tool_agent_without_touching_json(tmp_path):
+    """From nothing to a working config in the setup wizard, on a first start: the
+    wizard finds an OpenAI-compatible server (aimock, listed in
+    SWITCHBOARD_LOCAL_SERVERS), offers its models as agents, the user names two,
+    makes one the primary and the other a tool-agent; the config on disk is what
+    was chosen, and the first message is answered through the delegate."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from aimock_peer import aimock, delegating_fixtures
+
+    fixtures = delegating_fixtures("primary-m", "agent_helper", "Find the river facts", "The lead summarised the helper.")
+    fixtures["fixtures"].append({"match": {"model": "helper-m"}, "response": {"content": "The helper's finding."}})
+    with aimock(fixtures) as model_url, launch(tmp_path, setup_wizard=True, SWITCHBOARD_LOCAL_SERVERS=model_url) as session:
+        base = f"{model_url}/v1"
+        WebDriverWait(session, 30).until(
+            expected_conditions.visibility_of_element_located((By.XPATH, f'//legend[contains(., "{base}")]'))
+        )
+        for model, name in (("primary-m", "lead"), ("helper-m", "helper")):
+            session.find_element(By.XPATH, f'//fieldset[.//legend[contains(., "{base}")]]//label[normalize-space()="{model}"]/input').click()
+            field = session.find_element(By.CSS_SELECTOR, f'input[aria-label="Agent name for {model} on Server"]')
+            field.clear()
+            field.send_keys(name)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        session.save_screenshot(str(ARTIFACTS / "window-setup-servers.png"))
+        next_button = '//footer//button[normalize-space()="Next"]'
+        session.find_element(By.XPATH, next_button).click()
+        WebDriverWait(session, 10).until(
+            expected_conditions.element_to_be_clickable((By.XPATH, '//label[contains(@class, "role")][starts-with(normalize-space(), "lead")]/input'))
+        ).click()
+        session.find_element(By.XPATH, next_button).click()
+        WebDriverWait(session, 10).until(
+            expected_conditions.element_to_be_clickable((By.XPATH, '//ul[contains(@class, "tools")]//label[normalize-space()="helper"]/input'))
+        ).click()
+        description = session.find_element(By.XPATH, '//label[contains(., "Description of helper")]/textarea')
+        assert "helper-m" in description.get_attribute("value"), "the description comes prefilled"
+        description.clear()
+        description.send_keys("Finds river facts.")
+        session.find_element(By.XPATH, next_button).click()
+        WebDriverWait(session, 10).until(
+            expected_conditions.element_to_be_clickable((By.XPATH, '//footer//button[normalize-space()="Write the config"]'))
+        ).click()
+        WebDriverWait(session, 20).until(lambda s: not s.find_elements(By.XPATH, '//h2[normalize-space()="Set up Switchboard"]'))
+
+        written = json.loads((tmp_path / "config" / "switchboard" / "config.json").read_text())
+        agents = {agent["name"]: agent for agent in written["agents"]}
+        assert sorted(agents) == ["helper", "lead"], written
+        assert agents["lead"]["url"] == base and agents["lead"]["model"] == "primary-m", agents["lead"]
+        assert written["primary"] == "lead"
+        assert [(entry["agent"], entry["description"]) for entry in written["agent_tools"]] == [("helper", "Finds river facts.")]
+
+        box = message_box(session)
+        box.send_keys("Find the river facts")
+        box.send_keys(Keys.ENTER)
+        click_button(session, "Approve helper once")
+        treeitem(session, "helper, ok")
+        treeitem(session, "lead, ok")
+        WebDriverWait(session, 30).until(lambda s: "The lead summarised the helper." in answer_text(s))
+        session.save_screenshot(str(ARTIFACTS / "window-setup-first-answer.png"))
+
+
+def test_an_agent_added_in_the_form_is_tested_written_and_a_conflict_is_settled(window):
+    """The Agents & tools sheet on the real backend: a new HTTP agent's connection
+    test reaches the server (aimock), the agent is written to the file; then the
+    file changes on disk while the agent's form is being edited, and saving shows
+    the conflict, settled with "Keep mine"."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from aimock_peer import aimock
+
+    session, home = window
+    path = home / "config" / "switchboard" / "config.json"
+    fixtures = {"fixtures": [{"match": {"model": "writer-m"}, "response": {"content": "ok"}}]}
+    with aimock(fixtures) as model_url:
+        click_tab(session, "Settings")
+        WebDriverWait(session, 20).until(
+            expected_conditions.element_to_be_clickable((By.XPATH, '//button[normalize-space()="Edit agents and tools…"]'))
+        ).click()
+        WebDriverWait(session, 20).until(
+            expected_conditions.element_to_be_clickable((By.XPATH, '//button[normalize-space()="+ Add agent"]'))
+        ).click()
+        form = '//form[@aria-label="New agent"]'
+        def by_label(label):
+            return session.find_element(By.XPATH, f'{form}//*[@id=({form}//label[normalize-space()="{label}"]/@for)]')
+
+        for label, value in (("Name", "writer"), ("URL", f"{model_url}/v1"), ("Model", "writer-m")):
+            by_label(label).send_keys(value)
+        session.find_element(By.XPATH, f'{form}//button[normalize-space()="Test connection"]').click()
+        status = WebDriverWait(session, 30).until(
+            expected_conditions.visibility_of_element_located((By.XPATH, f'{form}//*[@role="status"]'))
+        )
+        steps = session.find_element(By.XPATH, f'{form}//ol[@aria-label="Connection test steps"]').text
+        assert "1 model(s)" in steps and 'answered "ok"' in steps, steps
+        section = session.find_element(By.XPATH, f'{form}//section[@aria-label="Connection test"]').text
+        assert "writer-m" in section, section
+        assert "fail" not in status.get_attribute("class"), status.text
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        session.save_screenshot(str(ARTIFACTS / "window-agent-form.png"))
+        session.find_element(By.XPATH, f'{form}//button[normalize-space()="Add agent"]').click()
+        WebDriverWait(session, 20).until(lambda s: "writer" in [a["name"] for a in json.loads(path.read_text())["agents"]])
+        written = next(a for a in json.loads(path.read_text())["agents"] if a["name"] == "writer")
+        assert written == {"name": "writer", "provider": "local", "url": f"{model_url}/v1", "model": "writer-m"}, written
+
+        # Mine: a new model, typed in the form. Theirs: a new URL, saved by an editor.
+        WebDriverWait(session, 20).until(
+            expected_conditions.element_to_be_clickable(
+                (By.XPATH, '//ul[@aria-label="Configured agents"]//button[starts-with(normalize-space(), "writer")]')
+            )
+        ).click()
+        form = '//form[@aria-label="Agent writer"]'
+        model = WebDriverWait(session, 20).until(lambda s: by_label("Model"))
+        model.clear()
+        model.send_keys("writer-m2")
+        config = json.loads(path.read_text())
+        next(a for a in config["agents"] if a["name"] == "writer")["url"] = "http://127.0.0.1:9/v1"
+        write_config(path, config)
+        WebDriverWait(session, 20).until(
+            lambda s: "The file changed on disk while you were editing" in s.find_element(By.XPATH, form).text
+        )
+        session.find_element(By.XPATH, f'{form}//button[normalize-space()="Save"]').click()
+        conflict = WebDriverWait(session, 20).until(
+            expected_conditions.visibility_of_element_located((By.XPATH, '//*[@aria-labelledby="conflict-title"]'))
+        )
+        assert "writer-m2" in conflict.text and "127.0.0.1:9" in conflict.text, conflict.text
+        session.save_screenshot(str(ARTIFACTS / "window-config-conflict.png"))
+        conflict.find_element(By.XPATH, './/button[normalize-space()="Keep mine"]').click()
+        WebDriverWait(session, 20).until(
+            lambda s: next(a for a in json.loads(path.read_text())["agents"] if a["name"] == "writer")["model"] == "writer-m2"
+        )
