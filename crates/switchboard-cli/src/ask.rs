@@ -224,7 +224,7 @@ impl Printer {
                         line!(out, "{indent}  ? {} waits for approval", event.agent);
                     }
                     EventKind::ApprovalResolved { decision, by } => {
-                        line!(out, "{indent}  ✓ {}: {} (by the {by})", event.agent, decision.as_str());
+                        line!(out, "{indent}  {}", approval_line(&event.agent, *decision, by));
                     }
                     EventKind::InputRequested { question } => {
                         line!(out, "{indent}  ? {} asks: {question}", event.agent);
@@ -242,7 +242,7 @@ impl Printer {
                         let cost = cost_total.map(|cost| format!(", ${cost:.4}")).unwrap_or_default();
                         let error = error
                             .as_ref()
-                            .map(|error| format!(": {} ({})", error.message, error.kind))
+                            .map(|error| format!(": {} ({})", error.message, error.kind.as_str().replace('_', " ")))
                             .unwrap_or_default();
                         line!(out, "{indent}■ {} {}{tokens}{cost}{error}", event.agent, status.as_str());
                     }
@@ -250,6 +250,16 @@ impl Printer {
             }
         }
         let _ = out.flush();
+    }
+}
+
+/// An answered approval request in words ("researcher approved once by the policy"),
+/// not the decision's wire name.
+fn approval_line(agent: &str, decision: ApprovalDecision, by: &str) -> String {
+    match decision {
+        ApprovalDecision::ApproveOnce => format!("✓ {agent} approved once by the {by}"),
+        ApprovalDecision::ApproveAlways => format!("✓ {agent} approved for the session by the {by}"),
+        ApprovalDecision::Deny => format!("✗ {agent} denied by the {by}"),
     }
 }
 

@@ -193,10 +193,32 @@ fn on_a_terminal_each_approval_is_a_prompt() {
     let output = Command::new("sh").args(["-c", &pipeline]).env_remove("SWITCHBOARD_CONFIG").output().expect("sh runs");
     let stdout = text(&output.stdout);
     assert!(stdout.contains("Approve the call to researcher"), "{stdout}");
-    assert!(stdout.contains("researcher: approve_always (by the user)"), "{stdout}");
-    assert!(stdout.contains("summariser: deny (by the user)"), "{stdout}");
+    assert!(stdout.contains("✓ researcher approved for the session by the user"), "{stdout}");
+    assert!(stdout.contains("✗ summariser denied by the user"), "{stdout}");
     assert!(stdout.contains("■ summariser denied"), "{stdout}");
     assert!(stdout.contains("■ assistant ok"), "{stdout}");
+}
+
+/// The pretty tree says what was decided in words, never a decision's or an error
+/// kind's wire name: approved once by the policy (`--approve all`), denied by it
+/// (`--approve none`).
+#[test]
+fn pretty_output_says_approvals_in_words() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = demo_config(folder.path());
+    for (approve, expected) in [
+        ("all", ["✓ researcher approved once by the policy", "✓ summariser approved once by the policy"]),
+        ("none", ["✗ researcher denied by the policy", "✗ summariser denied by the policy"]),
+    ] {
+        let output = switchboard(&path, &["ask", "--approve", approve, "--events", "pretty", "How do agents work?"]);
+        let stdout = text(&output.stdout);
+        for line in expected {
+            assert!(stdout.contains(line), "--approve {approve}: {stdout}");
+        }
+        for wire_name in ["approve_once", "approve_always", "(by the", "agent(s)", "not_offered", "max_calls"] {
+            assert!(!stdout.contains(wire_name), "--approve {approve} printed {wire_name:?}: {stdout}");
+        }
+    }
 }
 
 /// `--events jsonl` is written as it happens: a reader sees a child's deltas while

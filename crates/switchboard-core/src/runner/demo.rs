@@ -136,7 +136,11 @@ fn unfence(content: &str) -> String {
 }
 
 fn synthesis(tool_results: &[(String, String)]) -> String {
-    let mut text = format!("I asked {} agent(s) for help. Here is what came back:\n", tool_results.len());
+    let asked = match tool_results.len() {
+        1 => "one agent".to_string(),
+        count => format!("{count} agents"),
+    };
+    let mut text = format!("I asked {asked} for help. Here is what came back:\n");
     for (agent, content) in tool_results {
         text.push_str(&format!("\n**{agent}**\n\n{content}\n"));
     }
@@ -213,5 +217,18 @@ mod tests {
             assert_eq!(tokens(text).concat(), text, "for {text:?}");
         }
         assert_eq!(tokens("a bb ccc"), vec!["a", " bb", " ccc"]);
+    }
+
+    #[test]
+    fn the_synthesis_counts_its_agents_in_words() {
+        let result = |agent: &str| (agent.to_string(), format!("{agent} says hi"));
+        for (results, opening) in [
+            (vec![result("researcher")], "I asked one agent for help."),
+            (vec![result("researcher"), result("summariser")], "I asked 2 agents for help."),
+        ] {
+            let text = synthesis(&results);
+            assert!(text.starts_with(opening), "{text}");
+            assert!(!text.contains("(s)"), "{text}");
+        }
     }
 }
