@@ -33,7 +33,10 @@ async fn run(dispatcher: &Dispatcher, message: &str) -> (switchboard_core::TurnO
     let recorder = Recorder::default();
     let request = TurnRequest { message: message.into(), ..TurnRequest::default() };
     let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
-    (outcome, recorder.take())
+    let events = recorder.take();
+    // Every case's stream keeps the invariants, whatever else it checks.
+    assert_stream_invariants(&events);
+    (outcome, events)
 }
 
 fn finished_of<'a>(events: &'a [CallEvent], call_id: &str) -> &'a EventKind {
@@ -111,6 +114,19 @@ pub(crate) fn assert_stream_invariants(events: &[CallEvent]) {
             }
             assert_eq!(*total, expected, "usage total of {} ({})", event.call_id, event.agent);
         }
+    }
+    // Usage is live: a call that used tokens said so in a `usage_updated` before it
+    // finished, and its last live figures are its final ones.
+    for (index, event) in events.iter().enumerate() {
+        let EventKind::CallFinished { usage_total: Some(total), .. } = &event.kind else { continue };
+        if total.total_tokens == 0 {
+            continue;
+        }
+        let last_live = events[..index].iter().rev().find_map(|earlier| match &earlier.kind {
+            EventKind::UsageUpdated { usage_total, .. } if earlier.call_id == event.call_id => Some(*usage_total),
+            _ => None,
+        });
+        assert_eq!(last_live, Some(*total), "live usage of {} ({}) before it finished", event.call_id, event.agent);
     }
 }
 
@@ -436,7 +452,9 @@ async fn run_answering(
     });
     let outcome =
         dispatcher.run_turn(TurnRequest { message: message.into(), ..Default::default() }, sink, control).await;
-    (outcome, recorder.take())
+    let events = recorder.take();
+    assert_stream_invariants(&events);
+    (outcome, events)
 }
 
 fn statuses_by_agent(events: &[CallEvent]) -> Vec<(String, CallStatus)> {

@@ -53,10 +53,13 @@ async fn the_key_goes_as_a_bearer_token_and_both_url_forms_work() {
 
 #[tokio::test]
 async fn a_dead_endpoint_and_a_missing_key_are_clear_and_leak_nothing() {
-    let dead = LocalRunner::new(&agent("http://127.0.0.1:9".into(), None)).unwrap();
+    // A key is set, so there is something to leak: the error names the URL, never the key.
+    std::env::set_var("SWITCHBOARD_TEST_DEAD_KEY", "sk-never-printed-31337");
+    let dead = LocalRunner::new(&agent("http://127.0.0.1:9".into(), Some("SWITCHBOARD_TEST_DEAD_KEY"))).unwrap();
     match ask(&dead).await {
         Err(error @ RunnerError::Unreachable { .. }) => {
-            assert!(error.to_string().contains("127.0.0.1:9/v1/chat/completions"), "{error}")
+            assert!(error.to_string().contains("127.0.0.1:9/v1/chat/completions"), "{error}");
+            assert!(!format!("{error} {error:?}").contains("sk-never-printed-31337"), "{error:?}");
         }
         other => panic!("expected unreachable, got {other:?}"),
     }
@@ -323,4 +326,46 @@ async fn cancelling_an_http_call_closes_the_connection_the_server_sees_it() {
         .unwrap();
     assert!(written < CHUNKS, "the stream was cut short: {written} chunks written");
     assert!(*deltas.lock().unwrap() >= 3);
+}
+
+/// Liveness as order, not final text: the server sends the first chunk and holds
+/// the rest until the test has seen that chunk arrive as a delta. A runner that
+/// buffered the stream would see nothing until the end, and the server would give
+/// up waiting (a 30 s guard) and say so.
+#[tokio::test]
+async fn a_delta_arrives_before_the_server_sends_the_last_chunk() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (seen_sender, seen) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = [0u8; 16 * 1024];
+        let _ = socket.read(&mut request).await;
+        let chunk =
+            |text: &str| format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}}}}]}}\n\n");
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+        socket.write_all(format!("{head}{}", chunk("first ")).as_bytes()).await.unwrap();
+        socket.flush().await.unwrap();
+        let seen_in_time = tokio::time::timeout(std::time::Duration::from_secs(30), seen).await.is_ok();
+        let rest = format!("{}data: [DONE]\n\n", chunk("last"));
+        socket.write_all(rest.as_bytes()).await.unwrap();
+        let _ = socket.shutdown().await;
+        seen_in_time
+    });
+    let runner = LocalRunner::new(&agent(base, None)).unwrap();
+    let request = ModelRequest { messages: vec![Message::user("hello")], ..ModelRequest::default() };
+    let mut seen_sender = Some(seen_sender);
+    let reply = runner
+        .stream(&request, &mut |delta| {
+            if matches!(delta, ModelDelta::Text(_)) {
+                if let Some(sender) = seen_sender.take() {
+                    let _ = sender.send(());
+                }
+            }
+        })
+        .await
+        .unwrap();
+    assert_eq!(reply.text, "first last");
+    assert!(server.await.unwrap(), "the first delta was only seen after the server sent the last chunk");
 }
