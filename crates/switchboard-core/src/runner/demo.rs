@@ -2,6 +2,9 @@
 //! a fresh install shows the main job at once. They go through the same dispatcher
 //! as every other runner: they stream text token by token, call offered agent tools,
 //! report usage (one token per word), and give the same events for the same input.
+//! What they do is part of the demo users rely on (README): a demo agent offered
+//! agent tools calls up to two of them, unless the message says "no tools", when it
+//! answers alone; a message starting with "escalate" hands the turn to the expert.
 
 use std::time::Duration;
 
