@@ -17,7 +17,7 @@ DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.
 	xvfb xauth webkit2gtk-driver chromium python3-venv
 
 .PHONY: run test setup debian-packages node-packages python-packages tauri-driver ui ui-e2e app \
-	test-rust test-ui test-browser test-window test-mcp test-otel bindings bench bench-ui clean
+	test-rust test-ui test-browser test-window test-mcp test-otel bindings bench bench-ui mutants clean
 
 run: setup ui app
 	$(APP)
@@ -113,6 +113,17 @@ bench:
 # Frame times of the live tree replaying 1,000 calls and 20,000 deltas in headless Chromium.
 bench-ui: setup ui-e2e
 	cd ui && node tests/bench-tree.mjs
+
+# Mutation testing of the policy-critical code with cargo-mutants: each mutant of
+# the fence, the merge, validation, the dispatcher's admission and the tool list is
+# built and the core's tests run against it; a mutant they do not catch is a gap.
+# Not part of `make test` (it takes long); the counts are in README.
+MUTATED := crates/switchboard-core/src/fence.rs crates/switchboard-core/src/config/merge.rs \
+	crates/switchboard-core/src/config/validate.rs crates/switchboard-core/src/dispatch/admit.rs \
+	crates/switchboard-core/src/tools.rs
+mutants:
+	@command -v cargo-mutants >/dev/null || [ -x "$(CARGO_BIN)cargo-mutants" ] || $(CARGO) install cargo-mutants --locked
+	$(CARGO) mutants -p switchboard-core $(addprefix -f ,$(MUTATED)) --timeout 300 --output target/mutants
 
 # Regenerates ui/src/bindings.ts from the Rust types (the test suite checks it is current).
 bindings:

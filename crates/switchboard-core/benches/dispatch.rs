@@ -1,10 +1,13 @@
 //! Dispatcher benchmark (issue 4), every figure beside a baseline from the same run:
 //! (a) the dispatcher's overhead for one nested call (parent asks, child answers,
-//!     parent finishes) against a bare HTTP client making the same three requests to
-//!     the same loopback server;
+//!     parent finishes) against a bare HTTP client sending the same three request
+//!     bodies (byte for byte, as the dispatcher sent them) to the same loopback
+//!     server and parsing the same SSE answers into JSON;
 //! (b) relay throughput of child text deltas to the root's event stream, against a
 //!     bare loop handing the same deltas to a closure;
-//! (c) memory per concurrent call with 100 calls in flight, from the process RSS.
+//! (c) memory per concurrent call with 100 calls in flight (counted, not assumed),
+//!     from the process RSS, beside 100 idle tasks that stay alive meanwhile (so
+//!     the dispatcher cannot reuse the baseline's freed memory).
 //! Run: `make bench`.
 
 #[path = "support/loopback.rs"]
@@ -17,7 +20,6 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use futures::StreamExt;
-use serde_json::json;
 use switchboard_core::runner::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use switchboard_core::{AgentConfig, AgentToolEntry, Config, Dispatcher, Provider, TurnControl, TurnRequest, Usage};
 use tokio::sync::Semaphore;
@@ -69,17 +71,19 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
-async fn bare_three_requests(client: &reqwest::Client, endpoint: &str) {
-    let bodies = [
-        json!({ "model": "parent", "stream": true, "messages": [{ "role": "user", "content": "go" }] }),
-        json!({ "model": "child", "stream": true, "messages": [{ "role": "user", "content": "answer" }] }),
-        json!({ "model": "parent", "stream": true, "messages": [{ "role": "user", "content": "go" }, { "role": "tool", "tool_call_id": "call_1", "content": "child answer" }] }),
-    ];
+/// The three requests of a nested call, with the bodies the dispatcher sent, each
+/// answer's SSE parsed as the `local` runner does (eventsource-stream, then JSON).
+async fn bare_three_requests(client: &reqwest::Client, endpoint: &str, bodies: &[String]) {
+    use eventsource_stream::Eventsource;
     for body in bodies {
-        let response = client.post(endpoint).json(&body).send().await.unwrap();
-        let mut stream = response.bytes_stream();
-        while let Some(chunk) = stream.next().await {
-            black_box(chunk.unwrap());
+        let response =
+            client.post(endpoint).header("content-type", "application/json").body(body.clone()).send().await.unwrap();
+        let mut events = response.bytes_stream().eventsource();
+        while let Some(event) = events.next().await {
+            let event = event.unwrap();
+            if event.data != "[DONE]" {
+                black_box(serde_json::from_str::<serde_json::Value>(&event.data).unwrap());
+            }
         }
     }
 }
@@ -92,9 +96,24 @@ async fn nested_overhead() {
     let sink: switchboard_core::EventSink = Arc::new(|event| {
         black_box(event);
     });
+    // One dispatcher turn first: its three request bodies are what the bare client sends.
+    dispatcher
+        .run_turn(
+            TurnRequest { message: "go".into(), ..Default::default() },
+            sink.clone(),
+            TurnControl::approving_all(),
+        )
+        .await;
+    let bodies: Vec<String> = received
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|request| request.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default())
+        .collect();
+    assert_eq!(bodies.len(), 3, "one nested call is three requests");
     // Warm both paths (connections, runner cache).
     for _ in 0..20 {
-        bare_three_requests(&client, &endpoint).await;
+        bare_three_requests(&client, &endpoint, &bodies).await;
         dispatcher
             .run_turn(
                 TurnRequest { message: "go".into(), ..Default::default() },
@@ -107,7 +126,7 @@ async fn nested_overhead() {
     let (mut bare, mut turns) = (Vec::new(), Vec::new());
     for _ in 0..NESTED_ROUNDS {
         let start = Instant::now();
-        bare_three_requests(&client, &endpoint).await;
+        bare_three_requests(&client, &endpoint, &bodies).await;
         bare.push(start.elapsed());
         let start = Instant::now();
         let outcome = dispatcher
@@ -123,7 +142,8 @@ async fn nested_overhead() {
     assert_eq!(received.lock().unwrap().len() - before, NESTED_ROUNDS * 6, "three requests each way per round");
     let (bare, turn) = (median(bare), median(turns));
     println!("(a) one nested call over loopback HTTP, median of {NESTED_ROUNDS}:");
-    println!("    bare client, same 3 requests   {:>8.3} ms", bare.as_secs_f64() * 1e3);
+    let bytes: usize = bodies.iter().map(String::len).sum();
+    println!("    bare client, the same 3 bodies ({bytes} bytes) and SSE parsing {:>8.3} ms", bare.as_secs_f64() * 1e3);
     println!(
         "    dispatcher turn                {:>8.3} ms  ({:.2}x the bare client; {:+.3} ms added per nested call)",
         turn.as_secs_f64() * 1e3,
@@ -137,6 +157,8 @@ struct Streamer {
     deltas: usize,
     delegate: bool,
     gate: Option<Arc<Semaphore>>,
+    /// How many calls have reached the gate (are in flight, waiting).
+    waiting: Arc<AtomicU64>,
 }
 
 #[async_trait]
@@ -156,6 +178,7 @@ impl Runner for Streamer {
             });
         }
         if let Some(gate) = &self.gate {
+            self.waiting.fetch_add(1, Ordering::SeqCst);
             let _permit = gate.acquire().await.unwrap();
         }
         for _ in 0..self.deltas {
@@ -195,8 +218,10 @@ async fn relay_throughput() {
     let bare = start.elapsed();
 
     let dispatcher = Dispatcher::new(in_process_config(1));
-    dispatcher.runners().insert("parent", Arc::new(Streamer { deltas: 0, delegate: true, gate: None }));
-    dispatcher.runners().insert("child", Arc::new(Streamer { deltas: DELTAS, delegate: false, gate: None }));
+    let waiting = Arc::new(AtomicU64::new(0));
+    let streamer = |deltas, delegate| Arc::new(Streamer { deltas, delegate, gate: None, waiting: waiting.clone() });
+    dispatcher.runners().insert("parent", streamer(0, true));
+    dispatcher.runners().insert("child", streamer(DELTAS, false));
     let relayed = Arc::new(AtomicU64::new(0));
     let seen = relayed.clone();
     let sink: switchboard_core::EventSink = Arc::new(move |event| {
@@ -228,31 +253,34 @@ fn resident_kib() -> u64 {
 }
 
 async fn memory_per_call() {
-    // Baseline: 100 idle tokio tasks holding a small buffer each.
+    // Baseline: 100 idle tokio tasks holding a small buffer each, alive until the
+    // end, so the dispatcher's calls cannot reuse their memory.
     let idle_gate = Arc::new(Semaphore::new(0));
+    let started = Arc::new(AtomicU64::new(0));
     let before_tasks = resident_kib();
     let tasks: Vec<_> = (0..CONCURRENT)
         .map(|_| {
-            let gate = idle_gate.clone();
+            let (gate, started) = (idle_gate.clone(), started.clone());
             tokio::spawn(async move {
-                let buffer = vec![0u8; 1024];
+                let buffer = vec![1u8; 1024];
+                started.fetch_add(1, Ordering::SeqCst);
                 let _permit = gate.acquire().await.unwrap();
                 black_box(buffer);
             })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let task_kib = resident_kib().saturating_sub(before_tasks);
-    idle_gate.add_permits(CONCURRENT);
-    for task in tasks {
-        task.await.unwrap();
+    while started.load(Ordering::SeqCst) < CONCURRENT as u64 {
+        tokio::task::yield_now().await;
     }
+    let task_kib = resident_kib().saturating_sub(before_tasks);
 
     let gate = Arc::new(Semaphore::new(0));
+    let waiting = Arc::new(AtomicU64::new(0));
     let dispatcher = Arc::new(Dispatcher::new(in_process_config(CONCURRENT as u32)));
     // The parent asks for one call per offered tool; offer it enough by asking CONCURRENT times.
     dispatcher.runners().insert("parent", Arc::new(ManyCalls { calls: CONCURRENT }));
-    dispatcher.runners().insert("child", Arc::new(Streamer { deltas: 10, delegate: false, gate: Some(gate.clone()) }));
+    let child = Streamer { deltas: 10, delegate: false, gate: Some(gate.clone()), waiting: waiting.clone() };
+    dispatcher.runners().insert("child", Arc::new(child));
     let before = resident_kib();
     let turn = {
         let dispatcher = dispatcher.clone();
@@ -269,13 +297,22 @@ async fn memory_per_call() {
                 .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Measured when every call is in flight (each child waits at the gate), not
+    // after a sleep that hopes so.
+    while waiting.load(Ordering::SeqCst) < CONCURRENT as u64 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     let during = resident_kib();
+    assert_eq!(waiting.load(Ordering::SeqCst), CONCURRENT as u64, "{CONCURRENT} calls in flight");
     gate.add_permits(CONCURRENT);
     let outcome = turn.await.unwrap();
     assert_eq!(outcome.status, switchboard_core::CallStatus::Ok);
+    idle_gate.add_permits(CONCURRENT);
+    for task in tasks {
+        task.await.unwrap();
+    }
     let per_call = during.saturating_sub(before) as f64 / CONCURRENT as f64;
-    println!("(c) memory with {CONCURRENT} calls in flight (process RSS):");
+    println!("(c) memory with {CONCURRENT} calls in flight (process RSS; the baseline's tasks alive meanwhile):");
     println!("    idle tokio task + 1 KiB        {:>8.1} KiB each", task_kib as f64 / CONCURRENT as f64);
     println!("    concurrent tool-agent call     {per_call:>8.1} KiB each");
 }
