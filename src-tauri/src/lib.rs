@@ -5,6 +5,7 @@
 //! turns in sessions, approvals and exports are `ChatSessions`' work.
 
 mod config_forms;
+mod desktop;
 mod links;
 mod mcp;
 mod prefs;
@@ -559,10 +560,13 @@ pub fn configure<R: Runtime>(
     let specta = specta_builder::<R>();
     builder
         .plugin(tauri_plugin_opener::init())
+        .plugin(tauri_plugin_notification::init())
+        .plugin(desktop::window_state())
         .plugin(links::navigation_guard())
         .invoke_handler(specta.invoke_handler())
         .setup(move |app| {
             specta.mount_events(app);
+            desktop::focus_on_notification_click(app.handle());
             let handle = app.handle().clone();
             let from_environment = std::env::var_os(DATA_DIR_ENV).filter(|value| !value.is_empty()).map(PathBuf::from);
             let data_dir = match data_dir.clone().or(from_environment) {

@@ -1,4 +1,4 @@
-//! The window's preferences (theme, side panel width, last session, the built-in
+//! The window's preferences (theme: light, dark or the system's; side panel width, last session, the built-in
 //! MCP endpoint's switch and port) in `prefs.json`
 //! in the app's data folder, read and written by Rust only: the webview asks for
 //! them and sends changes, and never names a file. A missing or damaged file reads
@@ -17,6 +17,8 @@ use switchboard_core::config::store::{write_atomic, ConfigError};
 pub enum Theme {
     Light,
     Dark,
+    /// Follow the system's light or dark setting (what a theme never set means too).
+    System,
 }
 
 /// The preferences; an absent field is one never set (or, in a change, one left as it is).

@@ -184,6 +184,8 @@ fn preferences_are_kept_by_rust_in_the_data_folder() {
     assert_eq!(both, json!({ "theme": "dark", "rightWidth": 420 }), "a change keeps what it does not name");
     let on_disk: Value = serde_json::from_slice(&std::fs::read(data.join("prefs.json")).unwrap()).unwrap();
     assert_eq!(on_disk, both);
+    let back = invoke(&webview, "set_preferences", json!({ "change": { "theme": "system" } })).unwrap();
+    assert_eq!(back["theme"], "system", "a pick can go back to following the system");
     let refused = invoke(&webview, "set_preferences", json!({ "change": { "theme": "neon" } }));
     assert!(refused.is_err(), "only known themes: {refused:?}");
     std::fs::write(data.join("prefs.json"), "{ torn").unwrap();
@@ -191,7 +193,8 @@ fn preferences_are_kept_by_rust_in_the_data_folder() {
 }
 
 /// The window's capability grants exactly the app commands the UI calls, and of
-/// the plugins' permissions only event listening: no store, file or opener access.
+/// the plugins' permissions only event listening, its own title and notifications:
+/// no store, file, opener or window-geometry access.
 #[test]
 fn the_window_may_call_only_what_the_ui_uses() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -200,7 +203,23 @@ fn the_window_may_call_only_what_the_ui_uses() {
     let granted: Vec<&str> =
         capability["permissions"].as_array().unwrap().iter().map(|value| value.as_str().unwrap()).collect();
     let plugins: Vec<&&str> = granted.iter().filter(|permission| permission.contains(':')).collect();
-    assert_eq!(plugins, vec![&"core:event:allow-listen", &"core:event:allow-unlisten"]);
+    // Event listening (config changes, MCP calls); the window's own title (the count of
+    // waiting calls); notifications: the plugin's script asks whether they are allowed
+    // when the page loads, the UI shows one when a call starts waiting in the background
+    // and listens for its click. Not the plugin's default set (no channels, no
+    // removing, no pending list), and no window focus or geometry: Rust raises the
+    // window on a click and keeps its size and place.
+    assert_eq!(
+        plugins,
+        vec![
+            &"core:event:allow-listen",
+            &"core:event:allow-unlisten",
+            &"core:window:allow-set-title",
+            &"notification:allow-is-permission-granted",
+            &"notification:allow-notify",
+            &"notification:allow-register-listener",
+        ]
+    );
     let mut ui_source = String::new();
     let mut folders = vec![root.join("../ui/src")];
     while let Some(folder) = folders.pop() {

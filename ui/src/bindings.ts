@@ -1194,7 +1194,9 @@ export type TelemetryStatus_Serialize = {
 	problem: string | null,
 };
 
-export type Theme = "light" | "dark";
+export type Theme = "light" | "dark" | 
+/**  Follow the system's light or dark setting (what a theme never set means too). */
+"system";
 
 /**  Where an entry of a caller's merged list came from. */
 export type ToolScope = 
