@@ -78,7 +78,8 @@ function layeringViolations(files: Record<string, string>): string[] {
       if (domain === "shared") violations.push(`${path} imports ${target}: lib/shared knows no domain`);
       else if (/(^|\/)state\.svelte\.ts$/.test(target))
         violations.push(`${path} imports ${target}, the state module of another domain`);
-      else if (target.endsWith(".svelte")) violations.push(`${path} imports ${target}, a component of another domain`);
+      else if (target.endsWith(".svelte") && targetDomain !== "shared")
+        violations.push(`${path} imports ${target}, a component of another domain`);
       if (targetDomain !== "shared") graph.set(domain, (graph.get(domain) ?? new Set()).add(targetDomain));
     }
   }
@@ -104,6 +105,11 @@ describe("the layering check", () => {
         "lib/shared/format.ts": "",
         "bindings.ts": "",
       },
+      [],
+    ],
+    [
+      "allows a domain a shared component (one that knows no domain)",
+      { "lib/a/X.svelte": `import C from "../shared/C.svelte";`, "lib/shared/C.svelte": "" },
       [],
     ],
     [

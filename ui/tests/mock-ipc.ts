@@ -5,9 +5,12 @@
  * machinery (runCallback with message indices), covering every node status, and an
  * MCP client's call (`window.__mcpCall`) is logged in the "MCP calls" session and
  * sent as `outside-call` events through the mocked event system, as the shell does.
+ * The window's title, desktop notifications and their clicks are recorded and
+ * simulated (`__windowTitles`, `__notifications`, `__clickNotification`).
  */
 import { emit } from "@tauri-apps/api/event";
-import { mockIPC } from "@tauri-apps/api/mocks";
+import { invoke } from "@tauri-apps/api/core";
+import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
 import type {
   CallEvent_Serialize as CallEvent,
   McpServerStatus_Serialize as McpServerStatus,
@@ -113,10 +116,39 @@ declare global {
      * `asks`); returns its turn id at once, and `done` settles when the call has ended.
      */
     __mcpCall?: (request: string, asks: boolean) => { turnId: string; done: Promise<void> };
+    /** The titles the UI gave the native window, in order. */
+    __windowTitles: string[];
+    /** The desktop notifications the UI showed, in order. */
+    __notifications: Array<{ title: string; body?: string; extra?: Record<string, unknown> }>;
+    /** Clicks the notification at `index`, as the plugin reports a click (`tap`). */
+    __clickNotification: (index: number) => void;
+    /** The turns the UI asked to stop. */
+    __cancelledTurns: string[];
   }
 }
 
 window.__approvalAnswers = [];
+window.__windowTitles = [];
+window.__notifications = [];
+window.__cancelledTurns = [];
+/** The channels of the notification plugin's `actionPerformed` listeners, with the index of their next message. */
+const notificationListeners: Array<{ id: number; sent: number }> = [];
+window.__clickNotification = (index) => {
+  const notification = window.__notifications[index];
+  for (const channel of notificationListeners)
+    window.__TAURI_INTERNALS__.runCallback(channel.id, {
+      message: { actionId: "tap", inputValue: null, notification },
+      index: channel.sent++,
+    });
+};
+// The main window, for the window API; and the page's Notification going through the
+// plugin with permission granted, as the notification plugin's script makes it in the app.
+mockWindows("main");
+const PluginNotification = function (title: string, options?: Record<string, unknown>) {
+  void invoke("plugin:notification|notify", { options: { ...options, title } });
+} as unknown as typeof Notification;
+Object.defineProperty(PluginNotification, "permission", { value: "granted" });
+window.Notification = PluginNotification;
 
 /** The turns waiting for an approval answer, by turn id (a chat turn and an MCP call may wait at once). */
 const approvalWaiters = new Map<string, (decision: string) => void>();
@@ -279,8 +311,21 @@ mockIPC(
     if (command in configCommands) return configCommands[command](payload);
     switch (command) {
       case "cancel_turn":
+        window.__cancelledTurns.push(payload.turnId as string);
+        return true;
       case "cancel_call":
         return true;
+      case "plugin:window|set_title":
+        window.__windowTitles.push(payload.value as string);
+        return null;
+      case "plugin:notification|is_permission_granted":
+        return true;
+      case "plugin:notification|notify":
+        window.__notifications.push(payload.options as { title: string });
+        return null;
+      case "plugin:notification|register_listener":
+        notificationListeners.push({ id: (payload.handler as { id: number }).id, sent: 0 });
+        return null;
       case "list_sessions":
         return [...sessions].sort((a, b) => b.updated_ms - a.updated_ms);
       case "create_session": {

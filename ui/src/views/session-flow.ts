@@ -3,22 +3,40 @@
  * opening a session replays its log into the chat and the call trees, a new chat
  * empties both, a message streams its calls into the tree store, and taking a turn
  * back drops its tree; an MCP client's call streams into the chat and the tree
- * when its session is open, and is a note on the session's row when it is not. The
- * stores stay unaware of each other; this module is the one place that moves them together.
+ * when its session is open, and is a note on the session's row when it is not (and,
+ * while it waits for the user, one of the waiting calls the window counts); a clicked
+ * notification shows its call. The stores stay unaware of each other; this module is
+ * the one place that moves them together.
  */
 import { events, type OutsideCall_Serialize as OutsideCall } from "../bindings";
 import { chatStore, type TurnSink } from "../lib/chat/state.svelte";
 import { sessionStore } from "../lib/sessions/state.svelte";
 import { answerOf, rootOf } from "../lib/tree/model";
 import { treeStore } from "../lib/tree/state.svelte";
+import { followWaiting, forgetTurn, type WaitingCall } from "./attention";
 import { hearCall, isUnshown, runningNote, runningTurns, withHeardCalls, type HeardCalls } from "./outside-calls";
 import { replaySession } from "./replay";
+import { outsideWaiting } from "./waiting.svelte";
 
-/** A turn's events go to the tree store (folded once per frame); its answer is read back from the tree. */
+/** The turns of the user's that have shown their first event (the sidebar was refreshed then). */
+const countedTurns = new Set<string>();
+
+/**
+ * A turn's events go to the tree store (folded once per frame); its answer is read
+ * back from the tree. Its first event refreshes the sidebar: the Rust side logs the
+ * message before any event, so the session's count of turns includes the running one.
+ */
 const treeSink: TurnSink = {
   start: (turnId, label) => treeStore.startTurn(turnId, label),
-  push: (turnId, event) => treeStore.push(turnId, event),
+  push(turnId, event) {
+    if (!countedTurns.has(turnId)) {
+      countedTurns.add(turnId);
+      void sessionStore.refresh();
+    }
+    treeStore.push(turnId, event);
+  },
   end(turnId) {
+    countedTurns.delete(turnId);
     treeStore.flush();
     const tree = treeStore.current(turnId);
     return { answer: answerOf(tree).text, rootError: rootOf(tree)?.error ?? null };
@@ -29,6 +47,8 @@ const treeSink: TurnSink = {
 const heardCalls: HeardCalls = new Map();
 /** The sessions being opened: their log is being read, so the calls that end meanwhile are kept until it is replayed. */
 const opening = new Set<string>();
+/** The outside calls that wait for the user (an approval, a question), by turn and call. */
+const waitingOutside = new Map<string, WaitingCall>();
 
 /**
  * Opens a session: its log replayed into the chat and the trees, with what the
@@ -83,8 +103,11 @@ function showOutsideCall(outside: OutsideCall): void {
       break;
     case "event":
       if (isOpen && isUnshown(call, update.event)) treeStore.push(turnId, update.event);
+      if (followWaiting(waitingOutside, outside.session_id, turnId, update.event))
+        outsideWaiting.calls = [...waitingOutside.values()];
       break;
     case "finished":
+      if (forgetTurn(waitingOutside, turnId)) outsideWaiting.calls = [...waitingOutside.values()];
       if (isOpen) {
         treeStore.flush();
         const tree = treeStore.current(turnId);
@@ -102,6 +125,21 @@ function showOutsideCall(outside: OutsideCall): void {
 function forgetEndedCalls(sessionId: string): void {
   if (opening.has(sessionId)) return;
   for (const [turnId, call] of heardCalls) if (call.sessionId === sessionId && call.ended) heardCalls.delete(turnId);
+}
+
+/**
+ * Shows a call the user is asked about (a clicked notification): its session opened
+ * if another is open (not while a turn of the user's runs), its turn and the call
+ * selected in the Calls tab.
+ */
+export async function showCall(target: { sessionId?: string; turnId?: string; callId?: string }): Promise<void> {
+  const { sessionId, turnId, callId } = target;
+  if (!turnId || !callId) return;
+  if (sessionId && sessionId !== sessionStore.currentId) {
+    if (chatStore.busy) return;
+    await openSession(sessionId);
+  }
+  if (treeStore.turns.some((turn) => turn.turnId === turnId)) treeStore.select(turnId, callId);
 }
 
 /** Reopens the session used last, if it still exists. */

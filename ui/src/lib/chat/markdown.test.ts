@@ -1,6 +1,6 @@
 /** Markdown rendering: sanitized, highlighted, and incremental while a reply streams. */
 import { describe, expect, it } from "vitest";
-import { IncrementalMarkdown, parseStats, renderMarkdown, stableEnd } from "./markdown";
+import { IncrementalMarkdown, renderMarkdown, stableEnd } from "./markdown";
 
 describe("renderMarkdown", () => {
   it("renders Markdown and removes what could run code", () => {
@@ -15,6 +15,14 @@ describe("renderMarkdown", () => {
     const html = renderMarkdown("```rust\nfn main() { let x = 1; }\n```");
     expect(html).toContain('class="hljs language-rust"');
     expect(html).toContain('<span class="hljs-keyword">fn</span>');
+  });
+
+  it("puts a copy button on each real code block, and none on a <pre> the model wrote as text", () => {
+    const html = renderMarkdown("```\none\n```\n\ntext `<pre>` here\n\n    indented code");
+    expect(html.match(/<button type="button" class="copy-code" aria-label="Copy code"/g)).toHaveLength(2);
+    expect(html.match(/<div class="code-block">/g)).toHaveLength(2);
+    expect(html.match(/<\/pre><\/div>/g)).toHaveLength(2);
+    expect(html).toContain("&lt;pre&gt;");
   });
 });
 
@@ -32,8 +40,12 @@ describe("IncrementalMarkdown", () => {
   it("renders the same HTML as a full render, parsing each finished block once", () => {
     const paragraphs = Array.from({ length: 200 }, (_, index) => `Paragraph ${index} with *some* text.`);
     const full = paragraphs.join("\n\n");
-    const renderer = new IncrementalMarkdown();
-    parseStats.characters = 0;
+    // The characters handed to the parser, counted by the test's own render function.
+    const parsed = { characters: 0 };
+    const renderer = new IncrementalMarkdown((text) => {
+      parsed.characters += text.length;
+      return renderMarkdown(text);
+    });
     let streamed = "";
     for (const piece of full.match(/.{1,7}/gs) ?? []) {
       streamed += piece;
@@ -43,7 +55,7 @@ describe("IncrementalMarkdown", () => {
       renderMarkdown(full.slice(0, stableEnd(full))) + renderMarkdown(full.slice(stableEnd(full))),
     );
     // Re-parsing the whole text on each of ~1,000 deltas would parse millions of characters.
-    expect(parseStats.characters).toBeLessThan(full.length * 12);
+    expect(parsed.characters).toBeLessThan(full.length * 12);
   });
 
   it("starts over when the text is replaced", () => {

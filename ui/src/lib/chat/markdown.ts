@@ -2,7 +2,7 @@
  * Markdown for streamed replies, rendered incrementally: the text is cut at the
  * last block boundary outside a code fence; blocks before it are rendered once and
  * kept, only the tail is re-rendered as deltas arrive. Output is sanitized
- * (model text is untrusted) and code blocks are highlighted.
+ * (model text is untrusted), code blocks are highlighted and get a copy button.
  */
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
@@ -35,12 +35,25 @@ const marked = new Marked(
   { gfm: true, breaks: false },
 );
 
-/** Characters handed to the parser so far (tests check rendering stays incremental). */
-export const parseStats = { characters: 0 };
-
 export function renderMarkdown(text: string): string {
-  parseStats.characters += text.length;
-  return DOMPurify.sanitize(marked.parse(text, { async: false }) as string);
+  return withCopyButtons(DOMPurify.sanitize(marked.parse(text, { async: false }) as string));
+}
+
+/** The label of a code block's copy button (the component copies the block it sits in). */
+export const COPY_CODE_LABEL = "Copy code";
+
+/**
+ * Puts a copy button before each code block of sanitized HTML. Our own markup, added
+ * after DOMPurify: a `<pre>` in the model's text is escaped by then, so only real
+ * blocks match.
+ */
+export function withCopyButtons(html: string): string {
+  return html
+    .replaceAll(
+      "<pre>",
+      `<div class="code-block"><button type="button" class="copy-code" aria-label="${COPY_CODE_LABEL}" title="${COPY_CODE_LABEL}">Copy</button><pre>`,
+    )
+    .replaceAll("</pre>", "</pre></div>");
 }
 
 /** The end of the longest prefix made of whole blocks: after the last blank line outside a code fence. */
@@ -66,6 +79,9 @@ export class IncrementalMarkdown {
   blocks: string[] = [];
   tail = "";
 
+  /** `render` turns a whole-block text into HTML (the Markdown renderer unless given). */
+  constructor(private readonly render: (text: string) => string = renderMarkdown) {}
+
   update(text: string): void {
     if (!text.startsWith(this.text.slice(0, this.stable))) {
       // The text was replaced, not extended: start over.
@@ -75,10 +91,10 @@ export class IncrementalMarkdown {
     this.text = text;
     const end = stableEnd(text);
     if (end > this.stable) {
-      this.blocks.push(renderMarkdown(text.slice(this.stable, end)));
+      this.blocks.push(this.render(text.slice(this.stable, end)));
       this.stable = end;
     }
     const rest = text.slice(this.stable);
-    this.tail = rest ? renderMarkdown(rest) : "";
+    this.tail = rest ? this.render(rest) : "";
   }
 }

@@ -1,7 +1,7 @@
 /** Status labels and error descriptions, as the tree's accessible names and the details show them. */
 import { describe, expect, it } from "vitest";
-import type { CallError } from "../../bindings";
-import { describeError, errorKindMeaning, rowStatus, statusLabel } from "./labels";
+import type { ApprovalDecision, CallError } from "../../bindings";
+import { describeApproval, describeError, errorKindMeaning, rowStatus, statusLabel } from "./labels";
 import type { NodeStatus } from "./model";
 
 describe("statusLabel", () => {
@@ -35,4 +35,13 @@ describe("rowStatus", () => {
     expect(rowStatus({ status: "waiting", question: null })).toBe("waiting for approval");
     expect(rowStatus({ status: "ok", question: null })).toBe("ok");
   });
+});
+
+describe("describeApproval", () => {
+  const cases: Array<[ApprovalDecision, string, string]> = [
+    ["approve_once", "policy", "approved once by the policy"],
+    ["approve_always", "user", "approved for the session by the user"],
+    ["deny", "user", "denied by the user"],
+  ];
+  it.each(cases)("%s by the %s", (decision, by, expected) => expect(describeApproval({ decision, by })).toBe(expected));
 });

@@ -2,7 +2,7 @@
  * How a call's status and error read to people, in the tree, the details and the
  * chat. The one place that turns a status or an error kind into words.
  */
-import type { CallError, CallErrorKind } from "../../bindings";
+import type { ApprovalDecision, CallError, CallErrorKind } from "../../bindings";
 import type { CallNode, NodeStatus } from "./model";
 
 /** The status as people read it (and as the tree's accessible names say it). */
@@ -64,4 +64,15 @@ export function errorKindMeaning(kind: CallErrorKind): string {
 /** A call's error as the details show it: its kind, then its message. */
 export function describeError(error: CallError): string {
   return `${error.kind}: ${error.message}`;
+}
+
+/** An answered approval in words ("approved once by the policy"), never the decision's wire name. */
+export function describeApproval(approval: { decision: ApprovalDecision; by: string }): string {
+  const decided =
+    approval.decision === "approve_once"
+      ? "approved once"
+      : approval.decision === "approve_always"
+        ? "approved for the session"
+        : "denied";
+  return `${decided} by the ${approval.by}`;
 }

@@ -1,0 +1,336 @@
+/**
+ * The desktop habits in Debian's Chromium (playwright-core) against the built UI with
+ * its IPC mocked (`vite build --mode e2e`, served by `vite preview`): at 1280×800 a
+ * waiting row's approve and deny buttons fit inside the side panel (and at its
+ * narrowest); the sidebar counts the first turn while it runs; the waiting calls
+ * counted in the window title and on the Calls tab; a desktop notification when a
+ * call starts waiting in the background, none in the foreground, and its click
+ * showing the call; the theme following the system until the user picks one; the
+ * keyboard shortcuts and their help sheet; copy buttons on code blocks and on a
+ * call's output and result. Screenshots go to tests/artifacts/desktop-*.png.
+ */
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+import { launchChromium } from "./chromium.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ui = path.resolve(here, "..");
+const artifacts = path.resolve(ui, "..", "tests", "artifacts");
+mkdirSync(artifacts, { recursive: true });
+// 4173 as the other browser suites (run one after another); E2E_PORT when another suite may run alongside.
+const port = process.env.E2E_PORT ?? "4173";
+const base = `http://127.0.0.1:${port}/e2e.html`;
+
+let server;
+let browser;
+
+async function waitForServer(url, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} did not come up within ${timeoutMs} ms`);
+}
+
+before(async () => {
+  // The vite binary itself, not npx, so that killing it leaves no server behind.
+  server = spawn(
+    path.join(ui, "node_modules", ".bin", "vite"),
+    ["preview", "--mode", "e2e", "--outDir", "dist-e2e", "--port", port],
+    { cwd: ui, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  // Ready when it says it serves on the port; a port in use ends it at once (strictPort): never test someone else's.
+  await new Promise((resolve, reject) => {
+    let printed = "";
+    server.stdout.on("data", (chunk) => {
+      printed += chunk;
+      if (printed.includes(`127.0.0.1:${port}/`)) resolve();
+    });
+    server.once("exit", () => reject(new Error(`vite preview could not serve on port ${port}`)));
+  });
+  await waitForServer(base, 15_000);
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill("SIGTERM");
+});
+
+async function openPage(query = "") {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const problems = [];
+  page.on("pageerror", (error) => problems.push(String(error)));
+  page.on("console", (message) => message.type() === "error" && problems.push(message.text()));
+  await page.goto(base + query);
+  return { page, problems };
+}
+
+/** Runs `scenario` on a fresh page, with a screenshot of the failure if it fails. */
+async function withPage(name, scenario, query = "") {
+  const { page, problems } = await openPage(query);
+  try {
+    await scenario(page);
+    assert.deepEqual(problems, []);
+  } catch (error) {
+    await page.screenshot({ path: path.join(artifacts, `desktop-failure-${name}.png`) });
+    throw error;
+  } finally {
+    await page.close();
+  }
+}
+
+/** Lets the held turn (`?hold`) go on, once it waits to be let go. */
+async function release(page) {
+  await page.waitForFunction(() => typeof window.__releaseTurn === "function");
+  await page.evaluate(() => {
+    const release = window.__releaseTurn;
+    window.__releaseTurn = undefined;
+    release();
+  });
+}
+
+async function send(page, text) {
+  const input = page.getByRole("textbox", { name: "Message" });
+  await input.fill(text);
+  await input.press("Enter");
+}
+
+/** Whether box `inner` lies wholly inside box `outer` (a pixel of rounding allowed). */
+function inside(inner, outer) {
+  return (
+    inner.x >= outer.x - 1 &&
+    inner.y >= outer.y - 1 &&
+    inner.x + inner.width <= outer.x + outer.width + 1 &&
+    inner.y + inner.height <= outer.y + outer.height + 1
+  );
+}
+
+async function assertButtonsFit(page, agent) {
+  const panel = await page.getByRole("tabpanel").boundingBox();
+  const row = page.getByRole("tree").getByRole("treeitem", { name: `${agent}, waiting for approval` });
+  const rowBox = await row.boundingBox();
+  for (const name of [`Approve ${agent} once`, `Always approve ${agent}`, `Deny ${agent}`]) {
+    const button = await row.getByRole("button", { name }).boundingBox();
+    assert.ok(button && button.width > 10, `${name} is shown`);
+    assert.ok(inside(button, rowBox), `${name} ${JSON.stringify(button)} is inside its row ${JSON.stringify(rowBox)}`);
+    assert.ok(inside(button, panel), `${name} ${JSON.stringify(button)} is inside the panel ${JSON.stringify(panel)}`);
+  }
+}
+
+test("a waiting row's approve and deny buttons fit inside the side panel at 1280×800, and at its narrowest", () =>
+  withPage("row-buttons", async (page) => {
+    await send(page, "How do agents call agents?");
+    const tree = page.getByRole("tree", { name: "Call tree" });
+    await tree.getByRole("treeitem", { name: "summariser, waiting for approval" }).waitFor();
+    await assertButtonsFit(page, "summariser");
+    await page
+      .getByRole("complementary")
+      .last()
+      .screenshot({ path: path.join(artifacts, "desktop-row-buttons.png") });
+
+    // The narrowest panel the separator allows (320 px): the name and status give way, not the buttons.
+    const separator = page.getByRole("separator", { name: "Resize the side panel" });
+    await separator.focus();
+    for (let step = 0; step < 8; step++) await separator.press("ArrowRight");
+    assert.equal(await separator.getAttribute("aria-valuenow"), "320");
+    await assertButtonsFit(page, "summariser");
+    await page
+      .getByRole("complementary")
+      .last()
+      .screenshot({ path: path.join(artifacts, "desktop-row-buttons-narrow.png") });
+    await tree.getByRole("button", { name: "Approve summariser once" }).click();
+    await tree.getByRole("treeitem", { name: "summariser, ok" }).waitFor();
+  }));
+
+test("the sidebar counts the first turn while it runs", () =>
+  withPage(
+    "first-turn-count",
+    async (page) => {
+      const sessions = page.getByRole("list", { name: "Session list" });
+      await send(page, "Plan the garden layout");
+      await page.getByRole("button", { name: "Stop" }).waitFor();
+      const row = sessions.getByRole("button", { name: /^Plan the garden layout/ });
+      await row.getByText("1 turn", { exact: true }).waitFor();
+      assert.equal(await row.getByText("0 turns").count(), 0);
+      await page.getByRole("tree").getByRole("button", { name: "Approve summariser once" }).click();
+      await release(page);
+      await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+      await row.getByText("1 turn", { exact: true }).waitFor();
+      // The second turn is counted while it runs too.
+      await send(page, "And the shed");
+      await page.getByRole("button", { name: "Stop" }).waitFor();
+      await row.getByText("2 turns", { exact: true }).waitFor();
+      await page.getByRole("tree").getByRole("button", { name: "Deny summariser" }).click();
+      await release(page);
+      await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+    },
+    "?hold",
+  ));
+
+test("waiting calls are counted in the title and on the Calls tab, and notified only in the background", () =>
+  withPage("waiting", async (page) => {
+    const calls = page.getByRole("tab", { name: /^Calls/ });
+    await send(page, "First question");
+    await page.getByRole("tab", { name: "Calls, 1 waiting" }).waitFor();
+    assert.equal(await page.title(), "Switchboard — 1 waiting");
+    assert.equal(await page.evaluate(() => window.__windowTitles.at(-1)), "Switchboard — 1 waiting");
+    assert.equal(await calls.textContent(), "Calls", "the tab's text stays its name; the badge is drawn");
+    // In the foreground: counted, not notified.
+    assert.deepEqual(await page.evaluate(() => window.__notifications), []);
+    await page.getByRole("tablist").screenshot({ path: path.join(artifacts, "desktop-calls-tab-count.png") });
+    await page.getByRole("tree").getByRole("button", { name: "Approve summariser once" }).click();
+    await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+    await page.waitForFunction(() => document.title === "Switchboard");
+    assert.equal(await calls.getAttribute("aria-label"), null);
+    assert.equal(await page.evaluate(() => window.__windowTitles.at(-1)), "Switchboard");
+
+    // In the background (another window has the focus): an MCP client's call waits in
+    // another session; it is counted and notified, and the click shows it.
+    await page.evaluate(() => (document.hasFocus = () => false));
+    const turnId = await page.evaluate(() => window.__mcpCall("find otters", true).turnId);
+    await page.waitForFunction(() => window.__notifications.length === 1);
+    const [notification] = await page.evaluate(() => window.__notifications);
+    assert.equal(notification.title, "researcher waits for your approval");
+    assert.equal(notification.body, "find otters");
+    assert.deepEqual(notification.extra, { sessionId: "mcp-calls", turnId, callId: "c1" });
+    await page.getByRole("tab", { name: "Calls, 1 waiting" }).waitFor();
+    assert.equal(await page.title(), "Switchboard — 1 waiting");
+    await page.evaluate(() => window.__clickNotification(0));
+    const tree = page.getByRole("tree", { name: "Call tree" });
+    const row = tree.getByRole("treeitem", { name: "researcher, waiting for approval" });
+    await row.waitFor();
+    assert.equal(await row.getAttribute("aria-selected"), "true", "the notified call is selected");
+    await page.getByRole("region", { name: "Details of researcher" }).getByText("find otters").waitFor();
+    assert.equal(await page.getByRole("combobox", { name: "Turn" }).inputValue(), turnId);
+    await page.screenshot({ path: path.join(artifacts, "desktop-notification-clicked.png") });
+    // The same wait is not notified twice.
+    assert.equal(await page.evaluate(() => window.__notifications.length), 1);
+
+    // Approved from the keyboard on the focused row: A approves once.
+    await row.focus();
+    await page.keyboard.press("a");
+    await tree.getByRole("treeitem", { name: "researcher, ok" }).waitFor();
+    assert.deepEqual(await page.evaluate(() => window.__approvalAnswers.at(-1)), {
+      turnId,
+      callId: "c1",
+      decision: "approve_once",
+    });
+    await page.waitForFunction(() => document.title === "Switchboard");
+  }));
+
+test("the theme follows the system until the user picks one, and again after Auto", () =>
+  withPage("theme", async (page) => {
+    const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.waitForFunction(() => document.documentElement.dataset.theme === "dark");
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.waitForFunction(() => document.documentElement.dataset.theme === "light");
+    assert.equal(await page.getByRole("button", { name: "Auto" }).count(), 0, "nothing picked yet");
+
+    await page.getByRole("button", { name: "Toggle dark theme" }).click();
+    assert.equal(await theme(), "dark");
+    await page.emulateMedia({ colorScheme: "light" });
+    assert.equal(await theme(), "dark", "a pick outlasts the system's setting");
+    await page.screenshot({ path: path.join(artifacts, "desktop-theme-picked-dark.png") });
+
+    await page.getByRole("button", { name: "Auto" }).click();
+    assert.equal(await theme(), "light");
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.waitForFunction(() => document.documentElement.dataset.theme === "dark");
+    assert.equal(await page.getByRole("button", { name: "Auto" }).count(), 0);
+  }));
+
+test("keyboard shortcuts: the help sheet, new chat, search, the message box and stopping a turn", () =>
+  withPage(
+    "shortcuts",
+    async (page) => {
+      const help = page.getByRole("dialog", { name: "Keyboard shortcuts" });
+      await page.getByRole("tab", { name: "Calls" }).focus();
+      await page.keyboard.press("?");
+      await help.waitFor();
+      await help.getByRole("cell", { name: "Stop the running turn" }).waitFor();
+      await page.screenshot({ path: path.join(artifacts, "desktop-shortcuts.png") });
+      await page.keyboard.press("Escape");
+      await help.waitFor({ state: "hidden" });
+      await page.keyboard.press("F1");
+      await help.waitFor();
+      await help.getByRole("button", { name: "Close" }).click();
+      await help.waitFor({ state: "hidden" });
+      await page.getByRole("button", { name: "Keyboard shortcuts" }).click();
+      await help.waitFor();
+      await page.keyboard.press("Escape");
+      await help.waitFor({ state: "hidden" });
+
+      // "?" typed in the message box is a character.
+      const input = page.getByRole("textbox", { name: "Message" });
+      await page.keyboard.press("Control+l");
+      assert.equal(await input.evaluate((element) => element === document.activeElement), true);
+      await page.keyboard.type("why?");
+      assert.equal(await input.inputValue(), "why?");
+      assert.equal(await help.isVisible(), false);
+
+      await page.keyboard.press("Control+k");
+      const search = page.getByRole("searchbox", { name: "Search sessions" });
+      assert.equal(await search.evaluate((element) => element === document.activeElement), true);
+
+      // A turn runs (held open): Ctrl+. asks to stop it.
+      await input.fill("Hold on a moment");
+      await input.press("Enter");
+      await page.getByRole("button", { name: "Stop" }).waitFor();
+      await page.keyboard.press("Control+.");
+      await page.waitForFunction(() => window.__cancelledTurns.length === 1);
+      await page.getByRole("tree").getByRole("button", { name: "Deny summariser" }).click();
+      await release(page);
+      await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+
+      // Ctrl+N: a new, empty chat.
+      await page.keyboard.press("Control+n");
+      await page.getByText("Send a message: the demo agents answer").waitFor();
+      assert.equal(await page.getByRole("listitem", { name: "You" }).count(), 0);
+    },
+    "?hold",
+  ));
+
+test("copy buttons on a reply's code block and on a call's output and result", () =>
+  withPage("copy", async (page) => {
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(base).origin });
+    const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
+    await send(page, "Show me code");
+    await page.getByRole("tree").getByRole("button", { name: "Approve summariser once" }).click();
+    const answer = page.getByRole("listitem", { name: "Answer from assistant" });
+    await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+    await answer.getByRole("button", { name: "Copy code" }).click();
+    assert.equal(await clipboard(), "fn main() {}\n");
+    await answer.getByRole("button", { name: "Copy code" }).getByText("Copied").waitFor();
+    await answer.screenshot({ path: path.join(artifacts, "desktop-copy-code.png") });
+
+    await page.getByRole("tree").getByRole("treeitem", { name: "researcher, ok" }).click();
+    const details = page.getByRole("region", { name: "Details of researcher" });
+    await details.getByRole("button", { name: "Copy the output of researcher" }).click();
+    assert.equal(await clipboard(), "Findings: three of them.");
+    await details.getByRole("status").first().getByText("Copied").waitFor();
+    await details.getByRole("button", { name: "Copy the result of researcher" }).click();
+    assert.match(await clipboard(), /^<<<AGENT_RESULT n agent="x" status="ok">>>/);
+    await details.screenshot({ path: path.join(artifacts, "desktop-copy-details.png") });
+
+    // Where the Clipboard API is refused, the older copy command is used.
+    const copyOutput = details.getByRole("button", { name: "Copy the output of researcher" });
+    await copyOutput.getByText("Copy", { exact: true }).waitFor();
+    await page.evaluate(() => {
+      navigator.clipboard.writeText = () => Promise.reject(new Error("not allowed"));
+    });
+    await copyOutput.click();
+    await copyOutput.getByText("Copied").waitFor();
+    assert.equal(await clipboard(), "Findings: three of them.");
+  }));
