@@ -2,12 +2,16 @@
 demo's delegates wait for approval the native window title counts them (read back
 with xwininfo), the Calls tab says so and the sidebar counts the running first turn; a
 call's output copies through the webview's clipboard (pasted back into the message
-box); and the window opens at the size and place it was left at
-(tauri-plugin-window-state's file)."""
+box); the window opens at the size and place it was left at
+(tauri-plugin-window-state's file); and with the window in the background a waiting
+call is a desktop notification, received by a stand-in notification server on a
+private session bus, whose click selects the call in the window."""
 
+import contextlib
 import json
 import re
 import subprocess
+from pathlib import Path
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -75,3 +79,55 @@ def test_the_window_opens_where_and_as_large_as_it_was_left(tmp_path):
         assert session.execute_script("return window.innerHeight") == 640
         WebDriverWait(session, 10).until(lambda _: native_window("Switchboard") == "1000x640+40+30")
         session.save_screenshot(str(ARTIFACTS / "window-restored-size.png"))
+
+
+@contextlib.contextmanager
+def notification_server():
+    """A private session bus with the stand-in notification server on it: yields the
+    bus address and the server process (its stdout: one JSON line per notification)."""
+    bus = subprocess.Popen(
+        ["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE, text=True
+    )
+    address = bus.stdout.readline().strip()
+    server = subprocess.Popen(
+        ["/usr/bin/python3", str(Path(__file__).with_name("notification_server.py"))],
+        env={"DBUS_SESSION_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert json.loads(server.stdout.readline()).get("ready"), "the notification server did not start"
+        yield address, server
+    finally:
+        server.kill()
+        bus.kill()
+        server.wait(timeout=10)
+        bus.wait(timeout=10)
+
+
+def test_a_call_waiting_in_the_background_is_a_notification_whose_click_shows_it(tmp_path):
+    with notification_server() as (address, server), launch(tmp_path, DBUS_SESSION_BUS_ADDRESS=address) as session:
+        # Another window has the focus (under Xvfb nothing else can take it).
+        session.execute_script("document.hasFocus = () => false")
+        box = message_box(session)
+        box.send_keys("How do agents call agents?")
+        box.send_keys(Keys.ENTER)
+        notifications = [json.loads(server.stdout.readline()) for _ in range(2)]
+        by_title = {notification["summary"]: notification for notification in notifications}
+        assert set(by_title) == {"researcher waits for your approval", "summariser waits for your approval"}, by_title
+        summariser = by_title["summariser waits for your approval"]
+        assert summariser["body"].startswith("Summarise"), summariser
+        # A click on the notification is reported (the plugin offers the action "default").
+        assert "default" in summariser["actions"], summariser
+        row = treeitem(session, "summariser, waiting for approval")
+        assert row.get_attribute("aria-selected") != "true"
+
+        server.stdin.write(f"click {summariser['id']}\n")
+        server.stdin.flush()
+        WebDriverWait(session, 10).until(lambda _: row.get_attribute("aria-selected") == "true")
+        session.find_element(By.CSS_SELECTOR, '[aria-label="Details of summariser"]')
+        session.save_screenshot(str(ARTIFACTS / "window-notification-clicked.png"))
+        click_button(session, "Approve researcher once")
+        click_button(session, "Approve summariser once")
+        WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
