@@ -562,6 +562,7 @@ pub fn configure<R: Runtime>(
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_notification::init())
         .plugin(desktop::window_state())
+        .plugin(desktop::window_state_autosave())
         .plugin(links::navigation_guard())
         .invoke_handler(specta.invoke_handler())
         .setup(move |app| {

@@ -78,6 +78,14 @@ def test_the_window_opens_where_and_as_large_as_it_was_left(tmp_path):
         WebDriverWait(session, 10).until(lambda s: s.execute_script("return window.innerWidth") == 1000)
         assert session.execute_script("return window.innerHeight") == 640
         WebDriverWait(session, 10).until(lambda _: native_window("Switchboard") == "1000x640+40+30")
+        # Moved and resized by the user: written once it settles, so even a killed app comes back so.
+        session.set_window_rect(x=60, y=50, width=1100, height=700)
+        WebDriverWait(session, 10).until(
+            lambda _: {key: json.loads(state.read_text())["main"][key] for key in ("width", "height", "x", "y")}
+            == {"width": 1100, "height": 700, "x": 60, "y": 50}
+        )
+    with launch(tmp_path) as session:
+        WebDriverWait(session, 10).until(lambda _: native_window("Switchboard") == "1100x700+60+50")
         session.save_screenshot(str(ARTIFACTS / "window-restored-size.png"))
 
 
