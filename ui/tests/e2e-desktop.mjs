@@ -236,7 +236,7 @@ test("the theme follows the system until the user picks one, and again after Aut
     await page.waitForFunction(() => document.documentElement.dataset.theme === "dark");
     await page.emulateMedia({ colorScheme: "light" });
     await page.waitForFunction(() => document.documentElement.dataset.theme === "light");
-    assert.equal(await page.getByRole("button", { name: "Auto" }).count(), 0, "nothing picked yet");
+    assert.equal(await page.getByRole("button", { name: "Follow the system theme" }).count(), 0, "nothing picked yet");
 
     await page.getByRole("button", { name: "Toggle dark theme" }).click();
     assert.equal(await theme(), "dark");
@@ -244,11 +244,11 @@ test("the theme follows the system until the user picks one, and again after Aut
     assert.equal(await theme(), "dark", "a pick outlasts the system's setting");
     await page.screenshot({ path: path.join(artifacts, "desktop-theme-picked-dark.png") });
 
-    await page.getByRole("button", { name: "Auto" }).click();
+    await page.getByRole("button", { name: "Follow the system theme" }).click();
     assert.equal(await theme(), "light");
     await page.emulateMedia({ colorScheme: "dark" });
     await page.waitForFunction(() => document.documentElement.dataset.theme === "dark");
-    assert.equal(await page.getByRole("button", { name: "Auto" }).count(), 0);
+    assert.equal(await page.getByRole("button", { name: "Follow the system theme" }).count(), 0);
   }));
 
 test("keyboard shortcuts: the help sheet, new chat, search, the message box and stopping a turn", () =>
