@@ -1,6 +1,6 @@
-/** The tree component: ARIA tree pattern, accessible names with agent and status, keyboard collapse, live updates per fold. */
-import { describe, expect, it } from "vitest";
-import { fireEvent, render, screen } from "@testing-library/svelte";
+/** The tree component: ARIA tree pattern, accessible names with agent and status, keyboard collapse and approval, live updates per fold. */
+import { describe, expect, it, vi } from "vitest";
+import { fireEvent, render, screen, within } from "@testing-library/svelte";
 import { flushSync } from "svelte";
 import type { CallEvent_Serialize as CallEvent } from "../../bindings";
 import CallTree from "./CallTree.svelte";
@@ -52,6 +52,44 @@ describe("CallTree", () => {
     await fireEvent.keyDown(root, { key: "ArrowRight" });
     flushSync();
     expect(screen.getByRole("treeitem", { name: "researcher, ok" })).toBeTruthy();
+  });
+
+  it("answers the focused row's approval request from the keyboard: A once, Shift+A always, D deny", async () => {
+    const start = { type: "call_started", tool_name: null, input: null, tools: [], model: null } as const;
+    const limits = { may_delegate: false, depth: 1, max_depth: 1, calls_left: 5, timeout_secs: null };
+    push("t3", [
+      { ...start, call_id: "c1", agent: "assistant", role: "turn" },
+      { ...start, call_id: "c2", parent_id: "c1", depth: 1, agent: "researcher", role: "tool" },
+      {
+        type: "approval_requested",
+        call_id: "c2",
+        parent_id: "c1",
+        depth: 1,
+        agent: "researcher",
+        tool_name: "agent_researcher",
+        input: null,
+        limits,
+      },
+    ]);
+    const answer = vi.spyOn(treeStore, "answerApproval").mockResolvedValue(true);
+    const view = within(render(CallTree, { turnId: "t3", now: 5000 }).container);
+    const root = view.getByRole("treeitem", { name: "assistant, running" });
+    root.focus();
+    await fireEvent.keyDown(root, { key: "a" });
+    expect(answer).not.toHaveBeenCalled();
+    await fireEvent.keyDown(root, { key: "ArrowDown" });
+    flushSync();
+    const waiting = view.getByRole("treeitem", { name: "researcher, waiting for approval" });
+    await fireEvent.keyDown(waiting, { key: "a" });
+    await fireEvent.keyDown(waiting, { key: "A", shiftKey: true });
+    await fireEvent.keyDown(waiting, { key: "d" });
+    await fireEvent.keyDown(waiting, { key: "a", ctrlKey: true });
+    expect(answer.mock.calls).toEqual([
+      ["t3", "c2", "approve_once"],
+      ["t3", "c2", "approve_always"],
+      ["t3", "c2", "deny"],
+    ]);
+    answer.mockRestore();
   });
 
   it("shows queued events once they are folded, and not before", () => {
