@@ -18,12 +18,12 @@ DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.
 	x11-utils dbus-daemon python3-dbus python3-gi
 
 .PHONY: run test setup debian-packages node-packages python-packages tauri-driver ui ui-e2e app \
-	test-rust test-ui test-browser test-window test-mcp test-otel bindings bench bench-ui mutants clean
+	test-rust test-ui test-browser test-window test-mcp test-otel bindings bench bench-ui mutants package test-package clean
 
 run: setup ui app
 	$(APP)
 
-test: setup ui ui-e2e test-ui test-rust test-mcp test-otel test-browser app test-window
+test: setup ui ui-e2e test-ui test-rust test-mcp test-otel test-browser app test-window test-package
 	@echo "all suites passed"
 
 setup: debian-packages node-packages python-packages tauri-driver
@@ -114,6 +114,23 @@ bench:
 # Frame times of the live tree replaying 1,000 calls and 20,000 deltas in headless Chromium.
 bench-ui: setup ui-e2e
 	cd ui && node tests/bench-tree.mjs
+
+# An installable package: a .deb with the app, the `switchboard` CLI beside it, a
+# desktop entry and icons, built by the Tauri bundler (release build), in
+# target/release/bundle/deb/. (An AppImage needs linuxdeploy, which the bundler
+# downloads from GitHub: not reachable from this machine.)
+DEB_CONFIG := {"bundle":{"active":true,"targets":["deb"],"category":"DeveloperTool",\
+	"shortDescription":"Agents that call agents as tools, watched live",\
+	"longDescription":"A desktop app and a command-line tool for agents that call other agents as tools: every nested call live in a tree, with its usage, cost, limits and approvals.",\
+	"linux":{"deb":{"files":{"/usr/bin/switchboard":"../target/release/switchboard"}}}}}
+package: setup ui
+	$(CARGO) build --release -p switchboard-cli
+	cd src-tauri && PATH="$(CARGO_BIN):$$PATH" ../ui/node_modules/.bin/tauri build --ci --bundles deb --config '$(DEB_CONFIG)'
+
+# The .deb unpacked into a temporary root: both programs, the desktop entry, the
+# app's window under Xvfb, the CLI's answer.
+test-package: package
+	PATH="$(CARGO_BIN):$$PATH" xvfb-run -a -s "-screen 0 1280x800x24" $(VENV)/bin/pytest -q -p no:cacheprovider -W ignore::DeprecationWarning tests/package
 
 # Mutation testing of the policy-critical code with cargo-mutants: each mutant of
 # the fence, the merge, validation, the dispatcher's admission and the tool list is
