@@ -9,86 +9,13 @@
  * keyboard shortcuts and their help sheet; copy buttons on code blocks and on a
  * call's output and result. Screenshots go to tests/artifacts/desktop-*.png.
  */
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import path from "node:path";
-import { launchChromium } from "./chromium.mjs";
+import { artifacts, browserSuite } from "./harness.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const ui = path.resolve(here, "..");
-const artifacts = path.resolve(ui, "..", "tests", "artifacts");
-mkdirSync(artifacts, { recursive: true });
-// 4173 as the other browser suites (run one after another); E2E_PORT when another suite may run alongside.
-const port = process.env.E2E_PORT ?? "4173";
-const base = `http://127.0.0.1:${port}/e2e.html`;
-
-let server;
-let browser;
-
-async function waitForServer(url, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url);
-      if (response.ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} did not come up within ${timeoutMs} ms`);
-}
-
-before(async () => {
-  // The vite binary itself, not npx, so that killing it leaves no server behind.
-  server = spawn(
-    path.join(ui, "node_modules", ".bin", "vite"),
-    ["preview", "--mode", "e2e", "--outDir", "dist-e2e", "--port", port],
-    { cwd: ui, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  // Ready when it says it serves on the port; a port in use ends it at once (strictPort): never test someone else's.
-  await new Promise((resolve, reject) => {
-    let printed = "";
-    server.stdout.on("data", (chunk) => {
-      printed += chunk;
-      if (printed.includes(`127.0.0.1:${port}/`)) resolve();
-    });
-    server.once("exit", () => reject(new Error(`vite preview could not serve on port ${port}`)));
-  });
-  await waitForServer(base, 15_000);
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.kill("SIGTERM");
-});
-
-async function openPage(query = "") {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  const problems = [];
-  page.on("pageerror", (error) => problems.push(String(error)));
-  page.on("console", (message) => message.type() === "error" && problems.push(message.text()));
-  await page.goto(base + query);
-  return { page, problems };
-}
-
-/** Runs `scenario` on a fresh page, with a screenshot of the failure if it fails. */
-async function withPage(name, scenario, query = "") {
-  const { page, problems } = await openPage(query);
-  try {
-    await scenario(page);
-    assert.deepEqual(problems, []);
-  } catch (error) {
-    await page.screenshot({ path: path.join(artifacts, `desktop-failure-${name}.png`) });
-    throw error;
-  } finally {
-    await page.close();
-  }
-}
+const suite = browserSuite({ failurePrefix: "desktop-failure" });
+const { withPage } = suite;
 
 /** Lets the held turn (`?hold`) go on, once it waits to be let go. */
 async function release(page) {
@@ -304,7 +231,9 @@ test("keyboard shortcuts: the help sheet, new chat, search, the message box and 
 
 test("copy buttons on a reply's code block and on a call's output and result", () =>
   withPage("copy", async (page) => {
-    await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(base).origin });
+    await page
+      .context()
+      .grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(suite.base).origin });
     const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
     await send(page, "Show me code");
     await page.getByRole("tree").getByRole("button", { name: "Approve summariser once" }).click();

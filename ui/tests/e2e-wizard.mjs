@@ -8,39 +8,14 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import path from "node:path";
-import { launchChromium } from "./chromium.mjs";
+import { artifacts, browserSuite } from "./harness.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const ui = path.resolve(here, "..");
-const artifacts = path.resolve(ui, "..", "tests", "artifacts");
-mkdirSync(artifacts, { recursive: true });
-// 4173 as the other browser suites (run one after another); E2E_PORT when another suite may run alongside.
-const port = process.env.E2E_PORT ?? "4173";
-const base = `http://127.0.0.1:${port}/e2e.html`;
-
-let server;
-let browser;
-/** Fake OpenAI-compatible servers on loopback: what each lists, and the requests each saw. */
+// The mocked discovery asks a port where nothing listens, as the real one does; the browser logs that.
+const suite = browserSuite({ ignored: (text) => text === "Failed to load resource: net::ERR_CONNECTION_REFUSED" });
+const { openPage } = suite;
 const fakes = [];
-
-async function waitForServer(url, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url);
-      if (response.ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} did not come up within ${timeoutMs} ms`);
-}
 
 /** A server that answers `GET /v1/models` with `models`, on a free loopback port; its `/v1` base. */
 async function fakeModelServer(models) {
@@ -76,49 +51,14 @@ let byHand;
 let dead;
 
 before(async () => {
-  // The vite binary itself, not npx, so that killing it leaves no server behind.
-  server = spawn(
-    path.join(ui, "node_modules", ".bin", "vite"),
-    ["preview", "--mode", "e2e", "--outDir", "dist-e2e", "--port", port],
-    { cwd: ui, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  // Ready when it says it serves on the port; a port in use ends it at once (strictPort): never test someone else's.
-  const listening = new Promise((resolve, reject) => {
-    let printed = "";
-    server.stdout.on("data", (chunk) => {
-      printed += chunk;
-      if (printed.includes(`127.0.0.1:${port}/`)) resolve();
-    });
-    server.once("exit", () => reject(new Error(`vite preview could not serve on port ${port}`)));
-  });
-  listening.catch(() => {}); // awaited below, after the fake servers are up
   ollama = await fakeModelServer(["llama3:latest", "qwen2.5-coder:7b"]);
   byHand = await fakeModelServer(["phi-4-mini"]);
   dead = `http://127.0.0.1:${await deadPort()}/v1`;
-  await listening;
-  await waitForServer(base, 15_000);
-  browser = await launchChromium();
 });
 
-after(async () => {
-  await browser?.close();
-  server?.kill("SIGTERM");
+after(() => {
   for (const fake of fakes) fake.http.close();
 });
-
-async function openPage(query = "") {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  const problems = [];
-  page.on("pageerror", (error) => problems.push(String(error)));
-  // The mocked discovery asks a port where nothing listens, as the real one does; the browser logs that.
-  const expected = (text) => text === "Failed to load resource: net::ERR_CONNECTION_REFUSED";
-  page.on(
-    "console",
-    (message) => message.type() === "error" && !expected(message.text()) && problems.push(message.text()),
-  );
-  await page.goto(base + query);
-  return { page, problems };
-}
 
 /** The first start's page: the demo config just written, the fake Ollama, a dead LM Studio port, aider on PATH. */
 function firstStart() {
@@ -126,19 +66,8 @@ function firstStart() {
   return openPage(`?setup-config&first-start&cli=aider&servers=${servers}`);
 }
 
-/** Runs `scenario`, with a screenshot of the page when it fails. */
-async function withPage(opened, name, scenario) {
-  const { page, problems } = await opened;
-  try {
-    await scenario(page);
-    assert.deepEqual(problems, []);
-  } catch (error) {
-    await page.screenshot({ path: path.join(artifacts, `failure-${name}.png`) });
-    throw error;
-  } finally {
-    await page.close();
-  }
-}
+/** Runs `scenario` on an opened page, with a screenshot of the page when it fails. */
+const withPage = (opened, name, scenario) => suite.withPage(name, scenario, opened);
 
 const edits = (page) => page.evaluate(() => window.__edits);
 

@@ -6,60 +6,13 @@
  * client's calls live in their session. Screenshots go to tests/artifacts/ for a
  * person to look at.
  */
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import path from "node:path";
-import { launchChromium } from "./chromium.mjs";
+import { artifacts, browserSuite } from "./harness.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const ui = path.resolve(here, "..");
-const artifacts = path.resolve(ui, "..", "tests", "artifacts");
-mkdirSync(artifacts, { recursive: true });
-const base = "http://127.0.0.1:4173/e2e.html";
-
-let server;
-let browser;
-
-async function waitForServer(url, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url);
-      if (response.ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} did not come up within ${timeoutMs} ms`);
-}
-
-before(async () => {
-  // The vite binary itself, not npx, so that killing it leaves no server behind.
-  server = spawn(path.join(ui, "node_modules", ".bin", "vite"), ["preview", "--mode", "e2e", "--outDir", "dist-e2e"], {
-    cwd: ui,
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  await waitForServer(base, 15_000);
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.kill("SIGTERM");
-});
-
-async function openPage(query = "") {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  const problems = [];
-  page.on("pageerror", (error) => problems.push(String(error)));
-  page.on("console", (message) => message.type() === "error" && problems.push(message.text()));
-  await page.goto(base + query);
-  return { page, problems };
-}
+const suite = browserSuite();
+const { openPage } = suite;
 
 test("a turn streams into the chat and every node status shows in the tree", async () => {
   const { page, problems } = await openPage();
@@ -243,7 +196,7 @@ async function sessionsScenario(page, problems) {
 
 test("the MCP server switch shows the address and a client config to copy, and why it did not start", async () => {
   const { page, problems } = await openPage();
-  await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(base).origin });
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(suite.base).origin });
   await page.getByRole("tab", { name: "Settings" }).click();
   const section = page.getByRole("region", { name: "MCP server" });
   const toggle = section.getByTestId("mcp-switch");
