@@ -65,14 +65,6 @@ impl<'a> AgentNames<'a> {
     pub fn contains(&self, name: &str) -> bool {
         self.0.contains(name)
     }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 impl PartialEq for AgentNames<'_> {
