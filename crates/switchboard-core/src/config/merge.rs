@@ -150,6 +150,15 @@ pub fn effective_tools(config: &Config, caller: &str) -> Vec<ResolvedTool> {
 mod tests {
     use super::*;
 
+    /// The CLI's scope column and the wire's `scope` field say the same word.
+    #[test]
+    fn a_scope_reads_as_it_serializes() {
+        for scope in [ToolScope::Global, ToolScope::Override, ToolScope::Local] {
+            assert_eq!(serde_json::to_value(scope).unwrap(), serde_json::json!(scope.as_str()));
+        }
+        assert_eq!(ToolScope::Override.as_str(), "override");
+    }
+
     #[test]
     fn tool_names_are_sanitised() {
         let cases = [
