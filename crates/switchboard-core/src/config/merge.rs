@@ -150,6 +150,23 @@ pub fn effective_tools(config: &Config, caller: &str) -> Vec<ResolvedTool> {
 mod tests {
     use super::*;
 
+    /// `tools list --global` and the settings' global table: every global entry as
+    /// written, disabled ones and those naming no agent included.
+    #[test]
+    fn the_global_list_is_every_global_entry_as_written() {
+        let mut config = Config::default();
+        config.agents.push(crate::config::AgentConfig::new("a", crate::config::Provider::Demo));
+        let mut off = AgentToolEntry::new("a", "off");
+        off.enabled = Some(false);
+        config.agent_tools = vec![off, AgentToolEntry::new("ghost", "no such agent")];
+        let rows: Vec<(String, bool, ToolScope)> =
+            global_tools(&config).into_iter().map(|row| (row.tool_name, row.enabled, row.scope)).collect();
+        assert_eq!(
+            rows,
+            [("agent_a".to_string(), false, ToolScope::Global), ("agent_ghost".to_string(), true, ToolScope::Global)]
+        );
+    }
+
     /// The CLI's scope column and the wire's `scope` field say the same word.
     #[test]
     fn a_scope_reads_as_it_serializes() {
