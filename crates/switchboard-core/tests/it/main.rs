@@ -10,6 +10,7 @@ mod local_runner_cases;
 #[path = "../../benches/support/loopback.rs"]
 mod loopback;
 mod merge_cases;
+mod offer_cases;
 mod peers;
 mod policy_cases;
 mod schema_cases;
