@@ -89,12 +89,12 @@ test-rust:
 # Inspector CLI and the official conformance suite (node 22 from tests/peers).
 test-mcp:
 	$(CARGO) build -p switchboard-cli
-	$(VENV)/bin/pytest -q -p no:cacheprovider tests/mcp tests/a2a
+	$(VENV)/bin/pytest -q -p no:cacheprovider --timeout=600 tests/mcp tests/a2a
 
 # Trace export read back through a real Arize Phoenix on loopback.
 test-otel:
 	$(CARGO) build -p switchboard-cli
-	PHOENIX=$(ROOT)/.venv-phoenix/bin/phoenix $(VENV)/bin/pytest -q -p no:cacheprovider tests/otel
+	PHOENIX=$(ROOT)/.venv-phoenix/bin/phoenix $(VENV)/bin/pytest -q -p no:cacheprovider --timeout=600 tests/otel
 
 test-ui:
 	cd ui && node_modules/.bin/prettier --check .
@@ -102,10 +102,10 @@ test-ui:
 	cd ui && node_modules/.bin/vitest run
 
 test-browser:
-	cd ui && node --test --test-concurrency=1 tests/e2e*.mjs
+	cd ui && node --test --test-concurrency=1 --test-timeout=180000 tests/e2e*.mjs
 
 test-window:
-	PATH="$(CARGO_BIN):$$PATH" xvfb-run -a -s "-screen 0 1280x800x24" $(VENV)/bin/pytest -p no:cacheprovider -W ignore::DeprecationWarning tests/window
+	PATH="$(CARGO_BIN):$$PATH" xvfb-run -a -s "-screen 0 1280x800x24" $(VENV)/bin/pytest -p no:cacheprovider --timeout=600 -W ignore::DeprecationWarning tests/window
 
 # Benchmarks print figures beside a baseline measured in the same run (never asserted).
 bench:
@@ -130,7 +130,7 @@ package: setup ui
 # The .deb unpacked into a temporary root: both programs, the desktop entry, the
 # app's window under Xvfb, the CLI's answer.
 test-package: package
-	PATH="$(CARGO_BIN):$$PATH" xvfb-run -a -s "-screen 0 1280x800x24" $(VENV)/bin/pytest -q -p no:cacheprovider -W ignore::DeprecationWarning tests/package
+	PATH="$(CARGO_BIN):$$PATH" xvfb-run -a -s "-screen 0 1280x800x24" $(VENV)/bin/pytest -q -p no:cacheprovider --timeout=600 -W ignore::DeprecationWarning tests/package
 
 # Mutation testing of the policy-critical code with cargo-mutants: each mutant of
 # the fence, the merge, validation, the dispatcher's admission and the tool list is

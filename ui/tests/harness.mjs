@@ -18,6 +18,9 @@ export const ui = path.resolve(here, "..");
 export const artifacts = path.resolve(ui, "..", "tests", "artifacts");
 mkdirSync(artifacts, { recursive: true });
 
+const SERVER_START_MS = 15_000;
+const ANSI_ESCAPE = /\x1b\[[0-9;]*m/g;
+
 async function waitForServer(url, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -43,21 +46,35 @@ export function browserSuite({ query: defaultQuery = "", ignored = () => false, 
 
   before(async () => {
     // The vite binary itself, not npx, so that killing it leaves no server behind.
+    // NO_COLOR: vite colours its output when CI is set (picocolors), which would
+    // split the address it prints with escape codes.
     suite.server = spawn(
       path.join(ui, "node_modules", ".bin", "vite"),
       ["preview", "--mode", "e2e", "--outDir", "dist-e2e", "--port", port],
-      { cwd: ui, stdio: ["ignore", "pipe", "inherit"] },
+      { cwd: ui, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } },
     );
-    // Ready when it says it serves on the port.
+    // Ready when it says it serves on the port (escape codes ignored all the same),
+    // or an error within SERVER_START_MS.
     await new Promise((resolve, reject) => {
       let printed = "";
+      const timer = setTimeout(() => {
+        reject(
+          new Error(`vite preview did not say it serves on port ${port} within ${SERVER_START_MS} ms: ${printed}`),
+        );
+      }, SERVER_START_MS);
       suite.server.stdout.on("data", (chunk) => {
         printed += chunk;
-        if (printed.includes(`127.0.0.1:${port}/`)) resolve();
+        if (printed.replace(ANSI_ESCAPE, "").includes(`127.0.0.1:${port}/`)) {
+          clearTimeout(timer);
+          resolve();
+        }
       });
-      suite.server.once("exit", () => reject(new Error(`vite preview could not serve on port ${port}`)));
+      suite.server.once("exit", () => {
+        clearTimeout(timer);
+        reject(new Error(`vite preview could not serve on port ${port}`));
+      });
     });
-    await waitForServer(suite.base, 15_000);
+    await waitForServer(suite.base, SERVER_START_MS);
     suite.browser = await launchChromium();
   });
 
