@@ -353,3 +353,45 @@ fn edits_are_written_refused_in_words_and_conflict_checked() {
     let missing = invoke(&webview, "explain_tools", json!({ "agent": "nobody" })).unwrap_err();
     assert_eq!(missing["kind"], json!("not_found"));
 }
+
+/// The window's Content Security Policy admits the app's own files and its IPC only:
+/// every directive lists `'self'`, `'none'`, `data:` images or the IPC origins, never
+/// a remote host, a scheme wildcard or inline and evaluated script; plugins, frames
+/// and form posts are shut. The built page itself loads no inline script.
+#[test]
+fn the_csp_admits_only_the_apps_own_content_and_its_ipc() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let config: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("tauri.conf.json")).unwrap()).unwrap();
+    let csp = config["app"]["security"]["csp"].as_object().expect("a CSP, written as directives");
+    let allowed = |directive: &str, source: &str| match source {
+        "'self'" | "'none'" => true,
+        "data:" => directive == "img-src",
+        "ipc:" | "http://ipc.localhost" => directive == "connect-src",
+        _ => false,
+    };
+    let mut refused = Vec::new();
+    for (directive, sources) in csp {
+        for source in sources.as_str().unwrap().split_whitespace() {
+            if !allowed(directive, source) {
+                refused.push(format!("{directive} {source}"));
+            }
+        }
+    }
+    assert_eq!(refused, Vec::<String>::new(), "sources beyond the app's own");
+    for (directive, expected) in [
+        ("default-src", "'self'"),
+        ("script-src", "'self'"),
+        ("object-src", "'none'"),
+        ("base-uri", "'none'"),
+        ("form-action", "'none'"),
+        ("frame-ancestors", "'none'"),
+    ] {
+        assert_eq!(csp.get(directive).and_then(Value::as_str), Some(expected), "{directive}");
+    }
+    let page = std::fs::read_to_string(root.join("../ui/index.html")).unwrap();
+    for script in page.split("<script").skip(1) {
+        let tag = script.split('>').next().unwrap();
+        assert!(tag.contains("src="), "an inline script in ui/index.html: <script{tag}>");
+    }
+}

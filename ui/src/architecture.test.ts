@@ -3,7 +3,9 @@
  * (`lib/<domain>/`) imports from outside `lib/` only the bindings, and from another
  * domain never its state module nor its components (pages in `views/` compose
  * domains); `lib/shared` imports no domain; the domains' imports form no cycle; and
- * every source file opens with a header that says what it is for.
+ * every source file opens with a header that says what it is for. Model text reaches
+ * the DOM as HTML only in `lib/chat/Markdown.svelte`, whose HTML comes from the
+ * DOMPurify-sanitising renderer (`markdown.ts`; its tests try what could run code).
  */
 import { describe, expect, it } from "vitest";
 
@@ -174,5 +176,17 @@ describe("Architecture Invariants", () => {
       .filter(([path, source]) => !hasHeader(path, source))
       .map(([path]) => path);
     expect(missing).toEqual([]);
+  });
+
+  it("HTML is put into the DOM only by the Markdown component, from the sanitising renderer", () => {
+    const rawHtml = Object.entries(sources)
+      .filter(([path]) => !path.endsWith(".test.ts"))
+      .filter(
+        ([, source]) => source.includes("{@html") || /\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML\(/.test(source),
+      )
+      .map(([path]) => path);
+    expect(rawHtml).toEqual(["lib/chat/Markdown.svelte"]);
+    expect(sources["lib/chat/Markdown.svelte"]).toMatch(/from "\.\/markdown"/);
+    expect(sources["lib/chat/markdown.ts"]).toMatch(/DOMPurify\.sanitize\(/);
   });
 });

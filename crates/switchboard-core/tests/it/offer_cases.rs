@@ -3,17 +3,20 @@
 //! answering the user, and only towards another configured agent; `ask_agent` only
 //! when there is someone to ask; `ask_model` only when the advisor is enabled,
 //! configured, not the caller and not on the call path; the delegation guidance
-//! only for a caller that can delegate; and an outside call's context reaching the
-//! delegate.
+//! only for a caller that can delegate; an outside call's context reaching the
+//! delegate; and a claude-cli agent, which calls but is never called: not offered
+//! even with an entry naming it, and refused when a model or a client invents the call.
 
 use std::sync::Arc;
 
 use switchboard_core::config::DelegationTool;
-use switchboard_core::runner::Message;
+use switchboard_core::runner::{Message, ModelRequest};
 use switchboard_core::tools::{offered_tools, Standing, ASK_AGENT, ASK_MODEL, ESCALATE};
-use switchboard_core::{AgentToolEntry, Config, Dispatcher, ToolCallRequest, TurnControl};
+use switchboard_core::{
+    AgentConfig, AgentToolEntry, CallErrorKind, CallStatus, Config, Dispatcher, Provider, ToolCallRequest, TurnControl,
+};
 
-use crate::support::{agent, config, entry, Scripted, Step};
+use crate::support::{agent, call, config, entry, Scripted, Step};
 
 fn names(config: &Config, caller: &str, standing: Standing, path: &[&str]) -> Vec<String> {
     let path: Vec<String> = path.iter().map(|name| name.to_string()).collect();
@@ -68,11 +71,8 @@ fn ask_model_is_offered_only_when_the_advisor_can_be_asked() {
     assert!(offered(&base, "lead", &["sage"]).is_empty(), "an advisor already on the call path");
 }
 
-#[tokio::test]
-async fn guidance_goes_to_a_caller_that_can_delegate_not_to_one_that_can_only_escalate() {
-    let mut config = config(vec![agent("lead"), agent("expert")], vec![]);
-    config.primary = Some("lead".into());
-    config.escalation = Some("expert".into());
+/// What the primary `lead` is sent first in a turn where it answers at once.
+async fn first_request_of_lead(config: Config) -> ModelRequest {
     let dispatcher = Dispatcher::new(config);
     let lead = Scripted::new(vec![Step::Say("alone")]);
     dispatcher.runners().insert("lead", lead.clone());
@@ -80,6 +80,15 @@ async fn guidance_goes_to_a_caller_that_can_delegate_not_to_one_that_can_only_es
     let request = switchboard_core::TurnRequest { message: "hi".into(), ..Default::default() };
     dispatcher.run_turn(request, sink, TurnControl::approving_all()).await;
     let sent = lead.requests.lock().unwrap()[0].clone();
+    sent
+}
+
+#[tokio::test]
+async fn guidance_goes_to_a_caller_that_can_delegate_not_to_one_that_can_only_escalate() {
+    let mut config = config(vec![agent("lead"), agent("expert")], vec![]);
+    config.primary = Some("lead".into());
+    config.escalation = Some("expert".into());
+    let sent = first_request_of_lead(config).await;
     assert_eq!(sent.tools.len(), 1, "escalate is offered");
     let system = sent
         .messages
@@ -90,13 +99,7 @@ async fn guidance_goes_to_a_caller_that_can_delegate_not_to_one_that_can_only_es
     // The control: with a tool-agent to call, the same caller gets the guidance.
     let mut delegating = crate::support::config(vec![agent("lead"), agent("expert")], vec![entry("expert", "Knows.")]);
     delegating.primary = Some("lead".into());
-    let dispatcher = Dispatcher::new(delegating);
-    let lead = Scripted::new(vec![Step::Say("alone")]);
-    dispatcher.runners().insert("lead", lead.clone());
-    let sink: switchboard_core::EventSink = Arc::new(|_| {});
-    let request = switchboard_core::TurnRequest { message: "hi".into(), ..Default::default() };
-    dispatcher.run_turn(request, sink, TurnControl::approving_all()).await;
-    let sent = lead.requests.lock().unwrap()[0].clone();
+    let sent = first_request_of_lead(delegating).await;
     let system = sent
         .messages
         .iter()
@@ -119,4 +122,38 @@ async fn an_outside_calls_context_reaches_the_delegate() {
     dispatcher.run_tool_call(request, sink, TurnControl::approving_all()).await;
     let sent = format!("{:?}", helper.requests.lock().unwrap()[0].messages);
     assert!(sent.contains("Rhine"), "the context is passed to the agent: {sent}");
+}
+
+/// A claude-cli agent calls tool-agents but is never one (spec section 5): an entry
+/// naming it offers nothing, a model that invents `agent_claude` is refused as not
+/// offered, and so is a client's call from outside; its runner is never asked.
+#[tokio::test]
+async fn a_claude_cli_agent_is_never_offered_nor_called_even_when_the_call_is_invented() {
+    let config = config(
+        vec![agent("lead"), AgentConfig::new("claude", Provider::ClaudeCli), agent("helper")],
+        vec![entry("claude", "Claude Code."), entry("helper", "Helps.")],
+    );
+    assert_eq!(names(&config, "lead", Standing::Root, &[]), ["agent_helper"]);
+    let dispatcher = Dispatcher::new(config);
+    let lead = Scripted::new(vec![Step::Call(vec![call("agent_claude", "write code")]), Step::Say("without claude")]);
+    let claude = Scripted::new(vec![Step::Say("claude ran")]);
+    dispatcher.runners().insert("lead", lead.clone());
+    dispatcher.runners().insert("claude", claude.clone());
+    let recorder = crate::support::Recorder::default();
+    let request =
+        switchboard_core::TurnRequest { agent: Some("lead".into()), message: "hi".into(), ..Default::default() };
+    let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
+    assert_eq!((outcome.status, outcome.text.as_str()), (CallStatus::Ok, "without claude"));
+    let refused = recorder.take().into_iter().any(|event| {
+        event.agent == "claude"
+            && matches!(&event.kind, switchboard_core::EventKind::CallFinished { error: Some(error), .. }
+                if error.kind == CallErrorKind::NotOffered)
+    });
+    assert!(refused, "the invented call is a refused node");
+
+    let outside = ToolCallRequest { agent: "claude".into(), request: "write code".into(), ..Default::default() };
+    let sink: switchboard_core::EventSink = Arc::new(|_| {});
+    let outcome = dispatcher.run_tool_call(outside, sink, TurnControl::approving_all()).await;
+    assert_eq!(outcome.error.map(|error| error.kind), Some(CallErrorKind::NotOffered));
+    assert!(claude.requests.lock().unwrap().is_empty(), "the claude-cli agent was never asked");
 }
