@@ -361,8 +361,7 @@ fn edits_are_written_refused_in_words_and_conflict_checked() {
 #[test]
 fn the_csp_admits_only_the_apps_own_content_and_its_ipc() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let config: Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join("tauri.conf.json")).unwrap()).unwrap();
+    let config: Value = serde_json::from_str(&std::fs::read_to_string(root.join("tauri.conf.json")).unwrap()).unwrap();
     let csp = config["app"]["security"]["csp"].as_object().expect("a CSP, written as directives");
     let allowed = |directive: &str, source: &str| match source {
         "'self'" | "'none'" => true,
