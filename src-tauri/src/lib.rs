@@ -286,7 +286,7 @@ impl AppState {
     async fn switch_mcp(&self, enabled: bool, port: u16) -> McpServerStatus {
         let mut running = self.mcp.lock().await;
         if let Some(previous) = running.take() {
-            previous.stop();
+            previous.stop().await;
             *self.mcp_server.lock().unwrap() = None;
         }
         if !enabled {

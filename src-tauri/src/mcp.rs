@@ -83,8 +83,11 @@ impl Running {
         }
     }
 
-    pub fn stop(self) {
+    /// Stops accepting and returns once the accept loop has ended, so the port is
+    /// closed when the switch says off (calls already running end gracefully).
+    pub async fn stop(self) {
         self.endpoint.shutdown.cancel();
+        let _ = self.endpoint.task.await;
     }
 }
 

@@ -142,7 +142,8 @@ fn wait_for_state(
     webview: &tauri::WebviewWindow<tauri::test::MockRuntime>,
     condition: impl Fn(&Value) -> bool,
 ) -> Value {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    // Generous: a reload is a file event away, and a loaded machine can be slow.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let state = invoke(webview, "get_config_state", json!({})).expect("get_config_state answers");
         if condition(&state) {
@@ -299,12 +300,8 @@ fn the_built_in_mcp_endpoint_switches_on_and_off_and_is_remembered() {
 
     let switched_off = invoke(&webview, "set_mcp_server", json!({ "enabled": false, "port": null })).unwrap();
     assert_eq!(switched_off["running"], json!(false));
-    // The accept loop ends with the switch; wait (bounded) until the port refuses.
-    let closed = (0..200).any(|_| {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        std::net::TcpStream::connect(&address).is_err()
-    });
-    assert!(closed, "the endpoint still listens after it was switched off");
+    // The switch answers once the accept loop has ended: the port refuses at once.
+    assert!(std::net::TcpStream::connect(&address).is_err(), "the endpoint still listens after it was switched off");
     let prefs: Value = serde_json::from_slice(&std::fs::read(data.join("prefs.json")).unwrap()).unwrap();
     assert_eq!(prefs["mcpServer"], json!(false));
 }

@@ -181,18 +181,54 @@ fn without_a_terminal_approval_requests_are_denied_and_said_so() {
 }
 
 /// On a terminal (a pty from util-linux `script`), each approval request is a
-/// prompt: the first answer approves always, the second denies.
+/// prompt: the first answer approves always, the second denies. Each answer is typed
+/// once its prompt is on the screen (no timing).
 #[test]
 fn on_a_terminal_each_approval_is_a_prompt() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    use std::sync::mpsc;
     let folder = tempfile::tempdir().unwrap();
     let path = demo_config(folder.path());
     let binary = env!("CARGO_BIN_EXE_switchboard");
     let inner = format!("{binary} --config {} ask --events pretty 'Please answer through the prompt'", path.display());
-    let pipeline =
-        format!("(sleep 1; printf 'a\\n'; sleep 1; printf 'd\\n'; sleep 4) | script -qec \"{inner}\" /dev/null");
-    let output = Command::new("sh").args(["-c", &pipeline]).env_remove("SWITCHBOARD_CONFIG").output().expect("sh runs");
-    let stdout = text(&output.stdout);
-    assert!(stdout.contains("Approve the call to researcher"), "{stdout}");
+    let mut child = Command::new("script")
+        .args(["-qec", &inner, "/dev/null"])
+        .env_remove("SWITCHBOARD_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("script runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (sender, chunks) = mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        let mut buffer = [0u8; 4096];
+        while let Ok(read) = stdout.read(&mut buffer) {
+            if read == 0 || sender.send(text(&buffer[..read])).is_err() {
+                break;
+            }
+        }
+    });
+    let mut screen = String::new();
+    let mut wait_for = |wanted: &str| {
+        while !screen.contains(wanted) {
+            match chunks.recv_timeout(std::time::Duration::from_secs(120)) {
+                Ok(chunk) => screen.push_str(&chunk),
+                Err(error) => panic!("{wanted:?} never shown ({error}): {screen}"),
+            }
+        }
+    };
+    wait_for("Approve the call to researcher");
+    stdin.write_all(b"a\n").unwrap();
+    wait_for("Approve the call to summariser");
+    stdin.write_all(b"d\n").unwrap();
+    wait_for("■ assistant");
+    drop(stdin);
+    assert!(child.wait().unwrap().success(), "{screen}");
+    reader.join().unwrap();
+    let stdout: String = screen + &chunks.try_iter().collect::<String>();
     assert!(stdout.contains("✓ researcher approved for the session by the user"), "{stdout}");
     assert!(stdout.contains("✗ summariser denied by the user"), "{stdout}");
     assert!(stdout.contains("■ summariser denied"), "{stdout}");
@@ -370,7 +406,9 @@ fn sigterm_and_sighup_cancel_the_turn_and_leave_no_agent_running() {
         let output = child.wait_with_output().unwrap();
         assert_eq!(output.status.code(), Some(code), "SIG{signal}: {}", text(&output.stderr));
         assert!(text(&output.stderr).contains("the turn was cancelled"), "{}", text(&output.stderr));
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        // Left alone, the agent would sleep 60 s: a kill is told from none by waiting
+        // for its end well inside that, never by timing the kill itself.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         while running(&agent_pid) {
             assert!(std::time::Instant::now() < deadline, "SIG{signal} left the agent's process {agent_pid} running");
             std::thread::sleep(std::time::Duration::from_millis(20));
@@ -390,9 +428,11 @@ fn an_agent_that_ignores_sigterm_does_not_outlive_the_cli() {
     assert_eq!(output.status.code(), Some(1));
     assert!(text(&output.stderr).contains("timeout"), "{}", text(&output.stderr));
     let agent_pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
-    // The CLI has exited: the agent's group must be gone with it, not a grace period later.
-    // Well under the 2 s grace period, yet not a race with the kernel on a busy machine.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1500);
+    // The CLI has exited, and with it the watcher thread that would SIGKILL the group
+    // after the grace period: the agent (which ignores SIGTERM, and so does its sleep)
+    // is gone only if the CLI killed it before exiting. Left alone it would live 60 s,
+    // so waiting up to 30 s for its end tells the two apart without timing luck.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while running(&agent_pid) {
         assert!(std::time::Instant::now() < deadline, "the agent {agent_pid} outlived the CLI");
         std::thread::sleep(std::time::Duration::from_millis(20));
