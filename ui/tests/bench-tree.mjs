@@ -1,8 +1,10 @@
 /**
  * Frame-time benchmark of the live tree (not a test: it asserts nothing, it prints).
- * Replays a turn of 1,000 calls and 20,000 text deltas through the built UI (mocked
- * IPC, headless Chromium) and records the time between animation frames while the
- * events arrive, beside the same measure on the idle page in the same run.
+ * Replays a turn through the built UI (mocked IPC, headless Chromium) at the
+ * benchmark's scale (1,000 calls, 20,000 text deltas) and at ten times it (10,000
+ * calls, 200,000 deltas), and records, while the events arrive, each animation
+ * frame's work and the interval between frames, and every main-thread task over
+ * 50 ms, beside the same measures on the idle page in the same run.
  * Run: `make bench-ui`.
  */
 import { spawn } from "node:child_process";
@@ -11,12 +13,15 @@ import { fileURLToPath } from "node:url";
 import { launchChromium } from "./chromium.mjs";
 
 const ui = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const port = process.env.BENCH_PORT ?? "4174";
 const server = spawn(
   path.join(ui, "node_modules", ".bin", "vite"),
-  ["preview", "--mode", "e2e", "--outDir", "dist-e2e", "--port", "4174"],
+  ["preview", "--mode", "e2e", "--outDir", "dist-e2e", "--port", port],
   { cwd: ui, stdio: "ignore" },
 );
-const base = "http://127.0.0.1:4174/e2e.html?bench";
+const base = `http://127.0.0.1:${port}/e2e.html`;
+/** The scales to replay (BENCH_SCALES=1,10 by default). */
+const scales = (process.env.BENCH_SCALES ?? "1,10").split(",").map(Number);
 
 async function waitForServer() {
   for (let attempt = 0; attempt < 150; attempt++) {
@@ -33,15 +38,19 @@ async function waitForServer() {
 /**
  * Records, per animation frame, the interval since the previous frame and the
  * frame's work: from the start of its animation-frame callbacks to the first task
- * after them, which covers the tree's fold, Svelte's updates, style, layout and paint.
+ * after them, which covers the tree's fold, Svelte's updates, style, layout and
+ * paint; and every main-thread task over 50 ms with its start (ms after this call).
  */
 const recordFrames = () => {
   window.__frames = [];
   window.__work = [];
   window.__longTasks = [];
-  new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) window.__longTasks.push(Math.round(entry.duration));
-  }).observe({ type: "longtask" });
+  const origin = performance.now();
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries())
+      window.__longTasks.push({ start: Math.round(entry.startTime - origin), duration: Math.round(entry.duration) });
+  });
+  observer.observe({ type: "longtask" });
   let last = performance.now();
   let running = true;
   const channel = new MessageChannel();
@@ -55,7 +64,13 @@ const recordFrames = () => {
     if (running) requestAnimationFrame(tick);
   };
   requestAnimationFrame(tick);
-  window.__stopFrames = () => (running = false);
+  window.__stopFrames = () => {
+    running = false;
+    for (const entry of observer.takeRecords())
+      window.__longTasks.push({ start: Math.round(entry.startTime - origin), duration: Math.round(entry.duration) });
+    observer.disconnect();
+    return { frames: window.__frames.slice(1), work: window.__work.slice(1), longTasks: window.__longTasks };
+  };
 };
 
 function summary(frames) {
@@ -72,23 +87,27 @@ function summary(frames) {
 
 const show = (label, stats) =>
   console.log(
-    `${label.padEnd(34)} ${String(stats.frames).padStart(5)} frames  median ${stats.median.toFixed(1)} ms  p95 ${stats.p95.toFixed(1)} ms  max ${stats.max.toFixed(1)} ms  over 50 ms: ${stats.over50}`,
+    `  ${label.padEnd(34)} ${String(stats.frames).padStart(5)} frames  median ${stats.median.toFixed(1)} ms  p95 ${stats.p95.toFixed(1)} ms  max ${stats.max.toFixed(1)} ms  over 50 ms: ${stats.over50}`,
   );
 
-try {
-  await waitForServer();
-  const browser = await launchChromium();
+const showLongTasks = (label, tasks) =>
+  console.log(
+    `  ${label}: ${tasks.length ? tasks.map((task) => `${task.duration} ms at ${(task.start / 1000).toFixed(2)} s`).join(", ") : "none"}`,
+  );
+
+/** Replays the benchmark turn at `scale` in a fresh page and prints its figures beside the idle page's. */
+async function replayAt(browser, scale) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  await page.goto(base);
-  await page.getByRole("textbox", { name: "Message" }).waitFor();
+  await page.goto(`${base}?bench=${scale}`);
+  const input = page.getByRole("textbox", { name: "Message" });
+  await input.waitFor();
+  // The Calls tab, so that the live tree is on screen while the turn streams.
+  await page.getByRole("tab", { name: "Calls" }).click();
 
   await page.evaluate(recordFrames);
   await page.waitForTimeout(2000);
-  const idle = await page.evaluate(
-    () => (window.__stopFrames(), { frames: window.__frames.slice(1), work: window.__work.slice(1) }),
-  );
+  const idle = await page.evaluate(() => window.__stopFrames());
 
-  const input = page.getByRole("textbox", { name: "Message" });
   await input.fill("replay the big turn");
   await page.evaluate(recordFrames);
   const started = Date.now();
@@ -96,27 +115,32 @@ try {
   await page
     .getByRole("listitem", { name: "Answer from agent0" })
     .getByText("bench done")
-    .waitFor({ timeout: 120_000 });
+    .waitFor({ timeout: 600_000 });
   const elapsed = Date.now() - started;
-  const busy = await page.evaluate(
-    () => (window.__stopFrames(), { frames: window.__frames.slice(1), work: window.__work.slice(1) }),
-  );
+  const busy = await page.evaluate(() => window.__stopFrames());
   const items = await page.getByRole("treeitem").count();
+  const calls = 1_000 * scale;
+  const deltas = 20_000 * scale;
   console.log(
-    `replayed 1,000 calls and 20,000 deltas (23,000 events) in ${(elapsed / 1000).toFixed(1)} s; ${items} tree rows in the DOM (virtualized)`,
+    `\nscale ${scale}×: replayed ${calls.toLocaleString("en")} calls and ${deltas.toLocaleString("en")} deltas (${(calls * 2 + deltas).toLocaleString("en")} events) in ${(elapsed / 1000).toFixed(1)} s; ${items} tree rows in the DOM (virtualized)`,
   );
   show("frame work, idle page (baseline)", summary(idle.work));
   show("frame work, while events stream", summary(busy.work));
   show("frame interval, idle (baseline)", summary(idle.frames));
   show("frame interval, while streaming", summary(busy.frames));
-  const longTasks = await page.evaluate(() => window.__longTasks);
-  console.log(
-    `main-thread tasks over 50 ms during the replay (PerformanceObserver "longtask"): ${longTasks.length ? longTasks.join(", ") + " ms" : "none"}`,
-  );
+  showLongTasks('tasks over 50 ms, idle (PerformanceObserver "longtask")', idle.longTasks);
+  showLongTasks("tasks over 50 ms during the replay (from the Enter)", busy.longTasks);
   const longest = busy.frames.indexOf(Math.max(...busy.frames));
   console.log(
-    `longest interval: frame ${longest + 1} of ${busy.frames.length} (the first frames follow the click that starts the turn)`,
+    `  longest interval: frame ${longest + 1} of ${busy.frames.length} (the first frames follow the key press that starts the turn)`,
   );
+  await page.close();
+}
+
+try {
+  await waitForServer();
+  const browser = await launchChromium();
+  for (const scale of scales) await replayAt(browser, scale);
   await browser.close();
 } finally {
   server.kill("SIGTERM");

@@ -155,50 +155,50 @@ const approvalWaiters = new Map<string, (decision: string) => void>();
 const approvalOf = (turnId: string) => new Promise<string>((resolve) => approvalWaiters.set(turnId, resolve));
 
 /**
- * The frame-time benchmark's turn: 1,000 calls (a root, 10 children, 100
- * grandchildren, 889 great-grandchildren) and 20,000 text deltas spread over
- * them, delivered in bursts of 60 events every 4 ms (about 15,000 events a second).
+ * The frame-time benchmark's turn at `scale` (`?bench=10` for ten times): 1,000
+ * calls per unit of scale (a root, 10 children, 100 grandchildren, the rest
+ * great-grandchildren) and 20,000 text deltas per unit spread over them, delivered
+ * in bursts of 60 events every 4 ms (about 15,000 events a second). The events are
+ * made burst by burst, as they would arrive, so the mock's own work stays small.
  */
 async function replayBenchTurn(payload: Record<string, unknown>) {
   const channel = payload.onEvent as { id: number };
-  const events: Array<Record<string, unknown>> = [];
-  const started = (callId: string, parentId: string | null, depth: number, agent: string) => ({
-    call_id: callId,
-    parent_id: parentId,
-    depth,
-    agent,
-    type: "call_started",
-    role: parentId ? "tool" : "turn",
-    tool_name: parentId ? `agent_${agent}` : null,
-    input: parentId ? { request: `work item ${callId}` } : null,
-    tools: [],
-    model: null,
-  });
+  const scale = Math.max(1, Number(new URLSearchParams(location.search).get("bench")) || 1);
+  const callCount = 1_000 * scale;
+  const deltaCount = 20_000 * scale;
   const calls: Array<[string, string | null, number]> = [["c0", null, 0]];
   for (let child = 0; child < 10; child++) calls.push([`c${calls.length}`, "c0", 1]);
   for (let index = 1; index <= 10 && calls.length < 111; index++)
     for (let child = 0; child < 10; child++) calls.push([`c${calls.length}`, `c${index}`, 2]);
-  for (let index = 11; calls.length < 1000; index = index >= 110 ? 11 : index + 1)
+  for (let index = 11; calls.length < callCount; index = index >= 110 ? 11 : index + 1)
     calls.push([`c${calls.length}`, `c${index}`, 3]);
-  for (const [callId, parentId, depth] of calls)
-    events.push(started(callId, parentId, depth, `agent${Number(callId.slice(1)) % 17}`));
-  for (let delta = 0; delta < 20_000; delta++) {
-    const [callId, parentId, depth] = calls[delta % calls.length];
-    events.push({
-      call_id: callId,
-      parent_id: parentId,
-      depth,
-      agent: `agent${Number(callId.slice(1)) % 17}`,
-      type: "text_delta",
-      text: `word${delta} `,
-    });
-  }
-  for (const [callId, parentId, depth] of [...calls].reverse()) {
-    events.push({
-      call_id: callId,
-      parent_id: parentId,
-      depth,
-      agent: `agent${Number(callId.slice(1)) % 17}`,
+  const head = ([callId, parentId, depth]: [string, string | null, number]) => ({
+    call_id: callId,
+    parent_id: parentId,
+    depth,
+    agent: `agent${Number(callId.slice(1)) % 17}`,
+  });
+  const total = callCount * 2 + deltaCount;
+  /** The benchmark turn's event number `index`: the starts, then the deltas, then the ends (deepest first). */
+  const eventAt = (index: number): Record<string, unknown> => {
+    if (index < callCount) {
+      const parentId = calls[index][1];
+      return {
+        ...head(calls[index]),
+        type: "call_started",
+        role: parentId ? "tool" : "turn",
+        tool_name: parentId ? `agent_agent${index % 17}` : null,
+        input: parentId ? { request: `work item ${calls[index][0]}` } : null,
+        tools: [],
+        model: null,
+      };
+    }
+    if (index < callCount + deltaCount) {
+      const delta = index - callCount;
+      return { ...head(calls[delta % callCount]), type: "text_delta", text: `word${delta} ` };
+    }
+    return {
+      ...head(calls[total - 1 - index]),
       type: "call_finished",
       status: "ok",
       result: "done",
@@ -209,11 +209,11 @@ async function replayBenchTurn(payload: Record<string, unknown>) {
       turns: 1,
       error: null,
       delivered: null,
-    });
-  }
-  for (let start = 0; start < events.length; start += 60) {
-    for (let index = start; index < Math.min(events.length, start + 60); index++) {
-      const event = { seq: index + 1, ts_ms: Date.now(), ...events[index] };
+    };
+  };
+  for (let start = 0; start < total; start += 60) {
+    for (let index = start; index < Math.min(total, start + 60); index++) {
+      const event = { seq: index + 1, ts_ms: Date.now(), ...eventAt(index) };
       window.__TAURI_INTERNALS__.runCallback(channel.id, { message: event, index });
     }
     await new Promise((resolve) => setTimeout(resolve, 4));

@@ -1,6 +1,6 @@
 /** The shared formatters: tokens, durations, costs. */
 import { describe, expect, it } from "vitest";
-import { formatCost, formatDuration, formatTokens } from "./format";
+import { formatClockTime, formatCost, formatDuration, formatTokens } from "./format";
 
 describe("formatDuration", () => {
   const cases: Array<[number, string]> = [
@@ -28,4 +28,11 @@ describe("formatCost", () => {
     [12.5, "$12.50"],
   ];
   it.each(cases)("%s", (cost, expected) => expect(formatCost(cost)).toBe(expected));
+});
+
+describe("formatClockTime", () => {
+  it("says what toLocaleTimeString says", () => {
+    for (const ms of [0, 1_700_000_000_000, 1_700_000_045_678])
+      expect(formatClockTime(ms)).toBe(new Date(ms).toLocaleTimeString());
+  });
 });

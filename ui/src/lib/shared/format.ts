@@ -22,3 +22,12 @@ export function formatCost(cost: number | null): string {
   if (cost === null) return "–";
   return cost >= 1 ? `$${cost.toFixed(2)}` : `$${cost.toFixed(4)}`;
 }
+
+/** The formatter of `formatClockTime`, made once: `toLocaleTimeString` builds one on every call, which shows in a frame. */
+let clockFormat: Intl.DateTimeFormat | null = null;
+
+/** A moment's time of day as the user's locale writes it (what `Date.toLocaleTimeString` says). */
+export function formatClockTime(ms: number): string {
+  clockFormat ??= new Intl.DateTimeFormat(undefined, { hour: "numeric", minute: "numeric", second: "numeric" });
+  return clockFormat.format(ms);
+}

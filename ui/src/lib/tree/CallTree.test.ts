@@ -112,3 +112,63 @@ describe("CallTree", () => {
     expect(screen.getByRole("treeitem", { name: "coder, running" })).toBeTruthy();
   });
 });
+
+describe("the tree store's fold", () => {
+  const delta = (seq: number) =>
+    ({
+      seq,
+      ts_ms: 1000 + seq,
+      call_id: "c1",
+      parent_id: null,
+      agent: "assistant",
+      depth: 0,
+      type: "text_delta",
+      text: `${seq} `,
+    }) as CallEvent;
+  const start = {
+    seq: 1,
+    ts_ms: 1000,
+    call_id: "c1",
+    parent_id: null,
+    agent: "assistant",
+    depth: 0,
+    type: "call_started",
+    role: "turn",
+    tool_name: null,
+    input: null,
+    tools: [],
+    model: null,
+  } as CallEvent;
+
+  it("folds a backlog over several frames within its budget, in order, and all of it on flush", async () => {
+    // A frame the tests above asked for runs first, so that the next push asks for one of ours.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const frames: Array<() => void> = [];
+    vi.stubGlobal("requestAnimationFrame", (callback: () => void) => frames.push(callback));
+    // Each read of the clock is 1 ms later: a frame's budget runs out after a few strides.
+    let time = 0;
+    const now = vi.spyOn(performance, "now").mockImplementation(() => (time += 1));
+    try {
+      treeStore.reset(new Map(), []);
+      treeStore.push("fold", start);
+      for (let seq = 2; seq <= 20_001; seq++) treeStore.push("fold", delta(seq));
+      frames.shift()?.();
+      const first = treeStore.current("fold").nodes.get("c1")!.text.length;
+      expect(first).toBeGreaterThan(0);
+      expect(treeStore.current("fold").lastSeq).toBeLessThan(20_001);
+      // The rest waits for the next frame, which was asked for.
+      expect(frames).toHaveLength(1);
+      frames.shift()?.();
+      expect(treeStore.current("fold").nodes.get("c1")!.text.length).toBeGreaterThan(first);
+      treeStore.flush();
+      const tree = treeStore.current("fold");
+      expect([tree.lastSeq, tree.anomalies]).toEqual([20_001, []]);
+      expect(tree.nodes.get("c1")!.text.startsWith("2 3 4 ")).toBe(true);
+      expect(tree.nodes.get("c1")!.text.endsWith(" 19999 20000 20001 ")).toBe(true);
+    } finally {
+      now.mockRestore();
+      vi.unstubAllGlobals();
+      treeStore.reset(new Map(), []);
+    }
+  });
+});

@@ -65,6 +65,36 @@ describe("a remote agent's question", () => {
   });
 });
 
+describe("the waiting calls", () => {
+  it("are kept as statuses change: asked, answered, asked again, finished", () => {
+    seq = 0;
+    const tree = emptyTree();
+    applyEvent(tree, event("c1", null, "assistant", 0, started("turn")));
+    applyEvent(tree, event("c2", "c1", "scout", 1, started("tool", "agent_scout")));
+    applyEvent(tree, event("c3", "c1", "coder", 1, started("tool", "agent_coder")));
+    const limits = { may_delegate: false, depth: 1, max_depth: 1, calls_left: 3, timeout_secs: null };
+    const asked = { type: "approval_requested", tool_name: "agent_coder", input: null, limits };
+    const waiting = () => [[...tree.waiting].sort(), waitingNodes(tree).map((node) => node.callId)];
+    expect(waiting()).toEqual([[], []]);
+    applyEvent(tree, event("c3", "c1", "coder", 1, asked));
+    applyEvent(tree, event("c2", "c1", "scout", 1, { type: "input_requested", question: "Which?" }));
+    // In the order the calls started, as before the set was kept.
+    expect(waiting()).toEqual([
+      ["c2", "c3"],
+      ["c2", "c3"],
+    ]);
+    applyEvent(
+      tree,
+      event("c3", "c1", "coder", 1, { type: "approval_resolved", decision: "approve_once", by: "user" }),
+    );
+    expect(waiting()).toEqual([["c2"], ["c2"]]);
+    applyEvent(tree, event("c3", "c1", "coder", 1, asked));
+    applyEvent(tree, event("c3", "c1", "coder", 1, finished("denied", null)));
+    applyEvent(tree, event("c2", "c1", "scout", 1, finished("cancelled", null)));
+    expect(waiting()).toEqual([[], []]);
+  });
+});
+
 describe("applyEvent", () => {
   it("nests calls by parent_id and tracks each call's status and text", () => {
     seq = 0;

@@ -75,6 +75,11 @@ export interface CallTree {
   lastSeq: number;
   /** Events that arrived out of order or for an unknown call; kept for diagnosis. */
   anomalies: string[];
+  /**
+   * The calls whose status is `waiting`, kept as they change: the window asks for
+   * them every frame, and a tree of ten thousand calls is too big to search that often.
+   */
+  waiting: Set<string>;
 }
 
 /** A turn of a session with its label (the start of the user's message) and its call tree. */
@@ -85,7 +90,7 @@ export interface TurnTree {
 }
 
 export function emptyTree(): CallTree {
-  return { nodes: new Map(), rootId: null, lastSeq: 0, anomalies: [] };
+  return { nodes: new Map(), rootId: null, lastSeq: 0, anomalies: [], waiting: new Set() };
 }
 
 /** Parses a call's `input`; null when it is not a JSON object. */
@@ -142,6 +147,7 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       children: [],
     };
     tree.nodes.set(node.callId, node);
+    tree.waiting.delete(node.callId);
     if (event.parent_id === null) tree.rootId = node.callId;
     else tree.nodes.get(event.parent_id)?.children.push(node.callId);
     return;
@@ -174,25 +180,25 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       node.escalatedTo = event.to;
       break;
     case "approval_requested":
-      node.status = "waiting";
+      setStatus(tree, node, "waiting");
       node.approvalLimits = event.limits;
       break;
     case "approval_resolved":
       node.approval = { decision: event.decision, by: event.by };
-      if (node.status === "waiting") node.status = "running";
+      if (node.status === "waiting") setStatus(tree, node, "running");
       break;
     case "input_requested":
-      node.status = "waiting";
+      setStatus(tree, node, "waiting");
       node.question = event.question;
       break;
     case "input_answered":
       node.answered = { question: node.question ?? "", answer: event.answer, by: event.by };
       node.question = null;
-      if (node.status === "waiting") node.status = "running";
+      if (node.status === "waiting") setStatus(tree, node, "running");
       break;
     case "call_finished":
       node.question = null;
-      node.status = event.status;
+      setStatus(tree, node, event.status);
       node.finishedMs = event.ts_ms;
       node.result = event.result;
       node.delivered = event.delivered;
@@ -204,6 +210,13 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       if (event.cost_total != null) node.costTotal = event.cost_total;
       break;
   }
+}
+
+/** Sets a call's status, keeping the tree's set of waiting calls in step. */
+function setStatus(tree: CallTree, node: CallNode, status: NodeStatus): void {
+  node.status = status;
+  if (status === "waiting") tree.waiting.add(node.callId);
+  else tree.waiting.delete(node.callId);
 }
 
 /** Milliseconds a call has run: to its end, or to `nowMs` while it runs. */
@@ -240,7 +253,12 @@ export function answerOf(tree: CallTree): { text: string; agent: string | null }
   return { text: root.text, agent: root.agent };
 }
 
-/** Calls of a tree that wait for an approval or an answer, in the order they asked. */
+/**
+ * Calls of a tree that wait for an approval or an answer, in the order they
+ * started. Free while nothing waits (the common case, asked every frame); the
+ * calls are searched only when some wait.
+ */
 export function waitingNodes(tree: CallTree): CallNode[] {
+  if (tree.waiting.size === 0) return [];
   return [...tree.nodes.values()].filter((node) => node.status === "waiting");
 }

@@ -1,12 +1,24 @@
 /**
  * The call trees the view reads: one per turn of the open session, fed by the IPC
  * channel or rebuilt from the session log. Events are queued and folded once per
- * animation frame, so a burst of deltas costs one render. The trees are mutated in
- * place (cheap), so components read them only through `current` and `turnTrees`,
- * which depend on a change counter: Svelte re-reads them after every fold.
+ * animation frame, so a burst of deltas costs one render; a frame folds for at most
+ * FOLD_BUDGET_MS and leaves the rest, in order, to the next frames, so that even a
+ * backlog of a hundred thousand events never makes one long task. The trees are
+ * mutated in place (cheap), so components read them only through `current`,
+ * `shapeOf` and `turnTrees`, which depend on change counters: Svelte re-reads them
+ * after every fold (`shapeOf` only after one that started a call).
  */
 import { commands, type ApprovalDecision, type CallEvent_Serialize as CallEvent } from "../../bindings";
+import { FoldQueue } from "./fold-queue";
 import { applyEvent, emptyTree, type CallTree, type TurnTree } from "./model";
+
+/**
+ * How long a frame may spend folding events: with Svelte's update, style, layout and
+ * paint after it, the frame stays well under the 50 ms that makes a task long.
+ */
+const FOLD_BUDGET_MS = 8;
+
+const clock = () => performance.now();
 
 class TreeStore {
   /** The session's turns in order, with a label for the turn picker. */
@@ -16,12 +28,24 @@ class TreeStore {
   private trees = new Map<string, CallTree>();
   /** Counts the changes to `trees` (folds, resets, dropped turns); the reactive reads below depend on it. */
   private changes = $state(0);
-  private queue: Array<[string, CallEvent]> = [];
+  /** Counts the changes to the trees' shape (a call started, a reset, a dropped turn), for `shapeOf`. */
+  private shapes = $state(0);
+  private queue = new FoldQueue<[string, CallEvent]>();
   private scheduled = false;
 
   /** The tree of `turnId` as of the last fold (an empty one if it has none); a reactive read. */
   current(turnId: string): CallTree {
     void this.changes;
+    return this.trees.get(turnId) ?? emptyTree();
+  }
+
+  /**
+   * The tree of `turnId` for what depends only on its calls and their nesting (the
+   * display order): a reactive read that changes when a call starts, not with every
+   * delta. Read a node's fields through `current`.
+   */
+  shapeOf(turnId: string): CallTree {
+    void this.shapes;
     return this.trees.get(turnId) ?? emptyTree();
   }
 
@@ -33,16 +57,18 @@ class TreeStore {
 
   /** Replaces everything with a session's trees (after a replay of its log). */
   reset(trees: Map<string, CallTree>, turns: Array<{ turnId: string; label: string }>): void {
-    this.queue = [];
+    this.queue.clear();
     this.trees = trees;
     this.turns = turns;
     const last = turns[turns.length - 1]?.turnId ?? null;
     this.select(last, null);
     this.changes++;
+    this.shapes++;
   }
 
   /** Adds a turn (a turn already there, replayed from the log, keeps its tree) and shows it. */
   startTurn(turnId: string, label: string): void {
+    if (!this.trees.has(turnId)) this.shapes++;
     this.treeOf(turnId);
     if (!this.turns.some((turn) => turn.turnId === turnId))
       this.turns = [...this.turns, { turnId, label: label.slice(0, 40) }];
@@ -54,28 +80,50 @@ class TreeStore {
     this.turns = this.turns.filter((turn) => turn.turnId !== turnId);
     if (this.selectedTurn === turnId) this.select(this.turns[this.turns.length - 1]?.turnId ?? null, null);
     this.changes++;
+    this.shapes++;
   }
 
   /** Queues an event of `turnId`; it is folded on the next frame. */
   push(turnId: string, event: CallEvent): void {
     this.queue.push([turnId, event]);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      const schedule =
-        typeof requestAnimationFrame === "function"
-          ? requestAnimationFrame
-          : (callback: () => void) => setTimeout(callback, 16);
-      schedule(() => this.flush());
-    }
+    this.schedule();
   }
 
-  /** Folds every queued event now. */
+  /** Folds every queued event now (a turn has ended: what it says is read from its tree). */
   flush(): void {
+    this.fold(Infinity);
+  }
+
+  /** One frame's fold: the queued events, oldest first, for FOLD_BUDGET_MS; the rest on the next frame. */
+  private foldFrame(): void {
     this.scheduled = false;
-    if (this.queue.length === 0) return;
-    for (const [turnId, event] of this.queue) applyEvent(this.treeOf(turnId), event);
-    this.queue = [];
+    this.fold(clock() + FOLD_BUDGET_MS);
+    if (this.queue.pending > 0) this.schedule();
+  }
+
+  private fold(deadline: number): void {
+    let started = false;
+    const folded = this.queue.drain(
+      ([turnId, event]) => {
+        if (event.type === "call_started") started = true;
+        applyEvent(this.treeOf(turnId), event);
+      },
+      clock,
+      deadline,
+    );
+    if (folded === 0) return;
     this.changes++;
+    if (started) this.shapes++;
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    const schedule =
+      typeof requestAnimationFrame === "function"
+        ? requestAnimationFrame
+        : (callback: () => void) => setTimeout(callback, 16);
+    schedule(() => this.foldFrame());
   }
 
   /** Answers a waiting call's approval request; the tree updates from the events that follow. */
