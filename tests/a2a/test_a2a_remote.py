@@ -69,16 +69,34 @@ def command(config, folder, *arguments):
     return [str(BINARY), "--config", str(config), "--data-dir", str(folder / "data"), *arguments]
 
 
-def ask(config, folder, env=None):
-    environment = {"PATH": os.environ["PATH"], "HOME": str(folder)} | (env or {})
+def environment_for(folder, env=None) -> dict:
+    """What `ask` runs with: PATH, a HOME of the test's own, and `env`."""
+    return {"PATH": os.environ["PATH"], "HOME": str(folder)} | (env or {})
+
+
+def jsonl(stdout: str) -> list:
+    """The events `ask --events jsonl` printed."""
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def run_ask(config, folder, message, *, agent=None, env=None, stdin=None):
+    """One `switchboard ask --events jsonl` to its end (as `agent` when given): the
+    finished process and its events."""
+    chosen = ["--agent", agent] if agent else []
     finished = subprocess.run(
-        command(config, folder, "ask", "--events", "jsonl", QUESTION),
+        command(config, folder, "ask", *chosen, "--events", "jsonl", message),
+        stdin=stdin,
         capture_output=True,
         text=True,
         timeout=WAIT * 2,
-        env=environment,
+        env=environment_for(folder, env),
     )
-    events = [json.loads(line) for line in finished.stdout.splitlines() if line.startswith("{")]
+    return finished, jsonl(finished.stdout)
+
+
+def ask(config, folder, env=None):
+    """The primary asked QUESTION: the finished process and the scout call's events."""
+    finished, events = run_ask(config, folder, QUESTION, env=env)
     started = next(e for e in events if e["type"] == "call_started" and e["agent"] == "scout")
     mine = [e for e in events if e["call_id"] == started["call_id"]]
     return finished, mine
@@ -138,15 +156,8 @@ def test_failures_input_required_tokens_and_dead_urls_say_what_and_where(agent, 
     plain = agent()
     config = config_for(tmp_path, plain)
     for message, expected in [("fail", "the scripted agent could not finish"), ("input", "the task needs input")]:
-        environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
-        finished = subprocess.run(
-            command(config, tmp_path, "ask", "--agent", "scout", "--events", "jsonl", f"please {message} now"),
-            capture_output=True,
-            text=True,
-            timeout=WAIT * 2,
-            env=environment,
-        )
-        root = [json.loads(line) for line in finished.stdout.splitlines() if '"call_finished"' in line][-1]
+        _, events = run_ask(config, tmp_path, f"please {message} now", agent="scout")
+        root = [event for event in events if event["type"] == "call_finished"][-1]
         assert root["error"]["kind"] == "remote" and expected in root["error"]["message"], root
     assert "Which river?" in root["error"]["message"]
 
@@ -157,13 +168,12 @@ def test_failures_input_required_tokens_and_dead_urls_say_what_and_where(agent, 
 def test_cancelling_the_call_cancels_the_remote_task(agent, tmp_path):
     url = agent()
     config = config_for(tmp_path, url)
-    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     process = subprocess.Popen(
         command(config, tmp_path, "ask", "--agent", "scout", "--events", "jsonl", "slow please"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=environment,
+        env=environment_for(tmp_path),
     )
     deltas = 0
     for line in process.stdout:
@@ -200,7 +210,6 @@ def test_probe_shows_the_card_and_a_description_made_from_it(agent, tmp_path):
 def test_a_question_of_the_remote_task_is_asked_at_the_terminal_and_the_answer_continues_it(agent, tmp_path):
     url = agent()
     config = config_for(tmp_path, url)
-    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     controller, terminal = pty.openpty()
     process = subprocess.Popen(
         command(config, tmp_path, "ask", "--agent", "scout", "--events", "jsonl", "please input now"),
@@ -208,7 +217,7 @@ def test_a_question_of_the_remote_task_is_asked_at_the_terminal_and_the_answer_c
         stdout=subprocess.PIPE,
         stderr=terminal,
         text=True,
-        env=environment,
+        env=environment_for(tmp_path),
     )
     os.close(terminal)
     seen = ""
@@ -223,7 +232,7 @@ def test_a_question_of_the_remote_task_is_asked_at_the_terminal_and_the_answer_c
     stdout, _ = process.communicate(timeout=WAIT)
     os.close(controller)
     assert process.returncode == 0, stdout
-    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    events = jsonl(stdout)
     kinds = [event["type"] for event in events]
     assert kinds.index("input_requested") < kinds.index("input_answered") < kinds.index("call_finished")
     answered = next(event for event in events if event["type"] == "input_answered")
@@ -236,16 +245,7 @@ def test_a_question_of_the_remote_task_is_asked_at_the_terminal_and_the_answer_c
 def test_with_no_one_to_answer_the_question_is_declined_and_the_task_cancelled(agent, tmp_path):
     url = agent()
     config = config_for(tmp_path, url)
-    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
-    finished = subprocess.run(
-        command(config, tmp_path, "ask", "--agent", "scout", "--events", "jsonl", "please input now"),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=WAIT * 2,
-        env=environment,
-    )
-    events = [json.loads(line) for line in finished.stdout.splitlines() if line.startswith("{")]
+    _, events = run_ask(config, tmp_path, "please input now", agent="scout", stdin=subprocess.DEVNULL)
     answered = [event for event in events if event["type"] == "input_answered"]
     assert answered == [dict(answered[0], answer=None, by="policy")], answered
     assert events[-1]["error"]["kind"] == "remote"
