@@ -160,6 +160,11 @@ async function sessionsScenario(page, problems) {
   await input.fill("Plan the vegetable garden instead");
   await input.press("Enter");
   await page.getByRole("button", { name: "Always approve summariser" }).first().click();
+  // What the UI sends is checked here; that the session then remembers the answer
+  // (the retry below is not asked again) is the mock's stand-in for the engine,
+  // whose own remembering is tested by the core's `approval_once_always_and_deny_from_the_user`
+  // and `approve_always_comes_back_from_the_log_after_a_restart`, and on the real window.
+  assert.equal(await page.evaluate(() => window.__approvalAnswers.at(-1).decision), "approve_always");
   await page.getByRole("button", { name: "Retry the last message" }).click();
   await page.getByRole("button", { name: "Retry the last message" }).waitFor();
   assert.equal(await page.getByRole("listitem", { name: "You" }).count(), 1, "retry replaces the last exchange");
