@@ -24,6 +24,8 @@ export function replaySession(records: SessionRecord[], running: ReadonlySet<str
   const trees = new Map<string, CallTree>();
   const retracted = new Set<string>();
   const ended = new Set<string>();
+  /** Each turn's reply, the first one logged: a session of thousands of turns is not searched once per turn. */
+  const replies = new Map<string, ChatEntry>();
   for (const record of records) {
     switch (record.type) {
       case "created":
@@ -49,6 +51,7 @@ export function replaySession(records: SessionRecord[], running: ReadonlySet<str
           status: "streaming",
           error: null,
         });
+        if (!replies.has(record.turn_id)) replies.set(record.turn_id, entries[entries.length - 1]);
         trees.set(record.turn_id, emptyTree());
         break;
       case "event": {
@@ -60,7 +63,7 @@ export function replaySession(records: SessionRecord[], running: ReadonlySet<str
       }
       case "turn_ended": {
         ended.add(record.turn_id);
-        const reply = entries.find((entry) => entry.turnId === record.turn_id && entry.role === "assistant");
+        const reply = replies.get(record.turn_id);
         if (reply) {
           reply.content = record.text;
           reply.agent = record.answered_by;
