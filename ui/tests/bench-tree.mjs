@@ -4,7 +4,10 @@
  * benchmark's scale (1,000 calls, 20,000 text deltas) and at ten times it (10,000
  * calls, 200,000 deltas), and records, while the events arrive, each animation
  * frame's work and the interval between frames, and every main-thread task over
- * 50 ms, beside the same measures on the idle page in the same run.
+ * 50 ms, beside the same measures on the idle page in the same run. Then reopens
+ * stored sessions (mocked logs) of 100 events (the baseline) and of 100,000 events
+ * (2,084 turns) and prints the time from the click on the session to its last
+ * message rendered, and how many message elements the chat holds.
  * Run: `make bench-ui`.
  */
 import { spawn } from "node:child_process";
@@ -137,10 +140,51 @@ async function replayAt(browser, scale) {
   await page.close();
 }
 
+/**
+ * Opens the stored session of `events` events in a page where another session is
+ * open: the time from the click on its row to the frame that shows its last
+ * message, measured in the page, and the message elements in the DOM then.
+ */
+async function reopen(page, events) {
+  const name = `Stored session of ${events.toLocaleString("en")} events`;
+  const row = page.getByRole("list", { name: "Session list" }).getByRole("button", { name: new RegExp(`^${name}`) });
+  await row.waitFor();
+  const ms = await row.evaluate(
+    (button) =>
+      new Promise((resolve) => {
+        const clicked = performance.now();
+        button.click();
+        const check = () => {
+          const last = [...document.querySelectorAll('[aria-label="Chat"] ol > li')].find((item) =>
+            item.textContent.includes("The last answer of the session."),
+          );
+          // The frame after the one the message is in: it has been laid out and painted.
+          if (last) requestAnimationFrame(() => resolve(performance.now() - clicked));
+          else requestAnimationFrame(check);
+        };
+        requestAnimationFrame(check);
+      }),
+  );
+  // The chat's own items (each message is named), not the list items inside messages' Markdown.
+  const [inDom, total] = await page.evaluate(() => {
+    const items = document.querySelectorAll('[aria-label="Chat"] ol > li[aria-label]');
+    return [items.length, Number(items[0]?.getAttribute("aria-setsize") ?? items.length)];
+  });
+  console.log(
+    `  ${name.padEnd(34)} ${total.toLocaleString("en").padStart(6)} messages: the last shown ${ms.toFixed(0).padStart(5)} ms after the click; ${inDom} message elements in the DOM`,
+  );
+}
+
 try {
   await waitForServer();
   const browser = await launchChromium();
   for (const scale of scales) await replayAt(browser, scale);
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(`${base}?stored=100,100000`);
+  console.log("\nreopening a stored session (the chat and the trees replayed from its log):");
+  // Each is opened from the other, twice; the second time is after the page's code has warmed up.
+  for (const events of [100, 100_000, 100, 100_000]) await reopen(page, events);
+  await page.close();
   await browser.close();
 } finally {
   server.kill("SIGTERM");

@@ -7,7 +7,9 @@
  * call starts waiting in the background, none in the foreground, and its click
  * showing the call; the theme following the system until the user picks one; the
  * keyboard shortcuts and their help sheet; copy buttons on code blocks and on a
- * call's output and result. Screenshots go to tests/artifacts/desktop-*.png.
+ * call's output and result; a long session's chat (4,168 messages) holding only the
+ * messages near the viewport, scrolling to its first one, and following a streaming
+ * turn at its end. Screenshots go to tests/artifacts/desktop-*.png.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -263,3 +265,90 @@ test("copy buttons on a reply's code block and on a call's output and result", (
     await copyOutput.getByText("Copied").waitFor();
     assert.equal(await clipboard(), "Findings: three of them.");
   }));
+
+/** The chat's message list and the messages in its DOM (its own items, not the list items of their Markdown). */
+function chatMessages(page) {
+  const list = page.getByRole("list", { name: "Messages" });
+  return { list, items: list.locator(":scope > li[aria-posinset]") };
+}
+
+/** Whether the chat's list is scrolled to its end. */
+const atBottom = (page) =>
+  chatMessages(page).list.evaluate((list) => list.scrollTop + list.clientHeight >= list.scrollHeight - 2);
+
+test("a long session's chat keeps a bounded number of messages in the DOM, and scrolling up shows its first one", () =>
+  withPage(
+    "long-session",
+    async (page) => {
+      const { list, items } = chatMessages(page);
+      await page
+        .getByRole("list", { name: "Session list" })
+        .getByRole("button", { name: /^Stored session of 100,000 events/ })
+        .click();
+      await list.getByText("The last answer of the session.", { exact: true }).waitFor();
+      assert.ok(await atBottom(page), "it opens at its end");
+      const shown = await items.count();
+      assert.ok(shown > 2 && shown <= 60, `${shown} message elements for 4,168 messages`);
+      const last = items.last();
+      assert.deepEqual(
+        [await last.getAttribute("aria-posinset"), await last.getAttribute("aria-setsize")],
+        ["4168", "4168"],
+      );
+      await page.screenshot({ path: path.join(artifacts, "desktop-long-session-end.png") });
+
+      // The keyboard scrolls the list (it is focusable) to its start: the first message is there.
+      await list.focus();
+      await page.keyboard.press("Home");
+      const first = list.getByText("The first message: question 0", { exact: true });
+      await first.waitFor();
+      await page.waitForFunction(() => document.querySelector('[aria-label="Messages"]').scrollTop === 0);
+      assert.ok(await first.isVisible());
+      assert.equal(await items.first().getAttribute("aria-posinset"), "1");
+      assert.ok((await items.count()) <= 60, "still a bounded number of elements");
+      // Scrolling down from there a message at a time keeps the order without gaps.
+      for (let step = 0; step < 5; step++) await list.evaluate((element) => (element.scrollTop += 300));
+      const positions = (await items.evaluateAll((elements) => elements.map((item) => Number(item.ariaPosInSet)))).map(
+        (position, index, all) => position - all[0] - index,
+      );
+      assert.ok(
+        positions.every((gap) => gap === 0),
+        "the rendered messages are consecutive",
+      );
+      await page.screenshot({ path: path.join(artifacts, "desktop-long-session-start.png") });
+    },
+    "?stored=100000",
+  ));
+
+test("a streaming turn stays pinned to the bottom of a long chat", () =>
+  withPage(
+    "long-session-streaming",
+    async (page) => {
+      const { list } = chatMessages(page);
+      await page
+        .getByRole("list", { name: "Session list" })
+        .getByRole("button", { name: /^Stored session of 100,000 events/ })
+        .click();
+      await list.getByText("The last answer of the session.", { exact: true }).waitFor();
+      await send(page, "One more question about the garden");
+      // The approval prompt grows the streaming answer: the list follows it.
+      const prompt = page.getByRole("alertdialog", { name: "summariser waits for approval" });
+      await prompt.waitFor();
+      await page.waitForFunction(() => {
+        const element = document.querySelector('[aria-label="Messages"]');
+        return element.scrollTop + element.clientHeight >= element.scrollHeight - 2;
+      });
+      assert.ok(await prompt.isVisible());
+      await prompt.getByRole("button", { name: "Approve summariser once" }).click();
+      await release(page);
+      const answer = list.getByRole("listitem", { name: "Answer from assistant" }).last();
+      await answer.locator("strong", { hasText: "from the mocked turn" }).waitFor();
+      await page.waitForFunction(() => {
+        const element = document.querySelector('[aria-label="Messages"]');
+        return element.scrollTop + element.clientHeight >= element.scrollHeight - 2;
+      });
+      assert.ok(await answer.locator("strong", { hasText: "from the mocked turn" }).isVisible());
+      assert.equal(await answer.getAttribute("aria-posinset"), "4170");
+      assert.ok(await atBottom(page));
+    },
+    "?stored=100000&hold",
+  ));

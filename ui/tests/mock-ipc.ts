@@ -221,6 +221,53 @@ async function replayBenchTurn(payload: Record<string, unknown>) {
   return { status: "ok", text: "bench done", answered_by: "agent0", usage_total: null, cost_total: null };
 }
 
+/**
+ * A stored session of `eventCount` call events for the chat's benchmark and tests
+ * (`?stored=100,100000` stores one per count): turns of 48 events each (the root's
+ * start, 46 text deltas of a Markdown answer, its end), each with its message and
+ * its end in the log, as the backend keeps them. The first message of a session
+ * says "first message", its last answer ends with "last answer of the session".
+ */
+function storeSession(eventCount: number) {
+  const id = `stored-${eventCount}`;
+  const title = `Stored session of ${eventCount.toLocaleString("en")} events`;
+  const created = Date.now() - 86_400_000;
+  const records: Array<Record<string, unknown>> = [{ type: "created", title, created_ms: created }];
+  const perTurn = 48;
+  const turnCount = Math.max(1, Math.ceil(eventCount / perTurn));
+  let events = 0;
+  for (let turn = 0; turn < turnCount; turn++) {
+    const turnId = `${id}-turn-${turn}`;
+    const text = turn === 0 ? `The first message: question ${turn}` : `Question ${turn} about the garden`;
+    records.push({ type: "user_message", turn_id: turnId, text, agent: null, ts_ms: created + turn * 1000 });
+    const deltas = Math.max(0, Math.min(perTurn, eventCount - events) - 2);
+    const words = Array.from({ length: deltas }, (_, index) => {
+      if (index === 0) return `Answer ${turn}: `;
+      if (index === 10) return "\n\n- **one** point\n- another point\n\n";
+      if (index === 20 && turn % 3 === 0) return '\n\n```rust\nfn main() { println!("hi"); }\n```\n\n';
+      return `word${index} `;
+    });
+    if (turn === turnCount - 1) words.push("\n\nThe last answer of the session.");
+    const head = { call_id: "c1", parent_id: null, agent: "assistant", depth: 0 };
+    let seq = 0;
+    const event = (kind: Record<string, unknown>) => ({
+      type: "event",
+      turn_id: turnId,
+      event: { seq: ++seq, ts_ms: created + turn * 1000 + seq, ...head, ...kind },
+    });
+    records.push(event({ type: "call_started", role: "turn", tool_name: null, input: null, tools: [], model: null }));
+    for (const word of words.slice(0, deltas)) records.push(event({ type: "text_delta", text: word }));
+    records.push(event(done("ok", 40)));
+    events += seq;
+    records.push({ type: "turn_ended", turn_id: turnId, status: "ok", text: words.join(""), answered_by: "assistant" });
+  }
+  sessions.push({ id, title, created_ms: created, updated_ms: created + eventCount, turns: turnCount });
+  logs.set(id, records);
+}
+
+for (const count of (new URLSearchParams(location.search).get("stored") ?? "").split(",").filter(Boolean))
+  storeSession(Number(count));
+
 /** The built-in MCP endpoint: it starts on any port but the privileged ones (below 1024). */
 let mcpStatus: McpServerStatus = { running: false, url: null, client_config: null, error: null };
 
