@@ -1,0 +1,337 @@
+"""Memory of the real window over a long session: the release app under Xvfb, driven
+through tauri-driver and WebKitWebDriver as the window tests drive it, measured idle
+and after 1, 10 and 50 demo turns, beside a minimal Tauri 2 app (benches/minimal-app:
+one window, a plain HTML page, the same tauri and lock file) measured in the same run.
+
+The figure is PSS (proportional set size: a shared page counts once, split between
+the processes that map it), summed over the app's process and every process below it
+(WebKitWebProcess, WebKitNetworkProcess), read from /proc/PID/smaps_rollup. WebKit has
+no `performance.memory` and no `window.gc`, so the page's side is hinted at by its
+DOM: the count of elements. Nothing is asserted; `make bench-memory` prints figures.
+
+Run by `make bench-memory` (under xvfb-run, with the repository's .venv); not a test,
+so pytest never collects it."""
+
+import argparse
+import contextlib
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.common.options import ArgOptions
+from selenium.webdriver.support.ui import WebDriverWait
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "target" / "release" / "switchboard-app"
+MINIMAL_APP = ROOT / "target" / "bench-minimal" / "release" / "minimal-app"
+DEMO_END = "That is all from the demo agents."
+MIB = 1024 * 1024
+
+
+def same_lock_as_the_workspace() -> str:
+    """The minimal app was built from a copy of the workspace's Cargo.lock, which cargo
+    pruned to the packages it uses (so `--locked` cannot be passed): every package it
+    kept must be at the workspace's version. Returns the tauri version both use."""
+
+    def packages(lock: Path) -> dict[str, set[str]]:
+        versions: dict[str, set[str]] = {}
+        for package in tomllib.loads(lock.read_text())["package"]:
+            versions.setdefault(package["name"], set()).add(package["version"])
+        return versions
+
+    workspace = packages(ROOT / "Cargo.lock")
+    minimal = packages(ROOT / "benches" / "minimal-app" / "Cargo.lock")
+    differing = [
+        f"{name} {sorted(versions)} (workspace: {sorted(workspace.get(name, set()))})"
+        for name, versions in minimal.items()
+        if name != "minimal-app" and not versions <= workspace.get(name, set())
+    ]
+    if differing:
+        sys.exit("the minimal app resolved other versions than the workspace: " + "; ".join(differing))
+    return ", ".join(f"{name} {version}" for name in ("tauri", "wry", "webkit2gtk") for version in sorted(minimal[name]))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+# --- memory of a process tree ------------------------------------------------------
+
+
+def children_by_parent() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            # The name in parentheses may hold spaces: the fields after the last ")" are fixed.
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(parent, []).append(int(entry))
+    return children
+
+
+def process_tree(root: int) -> list[int]:
+    """`root` and every process below it."""
+    children = children_by_parent()
+    found, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        found.append(pid)
+        pending.extend(children.get(pid, []))
+    return found
+
+
+def smaps_rollup(pid: int) -> dict[str, int]:
+    """The Pss lines of a process's smaps_rollup, in bytes (empty if it has ended)."""
+    fields = {}
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            name, _, rest = line.partition(":")
+            if name.startswith("Pss"):
+                fields[name] = int(rest.split()[0]) * 1024
+    return fields
+
+
+def tree_memory(root: int) -> dict[str, dict[str, int]]:
+    """Pss and Pss_Anon per process kind (by command name) over `root`'s tree."""
+    kinds: dict[str, dict[str, int]] = {}
+    for pid in process_tree(root):
+        with contextlib.suppress(OSError):
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+            fields = smaps_rollup(pid)
+            if not fields:
+                continue
+            kind = kinds.setdefault(name, {"Pss": 0, "Pss_Anon": 0, "processes": 0})
+            kind["Pss"] += fields.get("Pss", 0)
+            kind["Pss_Anon"] += fields.get("Pss_Anon", 0)
+            kind["processes"] += 1
+    return kinds
+
+
+def total(kinds: dict[str, dict[str, int]]) -> int:
+    return sum(kind["Pss"] for kind in kinds.values())
+
+
+def settled_memory(root: int, limit_s: float = 20.0) -> dict[str, dict[str, int]]:
+    """The tree's memory once it has stopped moving: two samples half a second apart
+    within 1 MiB of each other (WebKit frees and compacts on timers after a load or a
+    turn), or the last sample after `limit_s`. This paces sampling; readiness of the
+    page is established before it is called."""
+    deadline = time.monotonic() + limit_s
+    previous = tree_memory(root)
+    while True:
+        time.sleep(0.5)
+        current = tree_memory(root)
+        if abs(total(current) - total(previous)) < MIB or time.monotonic() > deadline:
+            return current
+        previous = current
+
+
+# --- the window ------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def launch(application: Path, home: Path):
+    """`application` behind tauri-driver on its own config and data folders under
+    `home`; yields the WebDriver session and the application's process id."""
+    assert application.exists(), f"{application} is missing: run `make bench-memory`"
+    environment = dict(os.environ)
+    environment.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_CACHE_HOME=str(home / "cache"),
+        SWITCHBOARD_CONFIG=str(home / "config" / "switchboard" / "config.json"),
+    )
+    port, native_port = free_port(), free_port()
+    driver_process = subprocess.Popen(
+        ["tauri-driver", "--port", str(port), "--native-port", str(native_port)],
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    options = ArgOptions()
+    options.set_capability("browserName", "wry")
+    options.set_capability("tauri:options", {"application": str(application)})
+    deadline = time.monotonic() + 30
+    for listening_port in (port, native_port):
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", listening_port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or driver_process.poll() is not None:
+                    driver_process.kill()
+                    raise RuntimeError("tauri-driver or WebKitWebDriver did not start listening")
+                time.sleep(0.2)
+    session = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=options)
+    try:
+        target = application.resolve()
+        app_pid = next(
+            pid
+            for pid in process_tree(driver_process.pid)
+            if os.path.realpath(f"/proc/{pid}/exe") == str(target)
+        )
+        yield session, app_pid
+    finally:
+        session.quit()
+        driver_process.terminate()
+        driver_process.wait(timeout=10)
+        # The minimal app outlives its WebDriver session (nothing tells it to quit):
+        # ended here, so that no run measures the previous one's processes.
+        with contextlib.suppress(NameError, ProcessLookupError):
+            os.kill(app_pid, signal.SIGTERM)
+
+
+def dom_elements(session) -> int:
+    return session.execute_script("return document.getElementsByTagName('*').length")
+
+
+def message_box(session):
+    label = WebDriverWait(session, 30).until(lambda s: s.find_elements(By.XPATH, '//label[normalize-space()="Message"]'))[0]
+    return session.find_element(By.ID, label.get_attribute("for"))
+
+
+def ended_turns(home: Path) -> int:
+    """Turns whose end is in the session logs (written before the window hears of it)."""
+    return sum(
+        log.read_text().count('"type":"turn_ended"') for log in (home / "data").rglob("sessions/*.jsonl")
+    )
+
+
+def run_turn(session, home: Path, number: int) -> None:
+    """Sends a demo question and waits until the turn has ended in the log and in the
+    window; a delegate that asks for approval is approved always (the first turn)."""
+    box = message_box(session)
+    box.send_keys(f"Question {number}: how do agents call other agents as tools?")
+    box.send_keys(Keys.ENTER)
+
+    def finished(s) -> bool:
+        for button in s.find_elements(By.CSS_SELECTOR, 'button[aria-label^="Always approve "]'):
+            with contextlib.suppress(WebDriverException):
+                button.click()
+        return (
+            ended_turns(home) >= number
+            and not s.find_elements(By.XPATH, '//button[normalize-space()="Stop"]')
+            and bool(s.find_elements(By.XPATH, f'//li[starts-with(@aria-label, "Answer from")][contains(., "{DEMO_END}")]'))
+        )
+
+    WebDriverWait(session, 120, poll_frequency=0.1).until(finished, f"turn {number} did not finish")
+
+
+# --- one run ---------------------------------------------------------------------------
+
+
+def measure_minimal(application: Path) -> dict:
+    home = Path(tempfile.mkdtemp(prefix="switchboard-bench-minimal-"))
+    with launch(application, home) as (session, app_pid):
+        WebDriverWait(session, 30).until(lambda s: s.execute_script("return document.readyState") == "complete")
+        WebDriverWait(session, 30).until(lambda s: "memory baseline" in s.find_element(By.TAG_NAME, "body").text)
+        return {"kinds": settled_memory(app_pid), "dom": dom_elements(session)}
+
+
+def measure_app(application: Path, checkpoints: list[int]) -> dict[str, dict]:
+    home = Path(tempfile.mkdtemp(prefix="switchboard-bench-memory-"))
+    figures = {}
+    with launch(application, home) as (session, app_pid):
+        # A first start opens the setup wizard: the demo agents are kept, as a new user would.
+        keep = '//button[normalize-space()="Keep the demo agents"]'
+        WebDriverWait(session, 30).until(lambda s: s.find_elements(By.XPATH, keep))[0].click()
+        WebDriverWait(session, 10).until(lambda s: not s.find_elements(By.XPATH, keep))
+        message_box(session)
+        figures["idle"] = {"kinds": settled_memory(app_pid), "dom": dom_elements(session)}
+        done = 0
+        for checkpoint in checkpoints:
+            while done < checkpoint:
+                done += 1
+                run_turn(session, home, done)
+            figures[f"{checkpoint} turns"] = {"kinds": settled_memory(app_pid), "dom": dom_elements(session)}
+            print(f"  {checkpoint} turns: {total(figures[f'{checkpoint} turns']['kinds']) / MIB:.0f} MiB", flush=True)
+    return figures
+
+
+# --- report ------------------------------------------------------------------------------
+
+
+def median_figure(samples: list[dict]) -> dict:
+    names = sorted({name for sample in samples for name in sample["kinds"]})
+    kinds = {
+        name: {
+            field: statistics.median(sample["kinds"].get(name, {}).get(field, 0) for sample in samples)
+            for field in ("Pss", "Pss_Anon", "processes")
+        }
+        for name in names
+    }
+    return {
+        "kinds": kinds,
+        "total": statistics.median(total(sample["kinds"]) for sample in samples),
+        "dom": statistics.median(sample["dom"] for sample in samples),
+    }
+
+
+def report(minimal: dict, app: dict[str, dict], runs: int) -> None:
+    how = f"median of {runs} runs" if runs > 1 else "one run"
+    print(f"\nPSS of the process tree (app + WebKit processes), MiB, {how}:")
+    baseline, idle = minimal["total"], app["idle"]["total"]
+    print(f"{'':<22}{'PSS':>8}{'vs idle':>10}{'vs minimal':>12}{'over idle':>11}{'DOM elements':>14}")
+    rows = [("minimal Tauri app", minimal)] + [(f"app, {name}", figure) for name, figure in app.items()]
+    for name, figure in rows:
+        print(
+            f"{name:<22}{figure['total'] / MIB:>8.0f}{figure['total'] / idle:>9.2f}x{figure['total'] / baseline:>11.2f}x"
+            f"{(figure['total'] - idle) / MIB:>+10.0f} {figure['dom']:>13.0f}"
+        )
+    print("\nPer process kind: PSS (anonymous part), MiB")
+    for name, figure in rows:
+        parts = ", ".join(
+            f"{kind} {values['Pss'] / MIB:.0f} ({values['Pss_Anon'] / MIB:.0f})"
+            + (f" x{values['processes']:.0f}" if values["processes"] > 1 else "")
+            for kind, values in sorted(figure["kinds"].items(), key=lambda item: -item[1]["Pss"])
+        )
+        print(f"  {name:<20} {parts}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--turns", default="1,10,50", help="checkpoints, comma-separated")
+    parser.add_argument("--app", type=Path, default=APP)
+    parser.add_argument("--minimal-app", type=Path, default=MINIMAL_APP)
+    parser.add_argument(
+        "--no-compositing",
+        action="store_true",
+        help="both apps with WebKit's accelerated compositing off (WEBKIT_DISABLE_COMPOSITING_MODE=1): "
+        "what the layers' textures cost, which under Xvfb are software GL buffers in WebKitWebProcess",
+    )
+    arguments = parser.parse_args()
+    if arguments.no_compositing:
+        os.environ["WEBKIT_DISABLE_COMPOSITING_MODE"] = "1"
+        print("accelerated compositing off in both apps", flush=True)
+    checkpoints = sorted(int(turns) for turns in arguments.turns.split(","))
+    print(f"both apps on {same_lock_as_the_workspace()}", flush=True)
+    minimal_samples, app_samples = [], []
+    for run in range(1, arguments.runs + 1):
+        print(f"run {run} of {arguments.runs}", flush=True)
+        minimal_samples.append(measure_minimal(arguments.minimal_app))
+        print(f"  minimal app: {total(minimal_samples[-1]['kinds']) / MIB:.0f} MiB", flush=True)
+        app_samples.append(measure_app(arguments.app, checkpoints))
+    minimal = median_figure(minimal_samples)
+    app = {name: median_figure([sample[name] for sample in app_samples]) for name in app_samples[0]}
+    report(minimal, app, arguments.runs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
