@@ -98,6 +98,28 @@ const showLongTasks = (label, tasks) =>
     `  ${label}: ${tasks.length ? tasks.map((task) => `${task.duration} ms at ${(task.start / 1000).toFixed(2)} s`).join(", ") : "none"}`,
   );
 
+/**
+ * The page's main-thread tasks over 50 ms in a Chromium trace, with the CPU time the
+ * thread spent in each (`tdur`): on a loaded machine a task's wall time grows while
+ * the thread waits for a core, its CPU time does not.
+ */
+function longTasksOnCpu(traceEvents) {
+  const mainThreads = new Set(
+    traceEvents
+      .filter((event) => event.name === "thread_name" && event.args?.name === "CrRendererMain")
+      .map((event) => `${event.pid}/${event.tid}`),
+  );
+  return traceEvents
+    .filter(
+      (event) =>
+        // The task's name in this Chromium's trace ("RunTask" in older ones).
+        (event.name === "ThreadControllerImpl::RunTask" || event.name === "RunTask") &&
+        event.dur > 50_000 &&
+        mainThreads.has(`${event.pid}/${event.tid}`),
+    )
+    .map((event) => ({ wall: Math.round(event.dur / 1000), cpu: Math.round((event.tdur ?? 0) / 1000) }));
+}
+
 /** Replays the benchmark turn at `scale` in a fresh page and prints its figures beside the idle page's. */
 async function replayAt(browser, scale) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -112,6 +134,7 @@ async function replayAt(browser, scale) {
   const idle = await page.evaluate(() => window.__stopFrames());
 
   await input.fill("replay the big turn");
+  await browser.startTracing(page, { categories: ["toplevel"] });
   await page.evaluate(recordFrames);
   const started = Date.now();
   await input.press("Enter");
@@ -121,6 +144,7 @@ async function replayAt(browser, scale) {
     .waitFor({ timeout: 600_000 });
   const elapsed = Date.now() - started;
   const busy = await page.evaluate(() => window.__stopFrames());
+  const cpu = longTasksOnCpu(JSON.parse((await browser.stopTracing()).toString()).traceEvents);
   const items = await page.getByRole("treeitem").count();
   const calls = 1_000 * scale;
   const deltas = 20_000 * scale;
@@ -133,6 +157,9 @@ async function replayAt(browser, scale) {
   show("frame interval, while streaming", summary(busy.frames));
   showLongTasks('tasks over 50 ms, idle (PerformanceObserver "longtask")', idle.longTasks);
   showLongTasks("tasks over 50 ms during the replay (from the Enter)", busy.longTasks);
+  console.log(
+    `  the same from a trace, wall / CPU time of the page's thread (under load, wall time includes waiting for a core): ${cpu.length ? cpu.map((task) => `${task.wall} / ${task.cpu} ms`).join(", ") : "none"}`,
+  );
   const longest = busy.frames.indexOf(Math.max(...busy.frames));
   console.log(
     `  longest interval: frame ${longest + 1} of ${busy.frames.length} (the first frames follow the key press that starts the turn)`,
