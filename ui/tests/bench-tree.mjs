@@ -7,7 +7,8 @@
  * 50 ms, beside the same measures on the idle page in the same run. Then reopens
  * stored sessions (mocked logs) of 100 events (the baseline) and of 100,000 events
  * (2,084 turns) and prints the time from the click on the session to its last
- * message rendered, and how many message elements the chat holds.
+ * message rendered, how many message elements the chat holds, and the page's
+ * elements and JavaScript heap then.
  * Run: `make bench-ui`.
  */
 import { spawn } from "node:child_process";
@@ -24,7 +25,7 @@ const server = spawn(
 );
 const base = `http://127.0.0.1:${port}/e2e.html`;
 /** The scales to replay (BENCH_SCALES=1,10 by default). */
-const scales = (process.env.BENCH_SCALES ?? "1,10").split(",").map(Number);
+const scales = (process.env.BENCH_SCALES ?? "1,10").split(",").filter(Boolean).map(Number);
 
 async function waitForServer() {
   for (let attempt = 0; attempt < 150; attempt++) {
@@ -193,12 +194,23 @@ async function reopen(page, events) {
       }),
   );
   // The chat's own items (each message is named), not the list items inside messages' Markdown.
-  const [inDom, total] = await page.evaluate(() => {
+  const [inDom, total, elements] = await page.evaluate(() => {
     const items = document.querySelectorAll('[aria-label="Chat"] ol > li[aria-label]');
-    return [items.length, Number(items[0]?.getAttribute("aria-setsize") ?? items.length)];
+    return [
+      items.length,
+      Number(items[0]?.getAttribute("aria-setsize") ?? items.length),
+      document.getElementsByTagName("*").length,
+    ];
   });
+  // The page's JavaScript heap after a full collection. Both stored logs live in it
+  // (the mocked backend runs in the page), so only the difference between the two
+  // sessions is the open session's own: its chat entries and call trees.
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("HeapProfiler.collectGarbage");
+  const { usedSize } = await cdp.send("Runtime.getHeapUsage");
+  await cdp.detach();
   console.log(
-    `  ${name.padEnd(34)} ${total.toLocaleString("en").padStart(6)} messages: the last shown ${ms.toFixed(0).padStart(5)} ms after the click; ${inDom} message elements in the DOM`,
+    `  ${name.padEnd(34)} ${total.toLocaleString("en").padStart(6)} messages: the last shown ${ms.toFixed(0).padStart(5)} ms after the click; ${inDom} message elements, ${elements} elements in the DOM; JS heap ${(usedSize / 2 ** 20).toFixed(1)} MB`,
   );
 }
 
