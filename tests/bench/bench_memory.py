@@ -237,17 +237,18 @@ def run_turn(session, home: Path, number: int) -> None:
 
 
 def measure_minimal(application: Path) -> dict:
-    home = Path(tempfile.mkdtemp(prefix="switchboard-bench-minimal-"))
-    with launch(application, home) as (session, app_pid):
+    folder = tempfile.TemporaryDirectory(prefix="switchboard-bench-minimal-", ignore_cleanup_errors=True)
+    with folder, launch(application, Path(folder.name)) as (session, app_pid):
         WebDriverWait(session, 30).until(lambda s: s.execute_script("return document.readyState") == "complete")
         WebDriverWait(session, 30).until(lambda s: "memory baseline" in s.find_element(By.TAG_NAME, "body").text)
         return {"kinds": settled_memory(app_pid), "dom": dom_elements(session)}
 
 
 def measure_app(application: Path, checkpoints: list[int]) -> dict[str, dict]:
-    home = Path(tempfile.mkdtemp(prefix="switchboard-bench-memory-"))
     figures = {}
-    with launch(application, home) as (session, app_pid):
+    folder = tempfile.TemporaryDirectory(prefix="switchboard-bench-memory-", ignore_cleanup_errors=True)
+    with folder, launch(application, Path(folder.name)) as (session, app_pid):
+        home = Path(folder.name)
         # A first start opens the setup wizard: the demo agents are kept, as a new user would.
         keep = '//button[normalize-space()="Keep the demo agents"]'
         WebDriverWait(session, 30).until(lambda s: s.find_elements(By.XPATH, keep))[0].click()
