@@ -62,6 +62,12 @@ fn validation_table() {
             vec!["error agents[0].name"],
         ),
         (
+            "a tool name of exactly 64 characters is allowed (agent_ and 58 more)",
+            r#"{"agents":[{"name":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb","provider":"demo"},
+                {"name":"ccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc","provider":"demo"}]}"#,
+            vec!["error agents[1].name"],
+        ),
+        (
             "duplicate entries within one scope, unknown agent warning",
             r#"{"agents":[{"name":"a","provider":"demo","tools":[{"agent":"b","description":"x"},{"agent":"b","description":"y"}]},{"name":"b","provider":"demo"}],
                 "agent_tools":[{"agent":"ghost","description":"g"}]}"#,
@@ -130,4 +136,18 @@ fn type_errors_name_the_json_path() {
     let error = parse(Path::new("c.json"), unknown_provider).unwrap_err();
     assert!(error.to_string().contains("agents[0].provider"), "{error}");
     assert!(error.to_string().contains("telepathy"), "{error}");
+}
+
+/// A problem reads as the CLI's `check` prints it: severity, JSON path, message.
+#[test]
+fn a_problem_reads_as_severity_path_and_message() {
+    let config = parse(Path::new("c.json"), r#"{"themee":1,"agents":[{"name":"","provider":"demo"}]}"#).unwrap();
+    let shown: Vec<String> = validate(&config).iter().map(ToString::to_string).collect();
+    assert_eq!(
+        shown,
+        [
+            "error: agents[0].name: an agent needs a non-empty name",
+            "warning: themee: unknown field `themee`: it does nothing (it is kept in the file); check its spelling",
+        ],
+    );
 }
