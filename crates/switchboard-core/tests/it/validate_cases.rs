@@ -68,6 +68,23 @@ fn validation_table() {
             vec!["error agents[1].name"],
         ),
         (
+            "an mcp agent is reached by command or by url, one of them",
+            r#"{"agents":[{"name":"neither","provider":"mcp","tool":"t"},
+                {"name":"both","provider":"mcp","tool":"t","command":"srv","url":"http://127.0.0.1:1/mcp"},
+                {"name":"stdio","provider":"mcp","tool":"t","command":"srv"},
+                {"name":"http","provider":"mcp","tool":"t","url":"http://127.0.0.1:1/mcp"}]}"#,
+            vec!["error agents[0].provider", "error agents[1].provider"],
+        ),
+        (
+            "api_key_env names a variable: capitals, digits and underscores, not starting with a digit",
+            r#"{"agents":[{"name":"a","provider":"openai","url":"http://x","model":"m","api_key_env":"OPENAI_API_KEY"},
+                {"name":"b","provider":"openai","url":"http://x","model":"m","api_key_env":"KEY_2"},
+                {"name":"c","provider":"openai","url":"http://x","model":"m","api_key_env":""},
+                {"name":"d","provider":"openai","url":"http://x","model":"m","api_key_env":"2KEY"},
+                {"name":"e","provider":"openai","url":"http://x","model":"m","api_key_env":"lower_key"}]}"#,
+            vec!["error agents[2].api_key_env", "error agents[3].api_key_env", "error agents[4].api_key_env"],
+        ),
+        (
             "duplicate entries within one scope, unknown agent warning",
             r#"{"agents":[{"name":"a","provider":"demo","tools":[{"agent":"b","description":"x"},{"agent":"b","description":"y"}]},{"name":"b","provider":"demo"}],
                 "agent_tools":[{"agent":"ghost","description":"g"}]}"#,
