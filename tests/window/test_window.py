@@ -10,30 +10,26 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.common.options import ArgOptions
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from loopback import free_port, wait_for_port  # noqa: E402
+from tauri_driver import driven  # noqa: E402
+
 APP = ROOT / "target" / "debug" / "switchboard-app"
 ARTIFACTS = ROOT / "tests" / "artifacts"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture()
@@ -56,40 +52,11 @@ def launch(home: Path, setup_wizard: bool = False, **extra_environment: str):
         SWITCHBOARD_CONFIG=str(home / "config" / "switchboard" / "config.json"),
         **extra_environment,
     )
-    port, native_port = free_port(), free_port()
-    driver_process = subprocess.Popen(
-        ["tauri-driver", "--port", str(port), "--native-port", str(native_port)],
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    options = ArgOptions()
-    options.set_capability("browserName", "wry")
-    options.set_capability("tauri:options", {"application": str(APP)})
-    # Both must listen before a session is asked for: tauri-driver forwards to
-    # WebKitWebDriver on the native port, and on a busy machine that one starts
-    # later (a session asked for before then is dropped without an answer).
-    deadline = time.monotonic() + 30
-    for listening_port, name in ((port, "tauri-driver"), (native_port, "WebKitWebDriver")):
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", listening_port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or driver_process.poll() is not None:
-                    driver_process.kill()
-                    raise RuntimeError(f"{name} did not start listening")
-                time.sleep(0.2)
     first_start = not (home / "config" / "switchboard" / "config.json").exists()
-    session = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=options)
-    try:
+    with driven(APP, environment) as (session, _driver):
         if first_start and not setup_wizard:
             keep_the_demo_agents(session)
         yield session
-    finally:
-        session.quit()
-        driver_process.terminate()
-        driver_process.wait(timeout=10)
 
 
 def keep_the_demo_agents(session):
@@ -421,14 +388,7 @@ def test_a_remote_a2a_agent_asks_a_question_answered_in_the_tree(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and server.poll() is None, "the A2A agent did not start"
-                time.sleep(0.1)
+        wait_for_port(port, server, "the A2A agent")
         config_path = tmp_path / "config" / "switchboard" / "config.json"
         config_path.parent.mkdir(parents=True)
         config_path.write_text(
