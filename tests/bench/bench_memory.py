@@ -15,24 +15,22 @@ so pytest never collects it."""
 import argparse
 import contextlib
 import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import tomllib
 from pathlib import Path
 
-from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.common.options import ArgOptions
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from tauri_driver import driven, process_tree  # noqa: E402
+
 APP = ROOT / "target" / "release" / "switchboard-app"
 MINIMAL_APP = ROOT / "target" / "bench-minimal" / "release" / "minimal-app"
 DEMO_END = "That is all from the demo agents."
@@ -62,37 +60,7 @@ def same_lock_as_the_workspace() -> str:
     return ", ".join(f"{name} {version}" for name in ("tauri", "wry", "webkit2gtk") for version in sorted(minimal[name]))
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 # --- memory of a process tree ------------------------------------------------------
-
-
-def children_by_parent() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            # The name in parentheses may hold spaces: the fields after the last ")" are fixed.
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            parent = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(parent, []).append(int(entry))
-    return children
-
-
-def process_tree(root: int) -> list[int]:
-    """`root` and every process below it."""
-    children = children_by_parent()
-    found, pending = [], [root]
-    while pending:
-        pid = pending.pop()
-        found.append(pid)
-        pending.extend(children.get(pid, []))
-    return found
 
 
 def smaps_rollup(pid: int) -> dict[str, int]:
@@ -145,11 +113,12 @@ def settled_memory(root: int, limit_s: float = 20.0) -> dict[str, dict[str, int]
 
 
 @contextlib.contextmanager
-def launch(application: Path, home: Path):
+def launch(application: Path, home: Path, extra_environment: dict[str, str]):
     """`application` behind tauri-driver on its own config and data folders under
-    `home`; yields the WebDriver session and the application's process id."""
+    `home` (and `extra_environment`); yields the WebDriver session and the
+    application's process id."""
     assert application.exists(), f"{application} is missing: run `make bench-memory`"
-    environment = dict(os.environ)
+    environment = dict(os.environ) | extra_environment
     environment.update(
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / "config"),
@@ -157,44 +126,14 @@ def launch(application: Path, home: Path):
         XDG_CACHE_HOME=str(home / "cache"),
         SWITCHBOARD_CONFIG=str(home / "config" / "switchboard" / "config.json"),
     )
-    port, native_port = free_port(), free_port()
-    driver_process = subprocess.Popen(
-        ["tauri-driver", "--port", str(port), "--native-port", str(native_port)],
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    options = ArgOptions()
-    options.set_capability("browserName", "wry")
-    options.set_capability("tauri:options", {"application": str(application)})
-    deadline = time.monotonic() + 30
-    for listening_port in (port, native_port):
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", listening_port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or driver_process.poll() is not None:
-                    driver_process.kill()
-                    raise RuntimeError("tauri-driver or WebKitWebDriver did not start listening")
-                time.sleep(0.2)
-    session = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=options)
-    try:
+    # The minimal app outlives its WebDriver session (nothing tells it to quit):
+    # `driven` ends it, so that no run measures the previous one's processes.
+    with driven(application, environment) as (session, driver_process):
         target = application.resolve()
         app_pid = next(
-            pid
-            for pid in process_tree(driver_process.pid)
-            if os.path.realpath(f"/proc/{pid}/exe") == str(target)
+            pid for pid in process_tree(driver_process.pid) if os.path.realpath(f"/proc/{pid}/exe") == str(target)
         )
         yield session, app_pid
-    finally:
-        session.quit()
-        driver_process.terminate()
-        driver_process.wait(timeout=10)
-        # The minimal app outlives its WebDriver session (nothing tells it to quit):
-        # ended here, so that no run measures the previous one's processes.
-        with contextlib.suppress(NameError, ProcessLookupError):
-            os.kill(app_pid, signal.SIGTERM)
 
 
 def dom_elements(session) -> int:
@@ -236,18 +175,18 @@ def run_turn(session, home: Path, number: int) -> None:
 # --- one run ---------------------------------------------------------------------------
 
 
-def measure_minimal(application: Path) -> dict:
+def measure_minimal(application: Path, environment: dict[str, str]) -> dict:
     folder = tempfile.TemporaryDirectory(prefix="switchboard-bench-minimal-", ignore_cleanup_errors=True)
-    with folder, launch(application, Path(folder.name)) as (session, app_pid):
+    with folder, launch(application, Path(folder.name), environment) as (session, app_pid):
         WebDriverWait(session, 30).until(lambda s: s.execute_script("return document.readyState") == "complete")
         WebDriverWait(session, 30).until(lambda s: "memory baseline" in s.find_element(By.TAG_NAME, "body").text)
         return {"kinds": settled_memory(app_pid), "dom": dom_elements(session)}
 
 
-def measure_app(application: Path, checkpoints: list[int]) -> dict[str, dict]:
+def measure_app(application: Path, checkpoints: list[int], environment: dict[str, str]) -> dict[str, dict]:
     figures = {}
     folder = tempfile.TemporaryDirectory(prefix="switchboard-bench-memory-", ignore_cleanup_errors=True)
-    with folder, launch(application, Path(folder.name)) as (session, app_pid):
+    with folder, launch(application, Path(folder.name), environment) as (session, app_pid):
         home = Path(folder.name)
         # A first start opens the setup wizard: the demo agents are kept, as a new user would.
         keep = '//button[normalize-space()="Keep the demo agents"]'
@@ -326,20 +265,21 @@ def main() -> None:
         "--no-compositing",
         action="store_true",
         help="both apps with WebKit's accelerated compositing off (WEBKIT_DISABLE_COMPOSITING_MODE=1): "
-        "what the layers' textures cost, which under Xvfb are software GL buffers in WebKitWebProcess",
+        "what the layers' buffers cost, which under Xvfb are software GL buffers in WebKitWebProcess",
     )
     arguments = parser.parse_args()
-    if arguments.no_compositing:
-        os.environ["WEBKIT_DISABLE_COMPOSITING_MODE"] = "1"
-        print("accelerated compositing off in both apps", flush=True)
+    # Like for like: both apps draw the same way, with WebKit's default or both without compositing.
+    os.environ.pop("WEBKIT_DISABLE_COMPOSITING_MODE", None)
+    environment = {"WEBKIT_DISABLE_COMPOSITING_MODE": "1"} if arguments.no_compositing else {}
+    print(f"accelerated compositing {'off' if arguments.no_compositing else 'on (as WebKit does by default)'} in both apps", flush=True)
     checkpoints = sorted(int(turns) for turns in arguments.turns.split(","))
     print(f"both apps on {same_lock_as_the_workspace()}", flush=True)
     minimal_samples, app_samples = [], []
     for run in range(1, arguments.runs + 1):
         print(f"run {run} of {arguments.runs}", flush=True)
-        minimal_samples.append(measure_minimal(arguments.minimal_app))
+        minimal_samples.append(measure_minimal(arguments.minimal_app, environment))
         print(f"  minimal app: {total(minimal_samples[-1]['kinds']) / MIB:.0f} MiB", flush=True)
-        app_samples.append(measure_app(arguments.app, checkpoints))
+        app_samples.append(measure_app(arguments.app, checkpoints, environment))
     minimal = median_figure(minimal_samples)
     app = {name: median_figure([sample[name] for sample in app_samples]) for name in app_samples[0]}
     report(minimal, app, arguments.runs)
