@@ -191,7 +191,7 @@ def test_cancelling_the_call_cancels_the_remote_task(agent, tmp_path):
     assert "cancel " in log.read_text(), "the remote task got CancelTask"
 
 
-def test_probe_shows_the_card_and_a_description_made_from_it(agent, tmp_path):
+def test_probe_and_the_connection_test_show_the_card_and_a_description_made_from_it(agent, tmp_path):
     url = agent()
     config = config_for(tmp_path, url)
     shown = subprocess.run(
@@ -205,6 +205,15 @@ def test_probe_shows_the_card_and_a_description_made_from_it(agent, tmp_path):
     assert card["name"] == "River Scout" and card["streaming"] is True
     assert card["endpoint"] == f"{url}/a2a"
     assert card["description"] == "River Scout: Finds facts about rivers. Skills: River facts (Short facts about a river.)."
+    # The form's connection test (and `agent test`) offers the same description for the tool entry.
+    tested = subprocess.run(
+        [str(BINARY), "--config", str(config), "agent", "test", "scout", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    report = json.loads(tested.stdout)
+    assert report["ok"] and report["description"] == card["description"], report
 
 
 def test_a_question_of_the_remote_task_is_asked_at_the_terminal_and_the_answer_continues_it(agent, tmp_path):

@@ -3,7 +3,7 @@ provider tests: `research(question)` streams progress and answers; `slow(task)`
 reports progress until it is cancelled (it records its start and its
 interruption in $REMOTE_LOG); `broken(task)` fails (isError); `fragile(task)`
 answers with the server's pid, or exits the whole server mid-call when the task
-says "crash".
+says "crash"; `inspect(request, context)` answers with the arguments it was given.
 
   python remote_server.py              # stdio
   python remote_server.py http PORT    # streamable HTTP at http://127.0.0.1:PORT/mcp
@@ -61,6 +61,14 @@ async def fragile(task: str) -> str:
     if "crash" in task:
         os._exit(3)
     return f"served by pid {os.getpid()}"
+
+
+@server.tool()
+def inspect(request: str, context: dict | None = None) -> str:
+    """Answers with the arguments it was called with, as JSON."""
+    import json
+
+    return json.dumps({"request": request, "context": context})
 
 
 if __name__ == "__main__":

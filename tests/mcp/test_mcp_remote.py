@@ -85,6 +85,37 @@ def test_an_http_primary_delegates_to_a_remote_tool_over_stdio(tmp_path):
     assert last["result"].startswith("Remote findings on ") and "otters hold hands" in last["result"]
 
 
+def test_the_delegates_context_reaches_the_remote_tool_as_text_and_as_data(tmp_path):
+    """The caller's structured context is not dropped on the way to a remote tool: it is
+    in the request text, labelled, and in `context_argument` as data when named."""
+    context = {"file": "otters.md", "lines": [3, 9]}
+    call = {"id": "call_1", "name": "agent_remote", "arguments": {"request": QUESTION, "context": context}}
+    fixtures = {
+        "fixtures": [
+            {"match": {"model": "primary-m", "hasToolResult": False}, "response": {"toolCalls": [call]}},
+            {"match": {"model": "primary-m", "hasToolResult": True}, "response": {"content": "Done."}},
+        ]
+    }
+    received = {}
+    with aimock(fixtures) as model:
+        for how, extra in (("as data", {"context_argument": "context"}), ("as text", {})):
+            config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "inspect", **extra})
+            data = json.loads(config.read_text())
+            data["agents"][0] = {"name": "assistant", "provider": "local", "url": model, "model": "primary-m"}
+            config.write_text(json.dumps(data))
+            finished, events = ask(config, tmp_path, QUESTION)
+            assert finished.returncode == 0, finished.stderr
+            last = remote_call(events)[1]
+            assert last["status"] == "ok", last
+            received[how] = json.loads(last["result"])
+    for how, arguments in received.items():
+        text = arguments["request"]
+        assert text.endswith(QUESTION), (how, text)
+        assert '"file": "otters.md"' in text and "Context from the calling agent" in text, (how, text)
+    assert received["as data"]["context"] == context
+    assert received["as text"]["context"] is None
+
+
 def test_a_remote_tool_over_streamable_http_and_its_failure(tmp_path):
     port = free_port()
     server = subprocess.Popen([PYTHON, SERVER, "http", str(port)], stderr=subprocess.DEVNULL)
@@ -114,7 +145,12 @@ def test_a_dead_endpoint_and_a_missing_tool_say_what_and_where(tmp_path):
     _, events = ask(config, tmp_path, QUESTION)
     last = remote_call(events)[1]
     assert last["error"]["kind"] == "config", last
-    assert 'has no tool "nope" (it has: research, slow, broken, fragile)' in last["error"]["message"]
+    assert 'has no tool "nope" (it has: research, slow, broken, fragile, inspect)' in last["error"]["message"]
+    config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research", "context_argument": "ctx"})
+    _, events = ask(config, tmp_path, QUESTION)
+    last = remote_call(events)[1]
+    assert last["error"]["kind"] == "config", last
+    assert 'tool "research" has no argument "ctx" for the context' in last["error"]["message"], last
 
 
 def test_cancelling_reaches_the_remote_and_leaves_nothing_running(tmp_path):
@@ -194,11 +230,15 @@ def test_probe_lists_the_servers_tools_even_when_the_configured_one_is_missing(t
     listed = subprocess.run([*probe, "--json"], capture_output=True, text=True, env=environment, timeout=WAIT)
     assert listed.returncode == 0, listed.stderr
     tools = {tool["name"]: tool for tool in json.loads(listed.stdout)["tools"]}
-    assert set(tools) == {"research", "slow", "broken", "fragile"}
+    assert set(tools) == {"research", "slow", "broken", "fragile", "inspect"}
     assert tools["research"]["input_schema"]["required"] == ["question"]
     config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research"})
     shown = subprocess.run(probe, capture_output=True, text=True, env=environment, timeout=WAIT)
     assert "* research(question)" in shown.stdout and "  slow(task)" in shown.stdout, shown.stdout
+    # The form's connection test (and `agent test`) offers the tool's own description for its entry.
+    tested = [str(BINARY), "--config", str(config), "agent", "test", "remote", "--json"]
+    report = json.loads(subprocess.run(tested, capture_output=True, text=True, env=environment, timeout=WAIT).stdout)
+    assert report["ok"] and report["description"] == "Looks a question up, reporting each step.", report
 
 
 def test_a_crashed_stdio_server_is_restarted_on_the_next_call(tmp_path):

@@ -139,6 +139,12 @@ export type AgentConfig_Deserialize = {
 	 *  required string argument when absent).
 	 */
 	request_argument?: string | null,
+	/**
+	 *  `mcp` agents: a tool argument that gets the delegate's structured `context`
+	 *  as data (JSON text when the argument is a string). The request text carries
+	 *  it labelled either way.
+	 */
+	context_argument?: string | null,
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia | null,
 	timeout_secs?: number | null,
@@ -198,6 +204,12 @@ export type AgentConfig_Serialize = {
 	 *  required string argument when absent).
 	 */
 	request_argument?: string,
+	/**
+	 *  `mcp` agents: a tool argument that gets the delegate's structured `context`
+	 *  as data (JSON text when the argument is a string). The request text carries
+	 *  it labelled either way.
+	 */
+	context_argument?: string,
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia,
 	timeout_secs?: number,
@@ -521,6 +533,12 @@ export type ConnectionReport_Deserialize = {
 	tools: string[],
 	/**  Time to the first streamed token of the tiny request, in milliseconds. */
 	first_token_ms?: number | null,
+	/**
+	 *  What a tool entry for this agent could say it does: an A2A agent's card (name,
+	 *  description, skills) or the MCP tool's own description. Remote text: the form
+	 *  shows it in a field the user edits before saving.
+	 */
+	description?: string | null,
 };
 
 /**  The whole test. */
@@ -533,6 +551,12 @@ export type ConnectionReport_Serialize = {
 	tools: string[],
 	/**  Time to the first streamed token of the tiny request, in milliseconds. */
 	first_token_ms: number | null,
+	/**
+	 *  What a tool entry for this agent could say it does: an A2A agent's card (name,
+	 *  description, skills) or the MCP tool's own description. Remote text: the form
+	 *  shows it in a field the user edits before saving.
+	 */
+	description: string | null,
 };
 
 /**  One step of the test. */

@@ -254,6 +254,36 @@ test("tool entries are edited, switched and added in both scopes", () =>
     });
   }));
 
+test("a new entry for a remote agent is described from its agent card, and the user edits it", () =>
+  withPage("remote-description", async (page) => {
+    const sheet = await openSheet(page);
+    await page.evaluate(() =>
+      window.__configOutsideChange((config) => {
+        config.agents.push({ name: "scout", provider: "a2a", url: "http://127.0.0.1:9999" });
+      }),
+    );
+    await sheet.getByRole("tab", { name: "Tool-agents" }).click();
+    await sheet.getByRole("button", { name: "+ Add an entry to global tool-agents" }).click();
+    const added = sheet.getByRole("form", { name: "New entry" });
+    await added.getByLabel("Tool-agent", { exact: true }).selectOption("scout");
+    const description = added.getByLabel("Description", { exact: true });
+    await page.waitForFunction(() =>
+      document.querySelector('form[aria-label="New entry"] textarea')?.value.startsWith("River Scout:"),
+    );
+    assert.equal(
+      await description.inputValue(),
+      "River Scout: Finds facts about rivers. Skills: River facts (Short facts about a river.).",
+    );
+    await added.getByText("From scout's agent card: check it before saving.").waitFor();
+    await description.fill("Finds river facts.");
+    await added.getByRole("button", { name: "Save entry" }).click();
+    await added.waitFor({ state: "detached" });
+    const edit = await lastEdit(page);
+    assert.equal(edit.op, "set_tool");
+    assert.equal(edit.entry.agent, "scout");
+    assert.equal(edit.entry.description, "Finds river facts.", "the user's words, not the card's, are saved");
+  }));
+
 test("the effective list says why each absent entry is absent, and an outside change updates it", () =>
   withPage("effective", async (page) => {
     const sheet = await openSheet(page);

@@ -415,6 +415,7 @@ function testConnection(agent: AgentConfig): ConnectionReport {
       models: [],
       tools: [],
       first_token_ms: null,
+      description: null,
     };
   if (agent.url?.includes("down"))
     return {
@@ -430,6 +431,7 @@ function testConnection(agent: AgentConfig): ConnectionReport {
       models: [],
       tools: [],
       first_token_ms: null,
+      description: null,
     };
   if (agent.provider === "mcp")
     return {
@@ -441,6 +443,18 @@ function testConnection(agent: AgentConfig): ConnectionReport {
       models: [],
       tools: ["search", "fetch"],
       first_token_ms: null,
+      description: agent.tool === "fetch" ? "Fetches a page." : "Searches the web.",
+    };
+  if (agent.provider === "a2a")
+    return {
+      ok: true,
+      steps: [
+        { name: "read the agent card", ok: true, detail: `River Scout at ${agent.url}/a2a (streams)`, millis: 9 },
+      ],
+      models: [],
+      tools: [],
+      first_token_ms: null,
+      description: "River Scout: Finds facts about rivers. Skills: River facts (Short facts about a river.).",
     };
   return {
     ok: true,
@@ -451,6 +465,7 @@ function testConnection(agent: AgentConfig): ConnectionReport {
     models: ["qwen2.5-coder", "llama3.2", "gemma3"],
     tools: [],
     first_token_ms: 97,
+    description: null,
   };
 }
 

@@ -47,8 +47,11 @@ pub(crate) struct AgentFields {
     /// mcp agents: the tool argument the request goes into.
     #[arg(long)]
     request_argument: Option<String>,
+    /// mcp agents: the tool argument the delegate's structured context goes into.
+    #[arg(long)]
+    context_argument: Option<String>,
     /// Clear an optional field (url, model, api_key_env, command, cwd, system_prompt,
-    /// tool, request_argument, timeout_secs, idle_timeout_secs, args, env).
+    /// tool, request_argument, context_argument, timeout_secs, idle_timeout_secs, args, env).
     #[arg(long, value_name = "FIELD")]
     unset: Vec<String>,
 }
@@ -71,6 +74,7 @@ impl AgentFields {
                 "system_prompt" => agent.system_prompt = None,
                 "tool" => agent.tool = None,
                 "request_argument" => agent.request_argument = None,
+                "context_argument" => agent.context_argument = None,
                 "timeout_secs" => agent.timeout_secs = None,
                 "idle_timeout_secs" => agent.idle_timeout_secs = None,
                 "args" => agent.args.clear(),
@@ -90,6 +94,7 @@ impl AgentFields {
             (self.system_prompt, &mut agent.system_prompt),
             (self.tool, &mut agent.tool),
             (self.request_argument, &mut agent.request_argument),
+            (self.context_argument, &mut agent.context_argument),
         ];
         for (given, slot) in strings {
             if given.is_some() {

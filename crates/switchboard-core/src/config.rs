@@ -148,6 +148,11 @@ pub struct AgentConfig {
     /// required string argument when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_argument: Option<String>,
+    /// `mcp` agents: a tool argument that gets the delegate's structured `context`
+    /// as data (JSON text when the argument is a string). The request text carries
+    /// it labelled either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_argument: Option<String>,
     /// Subprocess agents: how the request reaches the program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_via: Option<RequestVia>,
@@ -199,6 +204,7 @@ impl AgentConfig {
             request_via: None,
             tool: None,
             request_argument: None,
+            context_argument: None,
             max_output_bytes: None,
             output: None,
             experimental_cli_tool_calls: None,

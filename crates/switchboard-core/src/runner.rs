@@ -104,18 +104,25 @@ pub struct ModelRequest {
     pub model: Option<String>,
     /// `limits.idle_timeout_secs` of the call, over the agent's own setting.
     pub idle_timeout_secs: Option<u64>,
+    /// A delegate's structured `context` as its caller gave it (it is also in
+    /// `messages`, labelled), for a runner that can pass it on as data.
+    pub context: Option<Value>,
 }
 
 impl ModelRequest {
-    /// The text of the last user message: what a remote agent (an MCP tool, an A2A
-    /// agent) is asked, its labelled context included.
-    pub fn last_user_text(&self) -> String {
-        self.messages
+    /// The conversation flattened to text, the request last: what an agent without
+    /// roles gets (a command line, an MCP tool, an A2A agent), so the earlier
+    /// conversation of a persistent entry, the caller's shared messages and the
+    /// labelled `context` reach it as they reach an HTTP model. No system prompt.
+    pub fn prompt_text(&self) -> String {
+        let parts: Vec<&str> = self
+            .messages
             .iter()
-            .rev()
-            .find(|message| matches!(message, Message::User { .. }))
-            .map(|message| message.text().to_string())
-            .unwrap_or_default()
+            .filter(|message| !matches!(message, Message::System { .. }))
+            .map(Message::text)
+            .filter(|text| !text.is_empty())
+            .collect();
+        parts.join("\n\n")
     }
 }
 

@@ -89,6 +89,7 @@ pub(super) async fn tool_loop(
             tools: definitions.clone(),
             model: spec.model.clone(),
             idle_timeout_secs: spec.limits.idle_timeout_secs,
+            context: spec.input.as_ref().and_then(|input| input.get("context")).cloned(),
         };
         let reply = match model_step(turn, spec, runner.as_ref(), &request, &budget).await {
             Ok(reply) => reply,

@@ -127,7 +127,7 @@ impl A2aRunner {
         let card = self.card().await?;
         let connected = started.elapsed();
         on_delta(super::remote_connected(&card.endpoint, connected));
-        let text = request.last_user_text();
+        let text = request.prompt_text();
         let mut message = card.dialect.user_message(crate::dispatch::random_nonce(), &text);
         let mut guard =
             CancelOnDrop { endpoint: card.endpoint.clone(), dialect: card.dialect, token: self.token()?, task: None };

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::subprocess::{prompt_of, SubprocessRunner};
+use super::subprocess::SubprocessRunner;
 use super::tool_tags::{TagFilter, TaggedCall};
 use super::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use crate::config::{tool_name, AgentConfig, OutputFormat, OutputRules, Provider, RequestVia};
@@ -164,7 +164,7 @@ impl Runner for ClaudeRunner {
         let instructions = self.instructions(request, &nonce, results);
         let prompt = match session {
             Some(_) => "Go on, with the tool results given in your instructions.".to_string(),
-            None => prompt_of(request),
+            None => request.prompt_text(),
         };
         let program = self.program(session, &instructions)?;
         // The live text goes through the tag filter: the tag never reaches the stream.

@@ -4,7 +4,9 @@
 //! in `api_key_env`), through the official SDK's client (rmcp). The server is
 //! started on the first call and kept while the runner is cached (a config change
 //! evicts it; a server that died is started again on the next call). A call sends
-//! the request as the tool's request argument; progress notifications stream back
+//! the delegate's input as text (its labelled context and any earlier conversation
+//! included) in the tool's request argument, and its structured context as data in
+//! `context_argument` when the agent names one; progress notifications stream back
 //! as progress (a nested Switchboard's root text as text, its events as data); the
 //! text content is the answer, a nested Switchboard's structured usage and cost
 //! the call's; `isError` is a `remote` error; dropping the call (cancel, timeout)
@@ -50,6 +52,8 @@ struct Connection {
     service: RunningService<RoleClient, Client>,
     tool: Tool,
     request_argument: String,
+    /// Where the structured context goes, and whether as JSON text (a string argument).
+    context_argument: Option<(String, bool)>,
     routes: Arc<Mutex<Routes>>,
     /// The stdio server's process group, ended when the connection is dropped.
     _group: Option<ProcessGroup>,
@@ -119,7 +123,19 @@ impl McpRunner {
                 ))
             })?,
         };
-        Ok(Connection { service, tool, request_argument, routes, _group: group, stderr })
+        let context_argument = match &self.agent.context_argument {
+            Some(name) => Some((
+                name.clone(),
+                argument_type(&tool.input_schema, name).ok_or_else(|| {
+                    RunnerError::Config(format!(
+                        "agent {:?}: tool {:?} has no argument {name:?} for the context (`context_argument`)",
+                        self.agent.name, tool.name
+                    ))
+                })? == "string",
+            )),
+            None => None,
+        };
+        Ok(Connection { service, tool, request_argument, context_argument, routes, _group: group, stderr })
     }
 
     /// A session with the server: over streamable HTTP, or with a stdio server
@@ -208,9 +224,13 @@ impl McpRunner {
         let connection = self.connection().await?;
         let connected = started.elapsed();
         on_delta(super::remote_connected(&self.endpoint(), connected));
-        let text = request.last_user_text();
+        let text = request.prompt_text();
         let mut arguments = JsonObject::new();
         arguments.insert(connection.request_argument.clone(), Value::String(text));
+        if let (Some((name, as_text)), Some(context)) = (&connection.context_argument, &request.context) {
+            let value = if *as_text { Value::String(context.to_string()) } else { context.clone() };
+            arguments.insert(name.clone(), value);
+        }
         let params = CallToolRequestParams::new(connection.tool.name.clone()).with_arguments(arguments);
         let request_message = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let peer = connection.service.peer().clone();
@@ -352,6 +372,12 @@ fn first_required_string(schema: &JsonObject) -> Option<String> {
     })
 }
 
+/// The JSON Schema type of the tool's argument `name` ("any" when it names none).
+fn argument_type(schema: &JsonObject, name: &str) -> Option<String> {
+    let property = schema.get("properties")?.as_object()?.get(name)?;
+    Some(property.get("type").and_then(Value::as_str).unwrap_or("any").to_string())
+}
+
 /// Sends `notifications/cancelled` for a call dropped before its answer.
 struct CancelOnDrop {
     peer: Peer<RoleClient>,
@@ -385,7 +411,7 @@ impl Runner for McpRunner {
 
 #[cfg(test)]
 mod tests {
-    use super::first_required_string;
+    use super::{argument_type, first_required_string};
     use serde_json::json;
 
     #[test]
@@ -405,5 +431,15 @@ mod tests {
         for (input, expected) in cases {
             assert_eq!(first_required_string(&schema(input.clone())).as_deref(), expected, "{input}");
         }
+    }
+
+    #[test]
+    fn the_context_argument_is_found_with_its_type() {
+        let schema = json!({"properties": {"q": {"type": "string"}, "ctx": {"type": "object"}, "free": {}}});
+        let schema = schema.as_object().unwrap();
+        assert_eq!(argument_type(schema, "q").as_deref(), Some("string"));
+        assert_eq!(argument_type(schema, "ctx").as_deref(), Some("object"));
+        assert_eq!(argument_type(schema, "free").as_deref(), Some("any"));
+        assert_eq!(argument_type(schema, "missing"), None);
     }
 }

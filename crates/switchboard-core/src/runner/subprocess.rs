@@ -22,7 +22,7 @@ use tokio::process::Command;
 use super::cli_events::EventLines;
 use super::cli_output::OutputReader;
 use super::cli_presets::invocation;
-use super::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use super::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
 use crate::config::{AgentConfig, OutputFormat, RequestVia};
 
 /// Where the request goes in the arguments; appended after `--` when no argument holds it.
@@ -331,19 +331,6 @@ async fn read_to_end(mut pipe: impl AsyncRead + Unpin) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// The prompt a subprocess agent gets: its conversation flattened to text (the
-/// request last), since a command line has no roles.
-pub fn prompt_of(request: &ModelRequest) -> String {
-    let parts: Vec<&str> = request
-        .messages
-        .iter()
-        .filter(|message| !matches!(message, Message::System { .. }))
-        .map(Message::text)
-        .filter(|text| !text.is_empty())
-        .collect();
-    parts.join("\n\n")
-}
-
 /// Groups sent SIGTERM whose grace period has not run out, with its end.
 static PENDING: Mutex<Vec<(Pid, Instant)>> = Mutex::new(Vec::new());
 
@@ -405,7 +392,7 @@ pub fn end_pending_groups() {
 #[async_trait]
 impl Runner for SubprocessRunner {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        self.run_once(prompt_of(request), on_delta).await
+        self.run_once(request.prompt_text(), on_delta).await
     }
 
     fn accepts_tools(&self) -> bool {

@@ -40,12 +40,23 @@ pub struct ConnectionReport {
     pub tools: Vec<String>,
     /// Time to the first streamed token of the tiny request, in milliseconds.
     pub first_token_ms: Option<u32>,
+    /// What a tool entry for this agent could say it does: an A2A agent's card (name,
+    /// description, skills) or the MCP tool's own description. Remote text: the form
+    /// shows it in a field the user edits before saving.
+    pub description: Option<String>,
 }
 
 /// Tests `agent` as configured (unsaved form values included); `path` is the PATH
 /// command-line agents are looked for on.
 pub async fn test_connection(agent: &AgentConfig, path: Option<OsString>) -> ConnectionReport {
-    let mut report = ConnectionReport { ok: true, steps: vec![], models: vec![], tools: vec![], first_token_ms: None };
+    let mut report = ConnectionReport {
+        ok: true,
+        steps: vec![],
+        models: vec![],
+        tools: vec![],
+        first_token_ms: None,
+        description: None,
+    };
     match agent.provider {
         Provider::Local => test_http(agent, &mut report).await,
         Provider::Mcp => test_mcp(agent, &mut report).await,
@@ -129,6 +140,7 @@ async fn test_http(agent: &AgentConfig, report: &mut ConnectionReport) {
         tools: vec![],
         model: None,
         idle_timeout_secs: Some(REQUEST_TIMEOUT.as_secs()),
+        context: None,
     };
     let started = Instant::now();
     let mut first_token: Option<Duration> = None;
@@ -175,6 +187,12 @@ async fn test_mcp(agent: &AgentConfig, report: &mut ConnectionReport) {
     match tools {
         Ok(tools) => {
             report.tools = tools.iter().map(|tool| tool.name.to_string()).collect();
+            let chosen = match &agent.tool {
+                Some(name) => tools.iter().find(|tool| tool.name == *name),
+                None if tools.len() == 1 => tools.first(),
+                None => None,
+            };
+            report.description = chosen.and_then(|tool| tool.description.as_deref()).map(|text| clip(text.trim()));
             let outcome = match &agent.tool {
                 Some(tool) if !report.tools.contains(tool) => {
                     Err(format!("The server has no tool {tool:?}; it offers {}.", report.tools.join(", ")))
@@ -198,6 +216,9 @@ async fn test_a2a(agent: &AgentConfig, report: &mut ConnectionReport) {
         Ok(runner) => runner.card().await,
         Err(error) => Err(error),
     };
+    if let Ok(card) = &card {
+        report.description = Some(clip(&card.tool_description()));
+    }
     let outcome = card
         .map(|card| {
             let streams = if card.streaming { "streams" } else { "does not stream" };
@@ -220,4 +241,12 @@ fn test_program(agent: &AgentConfig, path: Option<OsString>, report: &mut Connec
             format!("{program:?} is not on PATH (nor a file at that path). Install it or give its full path.")
         });
     step(report, "find the program", started, outcome);
+}
+
+/// A remote description, at most 1,000 characters (cut at a character boundary).
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(1000) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
 }

@@ -46,6 +46,7 @@ export type Field =
   | "output"
   | "tool"
   | "request_argument"
+  | "context_argument"
   | "transport"
   | "experimental_cli_tool_calls";
 
@@ -68,6 +69,7 @@ const fieldsByProvider: Record<Provider, Field[]> = {
     "api_key_env",
     "tool",
     "request_argument",
+    "context_argument",
     "timeout_secs",
     "idle_timeout_secs",
   ],
@@ -101,6 +103,7 @@ export type AgentForm = {
   output_usage_combine: UsageCombine | "";
   tool: string;
   request_argument: string;
+  context_argument: string;
   /** mcp agents: a stdio server (`command`) or streamable HTTP (`url`). */
   transport: "command" | "url";
   experimental_cli_tool_calls: boolean;
@@ -148,6 +151,7 @@ export function emptyForm(provider: Provider = "local"): AgentForm {
     output_usage_combine: "",
     tool: "",
     request_argument: "",
+    context_argument: "",
     transport: "command",
     experimental_cli_tool_calls: false,
     limits: limitsText(null),
@@ -185,6 +189,7 @@ export function formFromAgent(agent: AgentConfig | AgentConfigShown): AgentForm 
     output_usage_combine: output.usage_combine ?? "",
     tool: text(agent.tool),
     request_argument: text(agent.request_argument),
+    context_argument: text(agent.context_argument),
     transport: agent.provider === "mcp" && agent.url && !agent.command ? "url" : "command",
     experimental_cli_tool_calls: agent.experimental_cli_tool_calls === true,
     limits: limitsText(agent.limits),
@@ -261,6 +266,7 @@ const formOwned = [
   "output",
   "tool",
   "request_argument",
+  "context_argument",
   "experimental_cli_tool_calls",
 ] as const;
 
@@ -286,11 +292,22 @@ export function agentFromForm(
   if (agent.name === "") errors.name = "Required: the name callers use (agent_<name>)";
   else if (others.includes(agent.name)) errors.name = `An agent named ${JSON.stringify(agent.name)} exists already`;
 
-  const set = (field: "url" | "model" | "system_prompt" | "command" | "cwd" | "tool" | "request_argument") => {
+  const set = (
+    field: "url" | "model" | "system_prompt" | "command" | "cwd" | "tool" | "request_argument" | "context_argument",
+  ) => {
     if (shown(field) && form[field].trim() !== "")
       agent[field] = field === "system_prompt" ? form[field] : form[field].trim();
   };
-  for (const field of ["url", "model", "system_prompt", "command", "cwd", "tool", "request_argument"] as const)
+  for (const field of [
+    "url",
+    "model",
+    "system_prompt",
+    "command",
+    "cwd",
+    "tool",
+    "request_argument",
+    "context_argument",
+  ] as const)
     set(field);
 
   if (form.provider === "local" || form.provider === "a2a" || (form.provider === "mcp" && form.transport === "url"))
