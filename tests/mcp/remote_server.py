@@ -3,7 +3,8 @@ provider tests: `research(question)` streams progress and answers; `slow(task)`
 reports progress until it is cancelled (it records its start and its
 interruption in $REMOTE_LOG); `broken(task)` fails (isError); `fragile(task)`
 answers with the server's pid, or exits the whole server mid-call when the task
-says "crash"; `inspect(request, context)` answers with the arguments it was given.
+says "crash"; `inspect(request, context)` answers with the arguments it was given;
+`silent(task)` works a minute without a word unless cancelled (logged like `slow`).
 
   python remote_server.py              # stdio
   python remote_server.py http PORT    # streamable HTTP at http://127.0.0.1:PORT/mcp
@@ -45,6 +46,18 @@ async def slow(task: str, ctx: Context = None) -> str:  # type: ignore[assignmen
             await anyio.sleep(0.05)
     except BaseException as error:
         log(f"slow interrupted {type(error).__name__}")
+        raise
+    return "finished"
+
+
+@server.tool()
+async def silent(task: str) -> str:
+    """Works for a minute without a word (no progress) unless cancelled."""
+    log(f"silent start pid={os.getpid()}")
+    try:
+        await anyio.sleep(60)
+    except BaseException as error:
+        log(f"silent interrupted {type(error).__name__}")
         raise
     return "finished"
 

@@ -145,12 +145,42 @@ def test_a_dead_endpoint_and_a_missing_tool_say_what_and_where(tmp_path):
     _, events = ask(config, tmp_path, QUESTION)
     last = remote_call(events)[1]
     assert last["error"]["kind"] == "config", last
-    assert 'has no tool "nope" (it has: research, slow, broken, fragile, inspect)' in last["error"]["message"]
+    assert 'has no tool "nope" (it has: research, slow, silent, broken, fragile, inspect)' in last["error"]["message"]
     config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research", "context_argument": "ctx"})
     _, events = ask(config, tmp_path, QUESTION)
     last = remote_call(events)[1]
     assert last["error"]["kind"] == "config", last
     assert 'tool "research" has no argument "ctx" for the context' in last["error"]["message"], last
+
+
+def test_a_remote_tool_obeys_the_call_and_idle_timeouts_and_is_told_to_stop(tmp_path):
+    """The limits of an HTTP agent hold for a remote tool: `timeout_secs` ends a call
+    that keeps reporting progress, `idle_timeout_secs` one that goes silent; either way
+    the server (over HTTP, so it outlives the call) hears `notifications/cancelled`
+    and its tool stops."""
+    log = tmp_path / "remote.log"
+    port = free_port()
+    server = subprocess.Popen(
+        [PYTHON, SERVER, "http", str(port)], env=os.environ | {"REMOTE_LOG": str(log)}, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for_port(port, server, "the MCP server", WAIT)
+        url = f"http://127.0.0.1:{port}/mcp"
+        cases = (("slow", {"timeout_secs": 2}, "no answer within 2 s"), ("silent", {"idle_timeout_secs": 1}, "was silent for 1 s"))
+        for tool, limit, words in cases:
+            config = remote_config(tmp_path, {"url": url, "tool": tool, **limit})
+            finished, events = ask(config, tmp_path, QUESTION)
+            assert finished.returncode == 0, finished.stderr
+            last = remote_call(events)[1]
+            assert last["error"]["kind"] == "timeout" and words in last["error"]["message"], last
+            deadline = time.monotonic() + WAIT
+            while f"{tool} interrupted" not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert f"{tool} interrupted" in log.read_text(), f"{tool}: the server was not told to stop"
+        assert server.poll() is None, "the HTTP server outlives the calls"
+    finally:
+        server.terminate()
+        server.wait(timeout=WAIT)
 
 
 def test_cancelling_reaches_the_remote_and_leaves_nothing_running(tmp_path):
@@ -230,7 +260,7 @@ def test_probe_lists_the_servers_tools_even_when_the_configured_one_is_missing(t
     listed = subprocess.run([*probe, "--json"], capture_output=True, text=True, env=environment, timeout=WAIT)
     assert listed.returncode == 0, listed.stderr
     tools = {tool["name"]: tool for tool in json.loads(listed.stdout)["tools"]}
-    assert set(tools) == {"research", "slow", "broken", "fragile", "inspect"}
+    assert set(tools) == {"research", "slow", "silent", "broken", "fragile", "inspect"}
     assert tools["research"]["input_schema"]["required"] == ["question"]
     config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research"})
     shown = subprocess.run(probe, capture_output=True, text=True, env=environment, timeout=WAIT)

@@ -384,16 +384,31 @@ struct CancelOnDrop {
     id: Option<RequestId>,
 }
 
+/// `notifications/cancelled` still on their way, sent from the runtime's workers.
+static PENDING_CANCELS: Mutex<Vec<tokio::task::JoinHandle<()>>> = Mutex::new(Vec::new());
+
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         let peer = self.peer.clone();
         let reason = Some("cancelled by the caller".to_string());
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
+            let sending = runtime.spawn(async move {
+                let notice = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason));
+                let _ = tokio::time::timeout(Duration::from_secs(5), notice).await;
             });
+            PENDING_CANCELS.lock().unwrap().push(sending);
         }
+    }
+}
+
+/// Waits (at most 5 s each) for the `notifications/cancelled` of dropped calls, so
+/// a remote tool is told to stop before the program that started it exits. Called
+/// off the runtime (from `subprocess::end_pending_groups`), whose workers send them.
+pub fn finish_pending_cancels() {
+    let pending: Vec<_> = PENDING_CANCELS.lock().unwrap().drain(..).collect();
+    for sending in pending {
+        let _ = futures::executor::block_on(sending);
     }
 }
 

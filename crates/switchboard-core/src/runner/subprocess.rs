@@ -371,12 +371,14 @@ fn finish(group: Pid) {
 }
 
 /// Waits out the grace periods still running and kills what is left of those
-/// groups (and lets the `CancelTask` requests of cancelled A2A calls go out): a
+/// groups (and lets the `CancelTask` requests of cancelled A2A calls and the
+/// `notifications/cancelled` of MCP ones go out): a
 /// shell calls this before it exits, so an agent that ignores SIGTERM, or a remote
 /// task, does not outlive the program that started it.
 pub fn end_pending_groups() {
-    // Remote agents' tasks are cancelled before the program goes, too.
+    // Remote agents' tasks and tools are told to stop before the program goes, too.
     super::a2a::finish_pending_cancels();
+    super::mcp::finish_pending_cancels();
     loop {
         let next = PENDING.lock().unwrap().first().copied();
         let Some((group, deadline)) = next else { return };
