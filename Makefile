@@ -15,7 +15,7 @@ CARGO_BIN := $(dir $(CARGO))
 DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev libgtk-3-dev \
 	librsvg2-dev libayatana-appindicator3-dev libxdo-dev libssl-dev build-essential pkg-config file \
 	xvfb xauth webkit2gtk-driver chromium python3-venv \
-	x11-utils dbus-daemon python3-dbus python3-gi
+	x11-utils dbus-daemon python3-dbus python3-gi gir1.2-gtk-3.0
 
 .PHONY: run test setup debian-packages node-packages python-packages tauri-driver ui ui-e2e app \
 	test-rust test-ui test-browser test-window test-mcp test-otel bindings bench bench-ui bench-memory mutants package test-package clean
@@ -118,12 +118,13 @@ bench-ui: setup ui-e2e
 # Memory of the real window (release build, under Xvfb, over WebDriver) idle and after
 # 1, 10 and 50 demo turns, beside a minimal Tauri 2 app measured in the same run
 # (benches/minimal-app: its own workspace, built from a copy of Cargo.lock in its own
-# target dir). BENCH_MEMORY_RUNS=1 for a quicker single run.
+# target dir). BENCH_MEMORY_RUNS=1 for a quicker single run; BENCH_MEMORY_ARGS=--compositing
+# measures both apps with WebKit's accelerated compositing on.
 bench-memory: setup ui
 	$(CARGO) build --release -p switchboard-app
 	cp Cargo.lock benches/minimal-app/Cargo.lock
 	cd benches/minimal-app && CARGO_TARGET_DIR=$(ROOT)/target/bench-minimal $(CARGO) build --release
-	PATH="$(CARGO_BIN):$$PATH" xvfb-run -a -s "-screen 0 1280x800x24" $(VENV)/bin/python tests/bench/bench_memory.py --runs $(or $(BENCH_MEMORY_RUNS),3)
+	PATH="$(CARGO_BIN):$$PATH" xvfb-run -a -s "-screen 0 1280x800x24" $(VENV)/bin/python tests/bench/bench_memory.py --runs $(or $(BENCH_MEMORY_RUNS),3) $(BENCH_MEMORY_ARGS)
 
 # An installable package: a .deb with the app, the `switchboard` CLI beside it, a
 # desktop entry and icons, built by the Tauri bundler (release build), in

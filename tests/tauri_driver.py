@@ -1,7 +1,8 @@
 """The real window over WebDriver: tauri-driver (with the WebKitWebDriver it starts)
 on free loopback ports, and a session of an application once both listen; when the
 session ends, whatever still runs below the driver is ended too. Shared by the window
-tests, the package test and `make bench-memory`."""
+tests, the package test and `make bench-memory`. Screenshots are read from the X
+server (`screenshot`), as the user sees the screen."""
 
 import contextlib
 import os
@@ -15,6 +16,24 @@ from selenium import webdriver
 from selenium.webdriver.common.options import ArgOptions
 
 from loopback import free_port
+
+# Debian's python3-gi, not the tests' virtual environment, has Gdk.
+_CAPTURE = """
+import sys, gi
+gi.require_version("Gdk", "3.0")
+from gi.repository import Gdk
+root = Gdk.get_default_root_window()
+Gdk.pixbuf_get_from_window(root, 0, 0, root.get_width(), root.get_height()).savev(sys.argv[1], "png", [], [])
+"""
+
+
+def screenshot(path: Path) -> None:
+    """The X screen (Xvfb's, where the window is) as a PNG at `path`. WebKitWebDriver's
+    own screenshot waits for the page's next presentation update, and with WebKit's
+    accelerated compositing off (the app's default) a page that has stopped changing
+    may not have one for minutes: seen after a turn ended, while the screen showed it."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["/usr/bin/python3", "-c", _CAPTURE, str(path)], check=True, timeout=30)
 
 
 def children_by_parent() -> dict[int, list[int]]:

@@ -5,6 +5,9 @@
 //! (tauri-plugin-notification; the UI sends them when a call starts waiting while the
 //! window is in the background) bring the window forward when clicked. Which call a
 //! notification was about is the UI's business: it hears the same click and selects it.
+//! On Linux, WebKitGTK draws without accelerated compositing unless the user asks for
+//! it ([`drawing_mode`]): measured with `make bench-memory`, its layer buffers were
+//! about 100 MiB of the window's growth over a long session.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -72,5 +75,71 @@ pub fn focus_on_notification_click<R: Runtime>(app: &tauri::AppHandle<R>) {
     });
     if let Err(error) = registered {
         tracing::warn!(%error, "notification clicks will not bring the window forward");
+    }
+}
+
+/// The variable that keeps WebKitGTK's accelerated compositing on: `SWITCHBOARD_COMPOSITING=on`.
+pub const COMPOSITING_ENV: &str = "SWITCHBOARD_COMPOSITING";
+
+/// WebKitGTK's own switch, read when a web view is made (and inherited by its web process).
+pub const WEBKIT_NO_COMPOSITING_ENV: &str = "WEBKIT_DISABLE_COMPOSITING_MODE";
+
+/// What [`drawing_mode`] decided, for the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrawingMode {
+    /// WebKit paints without accelerated compositing: the app's default.
+    NoCompositing,
+    /// The user asked for WebKit's accelerated compositing (`SWITCHBOARD_COMPOSITING=on`).
+    Compositing,
+    /// `WEBKIT_DISABLE_COMPOSITING_MODE` was already set by the user: theirs is kept.
+    UsersOwn,
+}
+
+/// How the window draws, from the two variables as they are: WebKit's own switch when
+/// the user set it, accelerated compositing when `SWITCHBOARD_COMPOSITING` is `on`
+/// (or `1`, `true`), and otherwise none. The shell sets WebKit's switch for
+/// [`DrawingMode::NoCompositing`] before the window exists.
+pub fn drawing_mode(compositing: Option<&str>, webkit_switch: Option<&str>) -> DrawingMode {
+    if webkit_switch.is_some() {
+        return DrawingMode::UsersOwn;
+    }
+    match compositing.map(|value| value.trim().to_ascii_lowercase()) {
+        Some(value) if matches!(value.as_str(), "on" | "1" | "true" | "yes") => DrawingMode::Compositing,
+        _ => DrawingMode::NoCompositing,
+    }
+}
+
+/// Applies [`drawing_mode`] to this process's environment; called first thing, before
+/// any thread or web view exists. Only WebKitGTK (Linux) reads the switch.
+pub fn choose_drawing_mode() -> DrawingMode {
+    let compositing = std::env::var(COMPOSITING_ENV).ok();
+    let webkit_switch = std::env::var(WEBKIT_NO_COMPOSITING_ENV).ok();
+    let mode = drawing_mode(compositing.as_deref(), webkit_switch.as_deref());
+    if cfg!(target_os = "linux") && mode == DrawingMode::NoCompositing {
+        std::env::set_var(WEBKIT_NO_COMPOSITING_ENV, "1");
+    }
+    mode
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{drawing_mode, DrawingMode};
+
+    #[test]
+    fn the_window_draws_without_compositing_unless_the_user_says_otherwise() {
+        let cases = [
+            (None, None, DrawingMode::NoCompositing),
+            (Some(""), None, DrawingMode::NoCompositing),
+            (Some("off"), None, DrawingMode::NoCompositing),
+            (Some("on"), None, DrawingMode::Compositing),
+            (Some(" ON "), None, DrawingMode::Compositing),
+            (Some("1"), None, DrawingMode::Compositing),
+            (Some("true"), None, DrawingMode::Compositing),
+            (None, Some("0"), DrawingMode::UsersOwn),
+            (Some("on"), Some("1"), DrawingMode::UsersOwn),
+        ];
+        for (compositing, webkit_switch, expected) in cases {
+            assert_eq!(drawing_mode(compositing, webkit_switch), expected, "{compositing:?} {webkit_switch:?}");
+        }
     }
 }

@@ -608,6 +608,7 @@ pub fn configure<R: Runtime>(
 /// Starts the desktop app on the config that `--config`, `$SWITCHBOARD_CONFIG` or
 /// the platform config dir names.
 pub fn run() {
+    let drawing = desktop::choose_drawing_mode();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
@@ -620,6 +621,7 @@ pub fn run() {
         }
     }
     let config_path = store::resolve_path(explicit.as_deref());
+    tracing::debug!(?drawing, "how the window draws");
     let app = configure(tauri::Builder::default(), config_path, None)
         .build(tauri::generate_context!())
         .expect("the Switchboard window could not start");

@@ -63,6 +63,7 @@ def test_the_packaged_cli_answers(unpacked, tmp_path):
 
 def test_the_packaged_app_starts_and_shows_its_window(unpacked, tmp_path, monkeypatch):
     import test_window
+    from tauri_driver import screenshot
 
     root, _ = unpacked
     monkeypatch.setattr(test_window, "APP", root / "usr" / "bin" / "switchboard-app")
@@ -70,5 +71,4 @@ def test_the_packaged_app_starts_and_shows_its_window(unpacked, tmp_path, monkey
         test_window.click_tab(session, "Settings")
         assert session.title == "Switchboard" or session.title.startswith("Switchboard")
         assert (tmp_path / "config" / "switchboard" / "config.json").exists(), "the first start wrote the demo config"
-        test_window.ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        session.save_screenshot(str(test_window.ARTIFACTS / "package-window.png"))
+        screenshot(test_window.ARTIFACTS / "package-window.png")

@@ -5,19 +5,23 @@ call's output copies through the webview's clipboard (pasted back into the messa
 box); the window opens at the size and place it was left at
 (tauri-plugin-window-state's file); and with the window in the background a waiting
 call is a desktop notification, received by a stand-in notification server on a
-private session bus, whose click selects the call in the window."""
+private session bus, whose click selects the call in the window; and the window
+draws without WebKit's accelerated compositing unless SWITCHBOARD_COMPOSITING=on."""
 
 import contextlib
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
 
+import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from test_window import ARTIFACTS, answer_text, click_button, launch, message_box, treeitem
+from test_window import ARTIFACTS, answer_text, click_button, click_tab, launch, message_box, treeitem  # puts tests/ on the path
+from tauri_driver import process_tree, screenshot  # noqa: E402
 
 
 def native_window(title: str) -> str | None:
@@ -45,8 +49,7 @@ def test_waiting_calls_are_counted_in_the_title_and_the_output_copies(tmp_path):
         # The running first turn is counted in the sidebar (not "0 turns").
         listed = session.find_element(By.CSS_SELECTOR, '[aria-label="Session list"]').get_attribute("textContent")
         assert "1 turn" in listed and "0 turns" not in listed, listed
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        session.save_screenshot(str(ARTIFACTS / "window-waiting-count.png"))
+        screenshot(ARTIFACTS / "window-waiting-count.png")
 
         click_button(session, "Approve researcher once")
         WebDriverWait(session, 10).until(lambda s: s.title == "Switchboard — 1 waiting")
@@ -87,7 +90,35 @@ def test_the_window_opens_where_and_as_large_as_it_was_left(tmp_path):
         )
     with launch(tmp_path) as session:
         WebDriverWait(session, 10).until(lambda _: native_window("Switchboard") == "1100x700+60+50")
-        session.save_screenshot(str(ARTIFACTS / "window-restored-size.png"))
+        screenshot(ARTIFACTS / "window-restored-size.png")
+
+
+def web_process_environments() -> list[dict[str, str]]:
+    """The environments of the WebKit web processes running below this test."""
+    found = []
+    for pid in process_tree(os.getpid()):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/comm").read_text().strip().startswith("WebKitWebProces"):
+                pairs = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+                found.append(dict(pair.decode(errors="replace").split("=", 1) for pair in pairs if b"=" in pair))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("asked", "switch"),
+    [({}, "1"), ({"SWITCHBOARD_COMPOSITING": "on"}, None)],
+    ids=["default-no-compositing", "compositing-on-when-asked"],
+)
+def test_the_window_draws_without_accelerated_compositing_unless_asked(tmp_path, monkeypatch, asked, switch):
+    """WebKitGTK reads WEBKIT_DISABLE_COMPOSITING_MODE when the web view is made; its
+    web process inherits the app's environment, so what the app chose shows there."""
+    monkeypatch.delenv("WEBKIT_DISABLE_COMPOSITING_MODE", raising=False)
+    monkeypatch.delenv("SWITCHBOARD_COMPOSITING", raising=False)
+    with launch(tmp_path, **asked) as session:
+        click_tab(session, "Settings")
+        environments = web_process_environments()
+        assert environments, "no WebKitWebProcess below the test"
+        assert {environment.get("WEBKIT_DISABLE_COMPOSITING_MODE") for environment in environments} == {switch}
 
 
 @contextlib.contextmanager
@@ -136,7 +167,7 @@ def test_a_call_waiting_in_the_background_is_a_notification_whose_click_shows_it
         server.stdin.flush()
         WebDriverWait(session, 10).until(lambda _: row.get_attribute("aria-selected") == "true")
         session.find_element(By.CSS_SELECTOR, '[aria-label="Details of summariser"]')
-        session.save_screenshot(str(ARTIFACTS / "window-notification-clicked.png"))
+        screenshot(ARTIFACTS / "window-notification-clicked.png")
         click_button(session, "Approve researcher once")
         click_button(session, "Approve summariser once")
         WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))

@@ -26,7 +26,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from loopback import free_port, wait_for_port  # noqa: E402
-from tauri_driver import driven  # noqa: E402
+from tauri_driver import driven, screenshot  # noqa: E402
 
 APP = ROOT / "target" / "debug" / "switchboard-app"
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -136,8 +136,7 @@ def test_first_turn_shows_a_nested_call_with_its_details(window):
     )
     assert "Find the key facts about: How do agents call other agents as tools?" in details.text
     assert "AGENT_RESULT" in details.text and "untrusted data" in details.text
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    session.save_screenshot(str(ARTIFACTS / "window.png"))
+    screenshot(ARTIFACTS / "window.png")
 
 
 def test_cancelling_a_running_call_lets_the_parent_finish(window):
@@ -184,7 +183,7 @@ def test_a_session_survives_a_restart(tmp_path):
         # the theme comes back from the preferences the app keeps.
         WebDriverWait(session, 20).until(lambda s: "That is all from the demo agents." in answer_text(s))
         WebDriverWait(session, 5).until(lambda s: s.execute_script("return document.documentElement.dataset.theme") == toggled)
-        session.save_screenshot(str(ARTIFACTS / "window-restarted.png"))
+        screenshot(ARTIFACTS / "window-restarted.png")
         # textContent: WebKit's visible text leaves out a title cut by an ellipsis.
         listed = session.find_element(By.CSS_SELECTOR, '[aria-label="Session list"]').get_attribute("textContent")
         assert "Remember this conversation across" in listed
@@ -276,8 +275,7 @@ def test_an_mcp_client_calls_through_the_apps_endpoint_and_the_call_shows_live(t
         )
         url = url_element.text.strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        session.save_screenshot(str(ARTIFACTS / "window-mcp-settings.png"))
+        screenshot(ARTIFACTS / "window-mcp-settings.png")
 
         outcome: dict = {}
         client = threading.Thread(target=call_through_mcp, args=(url, outcome), daemon=True)
@@ -302,7 +300,7 @@ def test_an_mcp_client_calls_through_the_apps_endpoint_and_the_call_shows_live(t
         assert result.structured_content["usage"]["total_tokens"] > 0
         chat = session.find_element(By.CSS_SELECTOR, "main").text
         assert "MCP client" in chat and "agent_researcher" in chat, chat
-        session.save_screenshot(str(ARTIFACTS / "window-mcp-call.png"))
+        screenshot(ARTIFACTS / "window-mcp-call.png")
 
 
 def write_config(path: Path, config: dict) -> None:
@@ -337,10 +335,11 @@ def wait_in_page_for(session, css: str, text: str):
     return seen
 
 
-def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixed(window):
+def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixed(window, capsys):
     """A hand edit shows in the settings without a restart (the time it took is
-    printed, not asserted); a broken file is a banner naming file, line and column
-    while the last good config stays in force; the fix brings everything back."""
+    printed in the suite's output, not asserted); a broken file is a banner naming
+    file, line and column while the last good config stays in force; the fix brings
+    everything back, the chat's @agent completion included."""
     session, home = window
     path = home / "config" / "switchboard" / "config.json"
     click_tab(session, "Settings")
@@ -357,7 +356,9 @@ def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixe
         write_config(path, config)
         figures.append(seen() - written_ms)
     figures.sort()
-    print(f"\nconfig edit on disk -> visible in the window: median {figures[1]:.0f} ms (runs: {', '.join(f'{f:.0f}' for f in figures)})")
+    with capsys.disabled():
+        runs = ", ".join(f"{figure:.0f}" for figure in figures)
+        print(f"\nconfig edit on disk -> visible in the window: median {figures[1]:.0f} ms (runs: {runs})")
 
     good = path.read_text()
     path.write_text(good[: good.index('"agents"')] + '"agents": [ ,\n')
@@ -366,8 +367,7 @@ def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixe
     )
     assert str(path) in banner.text and "line" in banner.text and "column" in banner.text, banner.text
     assert "otter-scout-2" in session.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text, "the last good config stays"
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    session.save_screenshot(str(ARTIFACTS / "window-config-broken.png"))
+    screenshot(ARTIFACTS / "window-config-broken.png")
 
     config["agents"][-1]["name"] = "otter-fixed"
     write_config(path, config)
@@ -375,6 +375,9 @@ def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixe
     WebDriverWait(session, 20).until(
         lambda s: not s.find_elements(By.XPATH, '//*[@role="alert"][contains(., "not in force")]')
     )
+    box = message_box(session)
+    box.send_keys("@otter")
+    WebDriverWait(session, 10).until(lambda s: s.find_element(By.ID, "chat-completions").text.strip() == "@otter-fixed")
 
 
 def test_a_remote_a2a_agent_asks_a_question_answered_in_the_tree(tmp_path):
@@ -427,14 +430,13 @@ def test_a_remote_a2a_agent_asks_a_question_answered_in_the_tree(tmp_path):
                 )
             )
             answer.send_keys("the Rhine")
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            session.save_screenshot(str(ARTIFACTS / "window-a2a-question.png"))
+            screenshot(ARTIFACTS / "window-a2a-question.png")
             click_button_in(session, 'section[aria-label="Details of scout"]', "Send the answer to scout")
             treeitem(session, "scout, ok")
             WebDriverWait(session, 20).until(lambda s: "Facts about the Rhine." in details.text)
             assert "answered by the user" in details.text and "the Rhine" in details.text, details.text
             treeitem(session, "assistant, ok")
-            session.save_screenshot(str(ARTIFACTS / "window-a2a-answered.png"))
+            screenshot(ARTIFACTS / "window-a2a-answered.png")
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -469,8 +471,7 @@ def test_a_new_user_sets_up_an_http_agent_and_a_tool_agent_without_touching_json
             field = session.find_element(By.CSS_SELECTOR, f'input[aria-label="Agent name for {model} on Server"]')
             field.clear()
             field.send_keys(name)
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        session.save_screenshot(str(ARTIFACTS / "window-setup-servers.png"))
+        screenshot(ARTIFACTS / "window-setup-servers.png")
         next_button = '//footer//button[normalize-space()="Next"]'
         session.find_element(By.XPATH, next_button).click()
         WebDriverWait(session, 10).until(
@@ -504,7 +505,7 @@ def test_a_new_user_sets_up_an_http_agent_and_a_tool_agent_without_touching_json
         treeitem(session, "helper, ok")
         treeitem(session, "lead, ok")
         WebDriverWait(session, 30).until(lambda s: "The lead summarised the helper." in answer_text(s))
-        session.save_screenshot(str(ARTIFACTS / "window-setup-first-answer.png"))
+        screenshot(ARTIFACTS / "window-setup-first-answer.png")
 
 
 def test_an_agent_added_in_the_form_is_tested_written_and_a_conflict_is_settled(window):
@@ -543,8 +544,7 @@ def test_an_agent_added_in_the_form_is_tested_written_and_a_conflict_is_settled(
         section = session.find_element(By.XPATH, f'{form}//section[@aria-label="Connection test"]').text
         assert "writer-m" in section, section
         assert "fail" not in status.get_attribute("class"), status.text
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        session.save_screenshot(str(ARTIFACTS / "window-agent-form.png"))
+        screenshot(ARTIFACTS / "window-agent-form.png")
         session.find_element(By.XPATH, f'{form}//button[normalize-space()="Add agent"]').click()
         WebDriverWait(session, 20).until(lambda s: "writer" in [a["name"] for a in json.loads(path.read_text())["agents"]])
         written = next(a for a in json.loads(path.read_text())["agents"] if a["name"] == "writer")
@@ -571,7 +571,7 @@ def test_an_agent_added_in_the_form_is_tested_written_and_a_conflict_is_settled(
             expected_conditions.visibility_of_element_located((By.XPATH, '//*[@aria-labelledby="conflict-title"]'))
         )
         assert "writer-m2" in conflict.text and "127.0.0.1:9" in conflict.text, conflict.text
-        session.save_screenshot(str(ARTIFACTS / "window-config-conflict.png"))
+        screenshot(ARTIFACTS / "window-config-conflict.png")
         conflict.find_element(By.XPATH, './/button[normalize-space()="Keep mine"]').click()
         WebDriverWait(session, 20).until(
             lambda s: next(a for a in json.loads(path.read_text())["agents"] if a["name"] == "writer")["model"] == "writer-m2"
