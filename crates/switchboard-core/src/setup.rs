@@ -178,16 +178,32 @@ mod tests {
 
     #[test]
     fn cli_agents_are_found_only_on_the_given_path() {
-        let directory = tempfile::tempdir().unwrap();
-        let aider = directory.path().join("aider");
-        std::fs::write(&aider, "#!/bin/sh\n").unwrap();
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&aider, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let found = find_cli_agents(Some(directory.path().as_os_str().to_owned()));
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert_eq!(found[0].agent.provider, Provider::AiderCli);
-        assert_eq!(found[0].path, aider.display().to_string());
-        let empty = tempfile::tempdir().unwrap();
-        assert!(find_cli_agents(Some(empty.path().as_os_str().to_owned())).is_empty());
+        // The files on the path with their modes, and the agents found.
+        type Case = (&'static [(&'static str, u32)], &'static [(&'static str, Provider)]);
+        let cases: [Case; 4] = [
+            (&[("aider", 0o755)], &[("aider", Provider::AiderCli)]),
+            (&[("smolagent", 0o755)], &[("smolagents", Provider::Smolagents)]),
+            (
+                &[("smolagent", 0o755), ("aider", 0o755), ("other", 0o755)],
+                &[("aider", Provider::AiderCli), ("smolagents", Provider::Smolagents)],
+            ),
+            (&[("smolagent", 0o644)], &[]),
+        ];
+        for (files, expected) in cases {
+            let directory = tempfile::tempdir().unwrap();
+            for (file, mode) in files {
+                let path = directory.path().join(file);
+                std::fs::write(&path, "#!/bin/sh\n").unwrap();
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(*mode)).unwrap();
+            }
+            let found = find_cli_agents(Some(directory.path().as_os_str().to_owned()));
+            let got: Vec<(&str, Provider)> =
+                found.iter().map(|agent| (agent.agent.name.as_str(), agent.agent.provider)).collect();
+            assert_eq!(got, expected, "{files:?}");
+            for agent in &found {
+                assert_eq!(agent.path, directory.path().join(&agent.program).display().to_string());
+            }
+        }
     }
 }

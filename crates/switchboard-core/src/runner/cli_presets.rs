@@ -75,13 +75,19 @@ pub fn missing_programs(agents: &[AgentConfig]) -> Vec<(usize, String)> {
 }
 
 /// Where `command` is: itself when it names a path, else the first folder of
-/// `search_path` (a `PATH` value) holding a file of that name.
+/// `search_path` (a `PATH` value) holding an executable file of that name.
 pub fn find_program(command: &str, search_path: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
     if command.contains('/') {
         let path = std::path::PathBuf::from(command);
         return path.is_file().then_some(path);
     }
-    std::env::split_paths(search_path).map(|folder| folder.join(command)).find(|candidate| candidate.is_file())
+    // As execvp searches: a file on PATH that may not be executed is passed over.
+    std::env::split_paths(search_path).map(|folder| folder.join(command)).find(|candidate| executable(candidate))
+}
+
+fn executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata().is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
 }
 
 /// The OpenAI-compatible server and key, as the programs' OpenAI clients read them.

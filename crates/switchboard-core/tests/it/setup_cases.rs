@@ -133,6 +133,11 @@ async fn a_command_line_agent_is_looked_for_on_the_given_path() {
     assert!(missing.steps[0].detail.contains("\"aider\" is not on PATH"), "{missing:?}");
     let program = folder.path().join("aider");
     std::fs::write(&program, "#!/bin/sh\n").unwrap();
+    // A file that may not be executed is not the program (the shell would pass it over).
+    let not_executable = test_connection(&aider, Some(folder.path().as_os_str().to_owned())).await;
+    assert!(!not_executable.ok, "{not_executable:?}");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
     let found = test_connection(&aider, Some(folder.path().as_os_str().to_owned())).await;
     assert!(found.ok, "{found:?}");
     aider.command = Some("/nonexistent/aider".into());
