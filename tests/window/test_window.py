@@ -339,7 +339,8 @@ def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixe
     """A hand edit shows in the settings without a restart (the time it took is
     printed in the suite's output, not asserted); a broken file is a banner naming
     file, line and column while the last good config stays in force; the fix brings
-    everything back, the chat's @agent completion included."""
+    everything back, the chat's @agent completion included; a misspelt field is a
+    warning beside its agent in the Agents & tools sheet."""
     session, home = window
     path = home / "config" / "switchboard" / "config.json"
     click_tab(session, "Settings")
@@ -370,6 +371,7 @@ def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixe
     screenshot(ARTIFACTS / "window-config-broken.png")
 
     config["agents"][-1]["name"] = "otter-fixed"
+    config["agents"][-1]["temprature"] = 0.2  # misspelt: kept, and warned about beside the agent
     write_config(path, config)
     WebDriverWait(session, 20).until(lambda s: "otter-fixed" in s.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text)
     WebDriverWait(session, 20).until(
@@ -378,6 +380,16 @@ def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixe
     box = message_box(session)
     box.send_keys("@otter")
     WebDriverWait(session, 10).until(lambda s: s.find_element(By.ID, "chat-completions").text.strip() == "@otter-fixed")
+    box.send_keys(Keys.ESCAPE)
+    WebDriverWait(session, 10).until(
+        expected_conditions.element_to_be_clickable((By.XPATH, '//button[normalize-space()="Edit agents and tools…"]'))
+    ).click()
+    listed = WebDriverWait(session, 10).until(
+        expected_conditions.presence_of_element_located(
+            (By.XPATH, '//ul[@aria-label="Configured agents"]/li[.//span[contains(@class, "name") and .="otter-fixed"]]')
+        )
+    )
+    WebDriverWait(session, 10).until(lambda _: "unknown field `temprature`" in listed.text)
 
 
 def test_a_remote_a2a_agent_asks_a_question_answered_in_the_tree(tmp_path):
