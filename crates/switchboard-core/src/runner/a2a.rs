@@ -131,8 +131,7 @@ impl A2aRunner {
         let mut message = card.dialect.user_message(crate::dispatch::random_nonce(), &text);
         let mut guard =
             CancelOnDrop { endpoint: card.endpoint.clone(), dialect: card.dialect, token: self.token()?, task: None };
-        let mut progress =
-            Progress { answer: String::new(), first_event: None, started, state: None, context: None, question: None };
+        let mut progress = Progress { started, ..Progress::default() };
         let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
         loop {
             let outcome = if card.streaming {
@@ -237,23 +236,12 @@ impl A2aRunner {
             url: card.endpoint.clone(),
             message: "SendMessage answered with neither a task nor a message".into(),
         })?;
-        let mut seen_parts = 0;
         loop {
             tokio::time::sleep(POLL_EVERY).await;
             let task = self.call_result(card, "GetTask", json!({ "id": task_id })).await?;
             let task = task.get("task").cloned().unwrap_or(task);
             // New artifact parts since the last poll stream as text.
-            let parts: Vec<String> = task
-                .get("artifacts")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .flat_map(|artifact| parts_text(artifact.get("parts")))
-                .collect();
-            for part in parts.iter().skip(seen_parts) {
-                progress.text(part, on_delta);
-            }
-            seen_parts = parts.len();
+            progress.task_artifacts(&task, on_delta);
             let status = json!({ "statusUpdate": { "taskId": task_id, "status": task.get("status").cloned().unwrap_or_default() } });
             if progress.take(&status, guard, on_delta, &card.endpoint)? {
                 return Ok(());
@@ -265,6 +253,9 @@ impl A2aRunner {
 /// What the call has seen of the remote task.
 struct Progress {
     answer: String,
+    /// How many artifact parts of the task (as `GetTask` or a whole task shows them)
+    /// are in the answer already.
+    task_parts_seen: usize,
     first_event: Option<Duration>,
     started: Instant,
     state: Option<String>,
@@ -274,7 +265,36 @@ struct Progress {
     question: Option<String>,
 }
 
+impl Default for Progress {
+    fn default() -> Progress {
+        Progress {
+            answer: String::new(),
+            task_parts_seen: 0,
+            first_event: None,
+            started: Instant::now(),
+            state: None,
+            context: None,
+            question: None,
+        }
+    }
+}
+
 impl Progress {
+    /// The parts of a whole task's artifacts not seen yet, as text.
+    fn task_artifacts(&mut self, task: &Value, on_delta: DeltaSink<'_>) {
+        let parts: Vec<String> = task
+            .get("artifacts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .flat_map(|artifact| parts_text(artifact.get("parts")))
+            .collect();
+        for part in parts.iter().skip(self.task_parts_seen) {
+            self.text(part, on_delta);
+        }
+        self.task_parts_seen = self.task_parts_seen.max(parts.len());
+    }
+
     fn text(&mut self, text: &str, on_delta: DeltaSink<'_>) {
         self.first_event.get_or_insert_with(|| self.started.elapsed());
         self.answer.push_str(text);
@@ -302,6 +322,11 @@ impl Progress {
             }
             if let Some(context) = task.get("contextId").and_then(Value::as_str) {
                 self.context = Some(context.to_string());
+            }
+            // A task that comes back whole (an agent that answers before it is asked
+            // to return at once, or a first stream event) may hold its artifacts.
+            if self.answer.is_empty() || self.task_parts_seen > 0 {
+                self.task_artifacts(task, on_delta);
             }
             let status = json!({ "statusUpdate": { "status": task.get("status").cloned().unwrap_or_default() } });
             return self.take(&status, guard, on_delta, endpoint);
@@ -354,20 +379,26 @@ fn short_state(state: &str) -> String {
     state.trim_start_matches("TASK_STATE_").to_lowercase().replace('_', "-")
 }
 
-/// The text of a part list; other parts named with their media type.
+/// The text of a part list: text parts as they are, data parts as their JSON, files
+/// named with their name and media type (A2A 1.0 and 0.3 spellings).
 fn parts_text(parts: Option<&Value>) -> Vec<String> {
-    parts
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|part| match part.get("text").and_then(Value::as_str) {
-            Some(text) => text.to_string(),
-            None => {
-                let media = part.get("mediaType").and_then(Value::as_str).unwrap_or("data");
-                format!("[{media} part]")
-            }
-        })
-        .collect()
+    parts.and_then(Value::as_array).into_iter().flatten().map(part_text).collect()
+}
+
+fn part_text(part: &Value) -> String {
+    if let Some(text) = part.get("text").and_then(Value::as_str) {
+        return text.to_string();
+    }
+    if let Some(data) = part.get("data").filter(|data| !data.is_string() && !data.is_null()) {
+        return data.to_string();
+    }
+    let file = part.get("file").unwrap_or(part);
+    let field = |names: &[&str]| names.iter().find_map(|name| file.get(*name).and_then(Value::as_str));
+    let media = field(&["mediaType", "mimeType"]).unwrap_or("data");
+    match field(&["filename", "name"]) {
+        Some(name) => format!("[file {name} ({media})]"),
+        None => format!("[{media} part]"),
+    }
 }
 
 fn rpc_error(endpoint: &str, error: &Value) -> RunnerError {
@@ -430,5 +461,58 @@ impl Runner for A2aRunner {
 
     fn accepts_tools(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{part_text, CancelOnDrop, Dialect, Progress};
+    use crate::runner::ModelDelta;
+    use serde_json::json;
+
+    #[test]
+    fn parts_read_as_text_data_or_a_named_file_in_either_spelling() {
+        let cases = [
+            (json!({"text": "hello"}), "hello"),
+            (json!({"data": {"rivers": 2}, "mediaType": "application/json"}), r#"{"rivers":2}"#),
+            (json!({"kind": "data", "data": [1, 2]}), "[1,2]"),
+            (
+                json!({"url": "https://x/c.png", "mediaType": "image/png", "filename": "c.png"}),
+                "[file c.png (image/png)]",
+            ),
+            (
+                json!({"kind": "file", "file": {"name": "r.pdf", "mimeType": "application/pdf"}}),
+                "[file r.pdf (application/pdf)]",
+            ),
+            (json!({"raw": "AAAA", "mediaType": "audio/wav"}), "[audio/wav part]"),
+            (json!({}), "[data part]"),
+        ];
+        for (part, expected) in cases {
+            assert_eq!(part_text(&part), expected, "{part}");
+        }
+    }
+
+    #[test]
+    fn a_task_that_comes_back_whole_is_answered_by_its_artifacts_once() {
+        let mut guard = CancelOnDrop { endpoint: "http://a".into(), dialect: Dialect::V1, token: None, task: None };
+        let mut progress = Progress::default();
+        let mut texts = Vec::new();
+        let mut sink = |delta: ModelDelta| {
+            if let ModelDelta::Text(text) = delta {
+                texts.push(text);
+            }
+        };
+        let task = json!({"task": {
+            "id": "t1",
+            "status": {"state": "TASK_STATE_COMPLETED"},
+            "artifacts": [{"parts": [{"text": "Two rivers."}, {"text": " Both long."}]}]
+        }});
+        assert!(progress.take(&task, &mut guard, &mut sink, "http://a").unwrap(), "completed");
+        assert_eq!(progress.answer, "Two rivers. Both long.");
+        // The same task polled again adds nothing.
+        progress.task_artifacts(&task["task"], &mut sink);
+        assert_eq!(progress.answer, "Two rivers. Both long.");
+        assert_eq!(texts, ["Two rivers.", " Both long."]);
+        guard.task = None;
     }
 }
