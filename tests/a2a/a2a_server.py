@@ -4,6 +4,7 @@ script), for Switchboard's `a2a` provider tests. The message decides:
   "input"  asks a question (input-required); the answer, sent to the same task,
            comes back as "Facts about <answer>."
   "fail"   raises (the task fails)
+  "quiet"  says it works, then nothing for a minute (to be timed out; the cancel is logged)
   else     a working status, four artifact chunks, completed
 
 Env: PORT, STREAMING=0 (the card says it does not stream: clients poll),
@@ -64,6 +65,11 @@ class Scripted(AgentExecutor):
         await updater.start_work(message=updater.new_agent_message(parts=[Part(text="reading the sources")]))
         if "fail" in text:
             raise RuntimeError("the scripted agent could not finish")
+        if "quiet" in text:
+            log(f"execute {context.task_id}")
+            await asyncio.sleep(60)
+            await updater.complete()
+            return
         slow = "slow" in text
         chunks = [f"chunk{index} " for index in range(4000 if slow else 4)]
         log(f"execute {context.task_id}")

@@ -165,6 +165,25 @@ def test_failures_input_required_tokens_and_dead_urls_say_what_and_where(agent, 
     assert mine[-1]["error"]["kind"] == "unreachable" and "agent-card.json" in mine[-1]["error"]["message"]
 
 
+@pytest.mark.parametrize("streaming", ["1", "0"])
+def test_a_silent_task_is_ended_by_the_idle_timeout_and_cancelled(agent, tmp_path, streaming):
+    """`idle_timeout_secs` holds for an A2A agent as for an HTTP model, streamed or
+    polled (a task whose state and artifacts stay as they are is silent), and the
+    remote task is cancelled."""
+    url = agent(STREAMING=streaming)
+    config = config_for(tmp_path, url, idle_timeout_secs=1)
+    finished, events = run_ask(config, tmp_path, "quiet please", agent="scout")
+    ended = [event for event in events if event["type"] == "call_finished" and event["agent"] == "scout"]
+    assert ended, finished.stderr
+    error = ended[-1]["error"]
+    assert error["kind"] == "timeout" and "was silent for 1 s" in error["message"], error
+    log = tmp_path / "a2a.log"
+    deadline = time.monotonic() + WAIT
+    while "cancel " not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "cancel " in log.read_text(), "the remote task got CancelTask"
+
+
 def test_cancelling_the_call_cancels_the_remote_task(agent, tmp_path):
     url = agent()
     config = config_for(tmp_path, url)

@@ -137,10 +137,14 @@ impl A2aRunner {
             let outcome = if card.streaming {
                 self.streamed(&card, message, &mut guard, &mut progress, on_delta, idle).await
             } else {
-                self.polled(&card, message, &mut guard, &mut progress, on_delta).await
+                self.polled(&card, message, &mut guard, &mut progress, on_delta, idle).await
             };
             let Some(question) = progress.question.take() else {
-                guard.task = None; // ended, one way or another, on the remote side too
+                // Done, failed or rejected there: nothing to cancel. A call that gave
+                // up on the task (silent, a broken stream, an error) cancels it.
+                if matches!(outcome, Ok(()) | Err(RunnerError::Remote { .. })) {
+                    guard.task = None;
+                }
                 outcome?;
                 break;
             };
@@ -226,6 +230,7 @@ impl A2aRunner {
         guard: &mut CancelOnDrop,
         progress: &mut Progress,
         on_delta: DeltaSink<'_>,
+        idle: Duration,
     ) -> Result<(), RunnerError> {
         let params = json!({ "message": message, "configuration": card.dialect.return_at_once() });
         let result = self.call_result(card, "SendMessage", params).await?;
@@ -236,8 +241,11 @@ impl A2aRunner {
             url: card.endpoint.clone(),
             message: "SendMessage answered with neither a task nor a message".into(),
         })?;
+        // A task whose state and artifacts stay as they are for `idle` is silent.
+        let mut last_news = Instant::now();
         loop {
             tokio::time::sleep(POLL_EVERY).await;
+            let before = (progress.answer.len(), progress.state.clone());
             let task = self.call_result(card, "GetTask", json!({ "id": task_id })).await?;
             let task = task.get("task").cloned().unwrap_or(task);
             // New artifact parts since the last poll stream as text.
@@ -245,6 +253,11 @@ impl A2aRunner {
             let status = json!({ "statusUpdate": { "taskId": task_id, "status": task.get("status").cloned().unwrap_or_default() } });
             if progress.take(&status, guard, on_delta, &card.endpoint)? {
                 return Ok(());
+            }
+            if (progress.answer.len(), progress.state.clone()) != before {
+                last_news = Instant::now();
+            } else if last_news.elapsed() >= idle {
+                return Err(RunnerError::Idle { url: card.endpoint.clone(), secs: idle.as_secs() });
             }
         }
     }
