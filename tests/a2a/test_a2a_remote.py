@@ -137,8 +137,9 @@ def test_an_agent_of_a2a_0_3_streams_or_is_polled_too(agent, tmp_path, streaming
 
 
 def test_a_card_without_streaming_is_polled(agent, tmp_path):
+    """Polled, and found through a `url` that names the card itself."""
     url = agent(STREAMING="0")
-    finished, mine = ask(config_for(tmp_path, url), tmp_path)
+    finished, mine = ask(config_for(tmp_path, f"{url}/.well-known/agent-card.json"), tmp_path)
     assert finished.returncode == 0, finished.stderr
     assert mine[-1]["status"] == "ok" and mine[-1]["result"] == "chunk0 chunk1 chunk2 chunk3 "
     assert any(event["type"] == "text_delta" for event in mine)

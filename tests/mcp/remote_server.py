@@ -3,11 +3,13 @@ provider tests: `research(question)` streams progress and answers; `slow(task)`
 reports progress until it is cancelled (it records its start and its
 interruption in $REMOTE_LOG); `broken(task)` fails (isError); `fragile(task)`
 answers with the server's pid, or exits the whole server mid-call when the task
-says "crash"; `inspect(request, context)` answers with the arguments it was given;
+says "crash"; `inspect(request, context)` answers with the arguments it was given
+(and the folder it runs in);
 `silent(task)` works a minute without a word unless cancelled (logged like `slow`).
 
   python remote_server.py              # stdio
   python remote_server.py http PORT    # streamable HTTP at http://127.0.0.1:PORT/mcp
+                                       # (REMOTE_TOKEN: require `Authorization: Bearer` it)
 """
 
 import os
@@ -81,13 +83,26 @@ def inspect(request: str, context: dict | None = None) -> str:
     """Answers with the arguments it was called with, as JSON."""
     import json
 
-    return json.dumps({"request": request, "context": context})
+    return json.dumps({"request": request, "context": context, "cwd": os.getcwd()})
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "http":
         import uvicorn
 
-        uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+        app = server.streamable_http_app()
+        token = os.environ.get("REMOTE_TOKEN")
+        if token:
+            served = app
+
+            async def app(scope, receive, send):
+                headers = dict(scope.get("headers", []))
+                if scope["type"] == "http" and headers.get(b"authorization") != f"Bearer {token}".encode():
+                    await send({"type": "http.response.start", "status": 401, "headers": []})
+                    await send({"type": "http.response.body", "body": b"a bearer token is needed"})
+                    return
+                await served(scope, receive, send)
+
+        uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
     else:
         server.run()

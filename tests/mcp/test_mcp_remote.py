@@ -99,7 +99,8 @@ def test_the_delegates_context_reaches_the_remote_tool_as_text_and_as_data(tmp_p
     received = {}
     with aimock(fixtures) as model:
         for how, extra in (("as data", {"context_argument": "context"}), ("as text", {})):
-            config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "inspect", **extra})
+            remote = {"command": PYTHON, "args": [SERVER], "tool": "inspect", "cwd": str(tmp_path), **extra}
+            config = remote_config(tmp_path, remote)
             data = json.loads(config.read_text())
             data["agents"][0] = {"name": "assistant", "provider": "local", "url": model, "model": "primary-m"}
             config.write_text(json.dumps(data))
@@ -113,21 +114,37 @@ def test_the_delegates_context_reaches_the_remote_tool_as_text_and_as_data(tmp_p
         assert text.endswith(QUESTION), (how, text)
         assert '"file": "otters.md"' in text and "Context from the calling agent" in text, (how, text)
     assert received["as data"]["context"] == context
+    assert received["as text"]["cwd"] == str(tmp_path), "the stdio server runs in the agent's cwd"
     assert received["as text"]["context"] is None
 
 
-def test_a_remote_tool_over_streamable_http_and_its_failure(tmp_path):
+def test_a_remote_tool_over_streamable_http_with_a_bearer_token_and_its_failure(tmp_path):
+    """Over streamable HTTP: the bearer token comes from the variable `api_key_env`
+    names (unset, or refused with a 401, said in words), progress streams as over stdio, and an
+    `isError` result is a `remote` error in the server's words."""
     port = free_port()
-    server = subprocess.Popen([PYTHON, SERVER, "http", str(port)], stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [PYTHON, SERVER, "http", str(port)], env=os.environ | {"REMOTE_TOKEN": "t0ken-7"}, stderr=subprocess.DEVNULL
+    )
     try:
         wait_for_port(port, server, "the MCP server", WAIT)
         url = f"http://127.0.0.1:{port}/mcp"
-        config = remote_config(tmp_path, {"url": url, "tool": "research"})
-        finished, events = ask(config, tmp_path, QUESTION)
+        config = remote_config(tmp_path, {"url": url, "tool": "research", "api_key_env": "REMOTE_KEY"})
+        _, events = ask(config, tmp_path, QUESTION)
+        unset = remote_call(events)[1]
+        assert unset["status"] == "error" and "REMOTE_KEY is not set" in unset["error"]["message"], unset
+        _, events = ask(config, tmp_path, QUESTION, env={"REMOTE_KEY": "wr0ng-key"})
+        refused = remote_call(events)[1]
+        assert refused["status"] == "error" and "401" in refused["error"]["message"], refused
+        assert "wr0ng-key" not in json.dumps(events), "the key is never in an event"
+        finished, events = ask(config, tmp_path, QUESTION, env={"REMOTE_KEY": "t0ken-7"})
         assert finished.returncode == 0, finished.stderr
-        assert remote_call(events)[1]["status"] == "ok"
-        broken = remote_config(tmp_path, {"url": url, "tool": "broken"})
-        finished, events = ask(broken, tmp_path, QUESTION)
+        mine, last = remote_call(events)
+        assert last["status"] == "ok", last
+        progress = [event["message"] for event in mine if event["type"] == "tool_progress"]
+        assert [line.split(" about")[0] for line in progress[1:-1]] == ["reading", "comparing", "writing"], progress
+        broken = remote_config(tmp_path, {"url": url, "tool": "broken", "api_key_env": "REMOTE_KEY"})
+        finished, events = ask(broken, tmp_path, QUESTION, env={"REMOTE_KEY": "t0ken-7"})
         last = remote_call(events)[1]
         assert last["status"] == "error" and last["error"]["kind"] == "remote", last
         assert "Error executing tool broken" in last["error"]["message"], "the server's own words"
