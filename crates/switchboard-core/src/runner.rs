@@ -4,6 +4,7 @@
 
 pub mod a2a;
 pub mod a2a_card;
+mod a2a_progress;
 pub mod cache;
 pub mod claude;
 pub mod cli_events;

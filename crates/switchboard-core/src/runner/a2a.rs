@@ -9,7 +9,7 @@
 //! and the answer continues the same task; declined, or with no one to answer, the
 //! call is a `remote` error and the task is cancelled. Dropping the call
 //! (cancel, timeout) sends `CancelTask`: closing the stream does not stop a task.
-//! The card is read in `a2a_card.rs`. Written on reqwest and the SSE parser the `local` runner uses; the official Rust
+//! The card is read in `a2a_card.rs`, each result in `a2a_progress.rs`. Written on reqwest and the SSE parser the `local` runner uses; the official Rust
 //! client (`a2a-client-lf`) builds gRPC and a vendored `protoc` we do not need.
 
 use std::time::{Duration, Instant};
@@ -19,6 +19,7 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{json, Value};
 
+use super::a2a_progress::{short_state, Progress};
 use super::{redact, truncate, AnswerSlot, DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
 use crate::config::AgentConfig;
 
@@ -263,157 +264,6 @@ impl A2aRunner {
     }
 }
 
-/// What the call has seen of the remote task.
-struct Progress {
-    answer: String,
-    /// How many artifact parts of the task (as `GetTask` or a whole task shows them)
-    /// are in the answer already.
-    task_parts_seen: usize,
-    first_event: Option<Duration>,
-    started: Instant,
-    state: Option<String>,
-    /// The task's context, which a follow-up message names.
-    context: Option<String>,
-    /// What the task asks when it stopped in `input-required`.
-    question: Option<String>,
-}
-
-impl Default for Progress {
-    fn default() -> Progress {
-        Progress {
-            answer: String::new(),
-            task_parts_seen: 0,
-            first_event: None,
-            started: Instant::now(),
-            state: None,
-            context: None,
-            question: None,
-        }
-    }
-}
-
-impl Progress {
-    /// The parts of a whole task's artifacts not seen yet, as text.
-    fn task_artifacts(&mut self, task: &Value, on_delta: DeltaSink<'_>) {
-        let parts: Vec<String> = task
-            .get("artifacts")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .flat_map(|artifact| parts_text(artifact.get("parts")))
-            .collect();
-        for part in parts.iter().skip(self.task_parts_seen) {
-            self.text(part, on_delta);
-        }
-        self.task_parts_seen = self.task_parts_seen.max(parts.len());
-    }
-
-    fn text(&mut self, text: &str, on_delta: DeltaSink<'_>) {
-        self.first_event.get_or_insert_with(|| self.started.elapsed());
-        self.answer.push_str(text);
-        on_delta(ModelDelta::Text(text.to_string()));
-    }
-
-    /// Takes one result (`task`, `message`, `statusUpdate`, `artifactUpdate`);
-    /// true when the call is over (an error when it ended badly).
-    fn take(
-        &mut self,
-        result: &Value,
-        guard: &mut CancelOnDrop,
-        on_delta: DeltaSink<'_>,
-        endpoint: &str,
-    ) -> Result<bool, RunnerError> {
-        if let Some(message) = result.get("message") {
-            for text in parts_text(message.get("parts")) {
-                self.text(&text, on_delta);
-            }
-            return Ok(true);
-        }
-        if let Some(task) = result.get("task") {
-            if let Some(id) = task.get("id").and_then(Value::as_str) {
-                guard.task = Some(id.to_string());
-            }
-            if let Some(context) = task.get("contextId").and_then(Value::as_str) {
-                self.context = Some(context.to_string());
-            }
-            // A task that comes back whole (an agent that answers before it is asked
-            // to return at once, or a first stream event) may hold its artifacts.
-            if self.answer.is_empty() || self.task_parts_seen > 0 {
-                self.task_artifacts(task, on_delta);
-            }
-            let status = json!({ "statusUpdate": { "status": task.get("status").cloned().unwrap_or_default() } });
-            return self.take(&status, guard, on_delta, endpoint);
-        }
-        if let Some(update) = result.get("artifactUpdate") {
-            for text in parts_text(update.pointer("/artifact/parts")) {
-                self.text(&text, on_delta);
-            }
-            return Ok(false);
-        }
-        let Some(update) = result.get("statusUpdate") else { return Ok(false) };
-        if let Some(context) = update.get("contextId").and_then(Value::as_str) {
-            self.context = Some(context.to_string());
-        }
-        let state = update.pointer("/status/state").and_then(Value::as_str).unwrap_or("").to_string();
-        let words = parts_text(update.pointer("/status/message/parts")).join("");
-        if self.state.as_deref() != Some(state.as_str()) || !words.is_empty() {
-            self.first_event.get_or_insert_with(|| self.started.elapsed());
-            let line = if words.is_empty() { short_state(&state) } else { format!("{}: {words}", short_state(&state)) };
-            on_delta(ModelDelta::Progress { message: truncate(&line, 500), data: Some(json!({ "a2a_state": state })) });
-        }
-        self.state = Some(state.clone());
-        let failed = |what: &str| {
-            let why = if words.is_empty() { String::new() } else { format!(": {}", truncate(&words, 500)) };
-            Err(RunnerError::Remote { url: endpoint.to_string(), message: format!("the task {what}{why}") })
-        };
-        match state.as_str() {
-            "TASK_STATE_COMPLETED" => {
-                if self.answer.is_empty() {
-                    self.answer = words;
-                }
-                Ok(true)
-            }
-            "TASK_STATE_FAILED" => failed("failed"),
-            "TASK_STATE_REJECTED" => failed("was rejected"),
-            "TASK_STATE_CANCELED" => failed("was cancelled by the remote agent"),
-            "TASK_STATE_INPUT_REQUIRED" => {
-                self.question =
-                    Some(if words.is_empty() { "The remote agent needs more input.".to_string() } else { words });
-                Ok(true)
-            }
-            "TASK_STATE_AUTH_REQUIRED" => failed("needs authentication"),
-            _ => Ok(false),
-        }
-    }
-}
-
-/// `TASK_STATE_WORKING` → `working`.
-fn short_state(state: &str) -> String {
-    state.trim_start_matches("TASK_STATE_").to_lowercase().replace('_', "-")
-}
-
-/// The text of a part list: text parts as they are, data parts as their JSON, files
-/// named with their name and media type (A2A 1.0 and 0.3 spellings).
-fn parts_text(parts: Option<&Value>) -> Vec<String> {
-    parts.and_then(Value::as_array).into_iter().flatten().map(part_text).collect()
-}
-
-fn part_text(part: &Value) -> String {
-    if let Some(text) = part.get("text").and_then(Value::as_str) {
-        return text.to_string();
-    }
-    if let Some(data) = part.get("data").filter(|data| !data.is_string() && !data.is_null()) {
-        return data.to_string();
-    }
-    let file = part.get("file").unwrap_or(part);
-    let field = |names: &[&str]| names.iter().find_map(|name| file.get(*name).and_then(Value::as_str));
-    let media = field(&["mediaType", "mimeType"]).unwrap_or("data");
-    match field(&["filename", "name"]) {
-        Some(name) => format!("[file {name} ({media})]"),
-        None => format!("[{media} part]"),
-    }
-}
-
 fn rpc_error(endpoint: &str, error: &Value) -> RunnerError {
     let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
     let message = error.get("message").and_then(Value::as_str).unwrap_or("an error without a message");
@@ -423,11 +273,12 @@ fn rpc_error(endpoint: &str, error: &Value) -> RunnerError {
 /// Cancels the remote task of a call dropped before it ended. The request goes
 /// out from a thread of its own (the call's runtime may be shutting down with
 /// it), and shells wait for it before they exit (`finish_pending_cancels`).
-struct CancelOnDrop {
-    endpoint: String,
-    dialect: Dialect,
-    token: Option<String>,
-    task: Option<String>,
+pub(super) struct CancelOnDrop {
+    pub(super) endpoint: String,
+    pub(super) dialect: Dialect,
+    pub(super) token: Option<String>,
+    /// The remote task, while it may still run.
+    pub(super) task: Option<String>,
 }
 
 /// `CancelTask` requests still on their way.
@@ -474,58 +325,5 @@ impl Runner for A2aRunner {
 
     fn accepts_tools(&self) -> bool {
         false
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{part_text, CancelOnDrop, Dialect, Progress};
-    use crate::runner::ModelDelta;
-    use serde_json::json;
-
-    #[test]
-    fn parts_read_as_text_data_or_a_named_file_in_either_spelling() {
-        let cases = [
-            (json!({"text": "hello"}), "hello"),
-            (json!({"data": {"rivers": 2}, "mediaType": "application/json"}), r#"{"rivers":2}"#),
-            (json!({"kind": "data", "data": [1, 2]}), "[1,2]"),
-            (
-                json!({"url": "https://x/c.png", "mediaType": "image/png", "filename": "c.png"}),
-                "[file c.png (image/png)]",
-            ),
-            (
-                json!({"kind": "file", "file": {"name": "r.pdf", "mimeType": "application/pdf"}}),
-                "[file r.pdf (application/pdf)]",
-            ),
-            (json!({"raw": "AAAA", "mediaType": "audio/wav"}), "[audio/wav part]"),
-            (json!({}), "[data part]"),
-        ];
-        for (part, expected) in cases {
-            assert_eq!(part_text(&part), expected, "{part}");
-        }
-    }
-
-    #[test]
-    fn a_task_that_comes_back_whole_is_answered_by_its_artifacts_once() {
-        let mut guard = CancelOnDrop { endpoint: "http://a".into(), dialect: Dialect::V1, token: None, task: None };
-        let mut progress = Progress::default();
-        let mut texts = Vec::new();
-        let mut sink = |delta: ModelDelta| {
-            if let ModelDelta::Text(text) = delta {
-                texts.push(text);
-            }
-        };
-        let task = json!({"task": {
-            "id": "t1",
-            "status": {"state": "TASK_STATE_COMPLETED"},
-            "artifacts": [{"parts": [{"text": "Two rivers."}, {"text": " Both long."}]}]
-        }});
-        assert!(progress.take(&task, &mut guard, &mut sink, "http://a").unwrap(), "completed");
-        assert_eq!(progress.answer, "Two rivers. Both long.");
-        // The same task polled again adds nothing.
-        progress.task_artifacts(&task["task"], &mut sink);
-        assert_eq!(progress.answer, "Two rivers. Both long.");
-        assert_eq!(texts, ["Two rivers.", " Both long."]);
-        guard.task = None;
     }
 }

@@ -1,0 +1,217 @@
+//! What an `a2a` call has seen of its remote task: each result (a task, a message,
+//! a status or artifact update) read into progress lines, the answer's text, the
+//! task's context and the question of a task in `input-required`; and how a part
+//! reads as text. The calls themselves are in `a2a.rs`.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::a2a::CancelOnDrop;
+use super::{truncate, DeltaSink, ModelDelta, RunnerError};
+
+/// What the call has seen of the remote task.
+pub(super) struct Progress {
+    pub(super) answer: String,
+    /// How many artifact parts of the task (as `GetTask` or a whole task shows them)
+    /// are in the answer already.
+    pub(super) task_parts_seen: usize,
+    pub(super) first_event: Option<Duration>,
+    pub(super) started: Instant,
+    pub(super) state: Option<String>,
+    /// The task's context, which a follow-up message names.
+    pub(super) context: Option<String>,
+    /// What the task asks when it stopped in `input-required`.
+    pub(super) question: Option<String>,
+}
+
+impl Default for Progress {
+    fn default() -> Progress {
+        Progress {
+            answer: String::new(),
+            task_parts_seen: 0,
+            first_event: None,
+            started: Instant::now(),
+            state: None,
+            context: None,
+            question: None,
+        }
+    }
+}
+
+impl Progress {
+    /// The parts of a whole task's artifacts not seen yet, as text.
+    pub(super) fn task_artifacts(&mut self, task: &Value, on_delta: DeltaSink<'_>) {
+        let parts: Vec<String> = task
+            .get("artifacts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .flat_map(|artifact| parts_text(artifact.get("parts")))
+            .collect();
+        for part in parts.iter().skip(self.task_parts_seen) {
+            self.text(part, on_delta);
+        }
+        self.task_parts_seen = self.task_parts_seen.max(parts.len());
+    }
+
+    pub(super) fn text(&mut self, text: &str, on_delta: DeltaSink<'_>) {
+        self.first_event.get_or_insert_with(|| self.started.elapsed());
+        self.answer.push_str(text);
+        on_delta(ModelDelta::Text(text.to_string()));
+    }
+
+    /// Takes one result (`task`, `message`, `statusUpdate`, `artifactUpdate`);
+    /// true when the call is over (an error when it ended badly).
+    pub(super) fn take(
+        &mut self,
+        result: &Value,
+        guard: &mut CancelOnDrop,
+        on_delta: DeltaSink<'_>,
+        endpoint: &str,
+    ) -> Result<bool, RunnerError> {
+        if let Some(message) = result.get("message") {
+            for text in parts_text(message.get("parts")) {
+                self.text(&text, on_delta);
+            }
+            return Ok(true);
+        }
+        if let Some(task) = result.get("task") {
+            if let Some(id) = task.get("id").and_then(Value::as_str) {
+                guard.task = Some(id.to_string());
+            }
+            if let Some(context) = task.get("contextId").and_then(Value::as_str) {
+                self.context = Some(context.to_string());
+            }
+            // A task that comes back whole (an agent that answers before it is asked
+            // to return at once, or a first stream event) may hold its artifacts.
+            if self.answer.is_empty() || self.task_parts_seen > 0 {
+                self.task_artifacts(task, on_delta);
+            }
+            let status = json!({ "statusUpdate": { "status": task.get("status").cloned().unwrap_or_default() } });
+            return self.take(&status, guard, on_delta, endpoint);
+        }
+        if let Some(update) = result.get("artifactUpdate") {
+            for text in parts_text(update.pointer("/artifact/parts")) {
+                self.text(&text, on_delta);
+            }
+            return Ok(false);
+        }
+        let Some(update) = result.get("statusUpdate") else { return Ok(false) };
+        if let Some(context) = update.get("contextId").and_then(Value::as_str) {
+            self.context = Some(context.to_string());
+        }
+        let state = update.pointer("/status/state").and_then(Value::as_str).unwrap_or("").to_string();
+        let words = parts_text(update.pointer("/status/message/parts")).join("");
+        if self.state.as_deref() != Some(state.as_str()) || !words.is_empty() {
+            self.first_event.get_or_insert_with(|| self.started.elapsed());
+            let line = if words.is_empty() { short_state(&state) } else { format!("{}: {words}", short_state(&state)) };
+            on_delta(ModelDelta::Progress { message: truncate(&line, 500), data: Some(json!({ "a2a_state": state })) });
+        }
+        self.state = Some(state.clone());
+        let failed = |what: &str| {
+            let why = if words.is_empty() { String::new() } else { format!(": {}", truncate(&words, 500)) };
+            Err(RunnerError::Remote { url: endpoint.to_string(), message: format!("the task {what}{why}") })
+        };
+        match state.as_str() {
+            "TASK_STATE_COMPLETED" => {
+                if self.answer.is_empty() {
+                    self.answer = words;
+                }
+                Ok(true)
+            }
+            "TASK_STATE_FAILED" => failed("failed"),
+            "TASK_STATE_REJECTED" => failed("was rejected"),
+            "TASK_STATE_CANCELED" => failed("was cancelled by the remote agent"),
+            "TASK_STATE_INPUT_REQUIRED" => {
+                self.question =
+                    Some(if words.is_empty() { "The remote agent needs more input.".to_string() } else { words });
+                Ok(true)
+            }
+            "TASK_STATE_AUTH_REQUIRED" => failed("needs authentication"),
+            _ => Ok(false),
+        }
+    }
+}
+
+/// `TASK_STATE_WORKING` → `working`.
+pub(super) fn short_state(state: &str) -> String {
+    state.trim_start_matches("TASK_STATE_").to_lowercase().replace('_', "-")
+}
+
+/// The text of a part list: text parts as they are, data parts as their JSON, files
+/// named with their name and media type (A2A 1.0 and 0.3 spellings).
+pub(super) fn parts_text(parts: Option<&Value>) -> Vec<String> {
+    parts.and_then(Value::as_array).into_iter().flatten().map(part_text).collect()
+}
+
+fn part_text(part: &Value) -> String {
+    if let Some(text) = part.get("text").and_then(Value::as_str) {
+        return text.to_string();
+    }
+    if let Some(data) = part.get("data").filter(|data| !data.is_string() && !data.is_null()) {
+        return data.to_string();
+    }
+    let file = part.get("file").unwrap_or(part);
+    let field = |names: &[&str]| names.iter().find_map(|name| file.get(*name).and_then(Value::as_str));
+    let media = field(&["mediaType", "mimeType"]).unwrap_or("data");
+    match field(&["filename", "name"]) {
+        Some(name) => format!("[file {name} ({media})]"),
+        None => format!("[{media} part]"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{part_text, Progress};
+    use crate::runner::a2a::CancelOnDrop;
+    use crate::runner::a2a_card::Dialect;
+    use crate::runner::ModelDelta;
+    use serde_json::json;
+
+    #[test]
+    fn parts_read_as_text_data_or_a_named_file_in_either_spelling() {
+        let cases = [
+            (json!({"text": "hello"}), "hello"),
+            (json!({"data": {"rivers": 2}, "mediaType": "application/json"}), r#"{"rivers":2}"#),
+            (json!({"kind": "data", "data": [1, 2]}), "[1,2]"),
+            (
+                json!({"url": "https://x/c.png", "mediaType": "image/png", "filename": "c.png"}),
+                "[file c.png (image/png)]",
+            ),
+            (
+                json!({"kind": "file", "file": {"name": "r.pdf", "mimeType": "application/pdf"}}),
+                "[file r.pdf (application/pdf)]",
+            ),
+            (json!({"raw": "AAAA", "mediaType": "audio/wav"}), "[audio/wav part]"),
+            (json!({}), "[data part]"),
+        ];
+        for (part, expected) in cases {
+            assert_eq!(part_text(&part), expected, "{part}");
+        }
+    }
+
+    #[test]
+    fn a_task_that_comes_back_whole_is_answered_by_its_artifacts_once() {
+        let mut guard = CancelOnDrop { endpoint: "http://a".into(), dialect: Dialect::V1, token: None, task: None };
+        let mut progress = Progress::default();
+        let mut texts = Vec::new();
+        let mut sink = |delta: ModelDelta| {
+            if let ModelDelta::Text(text) = delta {
+                texts.push(text);
+            }
+        };
+        let task = json!({"task": {
+            "id": "t1",
+            "status": {"state": "TASK_STATE_COMPLETED"},
+            "artifacts": [{"parts": [{"text": "Two rivers."}, {"text": " Both long."}]}]
+        }});
+        assert!(progress.take(&task, &mut guard, &mut sink, "http://a").unwrap(), "completed");
+        assert_eq!(progress.answer, "Two rivers. Both long.");
+        // The same task polled again adds nothing.
+        progress.task_artifacts(&task["task"], &mut sink);
+        assert_eq!(progress.answer, "Two rivers. Both long.");
+        assert_eq!(texts, ["Two rivers.", " Both long."]);
+        guard.task = None;
+    }
+}
