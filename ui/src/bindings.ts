@@ -147,6 +147,12 @@ export type AgentConfig_Deserialize = {
 	context_argument?: string | null,
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia | null,
+	/**
+	 *  Whether calls to this agent need the user's yes when the tool entry that
+	 *  calls it does not say (`ask` when neither does): an agent trusted to run
+	 *  unasked is `auto` once, not in every entry.
+	 */
+	approval?: Approval | null,
 	timeout_secs?: number | null,
 	/**
 	 *  HTTP agents: how long a stream may stay silent before the step is ended (the
@@ -212,6 +218,12 @@ export type AgentConfig_Serialize = {
 	context_argument?: string,
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia,
+	/**
+	 *  Whether calls to this agent need the user's yes when the tool entry that
+	 *  calls it does not say (`ask` when neither does): an agent trusted to run
+	 *  unasked is `auto` once, not in every entry.
+	 */
+	approval?: Approval,
 	timeout_secs?: number,
 	/**
 	 *  HTTP agents: how long a stream may stay silent before the step is ended (the
@@ -239,7 +251,10 @@ export type AgentToolEntry_Deserialize = {
 	agent: string,
 	description: string,
 	enabled?: boolean | null,
-	/**  Whether a call needs the user's yes: `ask` when absent (confirm by default). */
+	/**
+	 *  Whether a call needs the user's yes: when absent, the called agent's
+	 *  `approval`, else `ask` (confirm by default); see `Config::approval_of`.
+	 */
 	approval?: Approval | null,
 	/**  Limits for calls through this entry, over the caller's and the global ones. */
 	limits?: Limits_Deserialize | null,
@@ -253,7 +268,10 @@ export type AgentToolEntry_Serialize = {
 	agent: string,
 	description: string,
 	enabled?: boolean,
-	/**  Whether a call needs the user's yes: `ask` when absent (confirm by default). */
+	/**
+	 *  Whether a call needs the user's yes: when absent, the called agent's
+	 *  `approval`, else `ask` (confirm by default); see `Config::approval_of`.
+	 */
 	approval?: Approval,
 	/**  Limits for calls through this entry, over the caller's and the global ones. */
 	limits?: Limits_Serialize,

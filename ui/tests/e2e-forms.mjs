@@ -160,6 +160,10 @@ test("an agent is added through the form's checks and a connection test", () =>
     await limits.getByRole("button", { name: "Save" }).click();
     await limits.getByText("Saved writer.").waitFor();
     assert.deepEqual((await lastEdit(page)).agent.limits, { max_depth: 0 });
+    // Its calls run unasked where an entry does not say otherwise.
+    await limits.getByLabel("Approval of calls to it", { exact: true }).selectOption("auto");
+    await limits.getByRole("button", { name: "Save" }).click();
+    await page.waitForFunction(() => window.__configEdits.at(-1)?.agent?.approval === "auto");
 
     // A name the backend refuses is shown as it words it.
     const writer = sheet.getByRole("form", { name: "Agent writer" });

@@ -12,6 +12,7 @@ import type {
   Absence,
   AgentConfig_Serialize as AgentConfig,
   AgentToolEntry_Serialize as AgentToolEntry,
+  Approval,
   AppError_Serialize as AppError,
   Config_Serialize as Config,
   ConfigChanged_Serialize as ConfigChanged,
@@ -341,7 +342,7 @@ function explain(config: Config, name: string): ToolsExplained {
       scope,
       description: entry.description,
       enabled: entry.enabled !== false,
-      approval: entry.approval ?? "ask",
+      approval: approvalOf(config, entry),
       overridden,
       absent: overridden ? null : absent,
     };
@@ -377,6 +378,11 @@ function explain(config: Config, name: string): ToolsExplained {
 }
 
 /** `list_tools`: the merged list (disabled entries included), or the global entries. */
+/** As the core's `Config::approval_of`: the entry's own, else the called agent's, else ask. */
+function approvalOf(config: Config, entry: AgentToolEntry): Approval {
+  return entry.approval ?? config.agents.find((agent) => agent.name === entry.agent)?.approval ?? "ask";
+}
+
 function listTools(config: Config, name: string | null): ResolvedTool[] {
   if (name === null)
     return config.agent_tools.map((entry) => ({
@@ -385,7 +391,7 @@ function listTools(config: Config, name: string | null): ResolvedTool[] {
       scope: "global",
       description: entry.description,
       enabled: entry.enabled !== false,
-      approval: entry.approval ?? "ask",
+      approval: approvalOf(config, entry),
     }));
   if (!config.agents.some((agent) => agent.name === name)) return [];
   return explain(config, name)

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use switchboard_core::config::edit::{Edit, EntryFate};
-use switchboard_core::config::{AgentConfig, Provider};
+use switchboard_core::config::{AgentConfig, Approval, Provider};
 use switchboard_core::setup::connection::test_connection;
 
 use crate::{load, save, terminal::printable, Failure};
@@ -47,13 +47,22 @@ pub(crate) struct AgentFields {
     /// mcp agents: the tool argument the request goes into.
     #[arg(long)]
     request_argument: Option<String>,
+    /// Calls to this agent need approval (ask), run unasked (auto) or are refused
+    /// (deny), where the tool entry that calls it does not say.
+    #[arg(long, value_parser = parse_approval)]
+    approval: Option<Approval>,
     /// mcp agents: the tool argument the delegate's structured context goes into.
     #[arg(long)]
     context_argument: Option<String>,
     /// Clear an optional field (url, model, api_key_env, command, cwd, system_prompt,
-    /// tool, request_argument, context_argument, timeout_secs, idle_timeout_secs, args, env).
+    /// tool, request_argument, context_argument, approval, timeout_secs, idle_timeout_secs, args, env).
     #[arg(long, value_name = "FIELD")]
     unset: Vec<String>,
+}
+
+fn parse_approval(text: &str) -> Result<Approval, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_string()))
+        .map_err(|_| "one of ask, auto, deny".to_string())
 }
 
 fn parse_provider(text: &str) -> Result<Provider, String> {
@@ -75,6 +84,7 @@ impl AgentFields {
                 "tool" => agent.tool = None,
                 "request_argument" => agent.request_argument = None,
                 "context_argument" => agent.context_argument = None,
+                "approval" => agent.approval = None,
                 "timeout_secs" => agent.timeout_secs = None,
                 "idle_timeout_secs" => agent.idle_timeout_secs = None,
                 "args" => agent.args.clear(),
@@ -100,6 +110,9 @@ impl AgentFields {
             if given.is_some() {
                 *slot = given;
             }
+        }
+        if self.approval.is_some() {
+            agent.approval = self.approval;
         }
         if self.timeout_secs.is_some() {
             agent.timeout_secs = self.timeout_secs;

@@ -508,6 +508,13 @@ fn agents_and_roles_are_edited_from_flags() {
         config["agents"][4],
         json!({ "name": "llama3", "provider": "local", "url": "http://127.0.0.1:9/v1", "model": "llama3", "timeout_secs": 30 })
     );
+    ok(&["agent", "edit", "llama3", "--approval", "auto"]);
+    assert_eq!(on_disk()["agents"][4]["approval"], "auto");
+    let wrong = switchboard(&path, &["agent", "edit", "llama3", "--approval", "sometimes"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(text(&wrong.stderr).contains("one of ask, auto, deny"), "{}", text(&wrong.stderr));
+    ok(&["agent", "edit", "llama3", "--unset", "approval"]);
+    assert_eq!(on_disk()["agents"][4].get("approval"), None);
 
     let primary = switchboard(&path, &["agent", "remove", "llama3"]);
     assert_eq!(primary.status.code(), Some(1));

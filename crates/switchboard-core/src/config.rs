@@ -156,6 +156,11 @@ pub struct AgentConfig {
     /// Subprocess agents: how the request reaches the program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_via: Option<RequestVia>,
+    /// Whether calls to this agent need the user's yes when the tool entry that
+    /// calls it does not say (`ask` when neither does): an agent trusted to run
+    /// unasked is `auto` once, not in every entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[specta(type = Option<Number>)]
     pub timeout_secs: Option<u64>,
@@ -205,6 +210,7 @@ impl AgentConfig {
             tool: None,
             request_argument: None,
             context_argument: None,
+            approval: None,
             max_output_bytes: None,
             output: None,
             experimental_cli_tool_calls: None,
@@ -229,7 +235,8 @@ pub struct AgentToolEntry {
     pub description: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    /// Whether a call needs the user's yes: `ask` when absent (confirm by default).
+    /// Whether a call needs the user's yes: when absent, the called agent's
+    /// `approval`, else `ask` (confirm by default); see `Config::approval_of`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Approval>,
     /// Limits for calls through this entry, over the caller's and the global ones.
@@ -270,11 +277,6 @@ impl AgentToolEntry {
             session: None,
             extra: Map::new(),
         }
-    }
-
-    /// `ask` when absent.
-    pub fn approval(&self) -> Approval {
-        self.approval.unwrap_or_default()
     }
 
     /// True when absent, as the spec says.
@@ -399,6 +401,12 @@ impl Limits {
 }
 
 impl Config {
+    /// Whether a call through `entry` needs approval: the entry's own setting, else
+    /// the called agent's, else `ask`.
+    pub fn approval_of(&self, entry: &AgentToolEntry) -> Approval {
+        entry.approval.or_else(|| self.agent(&entry.agent).and_then(|agent| agent.approval)).unwrap_or_default()
+    }
+
     pub fn agent(&self, name: &str) -> Option<&AgentConfig> {
         self.agents.iter().find(|agent| agent.name == name)
     }

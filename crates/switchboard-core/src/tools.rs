@@ -113,7 +113,7 @@ pub fn offered_tools(
             && config.agent(&advisor.agent).is_some()
             && !path.contains(&advisor.agent);
         if eligible {
-            let resolved = MergedEntry { entry: advisor, scope: ToolScope::Global }.resolve();
+            let resolved = MergedEntry { entry: advisor, scope: ToolScope::Global }.resolve(config);
             tools.push(OfferedTool {
                 name: ASK_MODEL.into(),
                 definition: ask_model_definition(&resolved),

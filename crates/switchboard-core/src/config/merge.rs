@@ -82,15 +82,16 @@ pub struct MergedEntry<'a> {
 }
 
 impl MergedEntry<'_> {
-    /// The owned, serializable form (with the synthesized tool name).
-    pub fn resolve(&self) -> ResolvedTool {
+    /// The owned, serializable form (with the synthesized tool name and the
+    /// approval that holds, the called agent's default included).
+    pub fn resolve(&self, config: &Config) -> ResolvedTool {
         ResolvedTool {
             agent: self.entry.agent.clone(),
             tool_name: tool_name(&self.entry.agent),
             scope: self.scope,
             description: self.entry.description.clone(),
             enabled: self.entry.is_enabled(),
-            approval: self.entry.approval(),
+            approval: config.approval_of(self.entry),
         }
     }
 }
@@ -131,12 +132,12 @@ pub fn merged_tools(config: &Config, caller: &str) -> Vec<ResolvedTool> {
 
 /// As `merged_tools`, with the agent names already indexed.
 pub fn merged_tools_with(config: &Config, names: &AgentNames<'_>, caller: &str) -> Vec<ResolvedTool> {
-    merge_entries(config, names, caller).iter().map(MergedEntry::resolve).collect()
+    merge_entries(config, names, caller).iter().map(|merged| merged.resolve(config)).collect()
 }
 
 /// The global entries as written (scope `global`), for list views.
 pub fn global_tools(config: &Config) -> Vec<ResolvedTool> {
-    config.agent_tools.iter().map(|entry| MergedEntry { entry, scope: ToolScope::Global }.resolve()).collect()
+    config.agent_tools.iter().map(|entry| MergedEntry { entry, scope: ToolScope::Global }.resolve(config)).collect()
 }
 
 /// The effective tool-agent list for `caller` (all five steps).

@@ -227,7 +227,10 @@ pub(super) fn admit(
         return Err(refusal(CallErrorKind::Budget, reason));
     }
     let entry = entry_behind(&turn.config, caller.agent.unwrap_or_default(), request.role, target_agent);
-    let approval = entry.as_ref().map(|entry| entry.approval()).unwrap_or_default();
+    let approval = match &entry {
+        Some(entry) => turn.config.approval_of(entry),
+        None => target.approval.unwrap_or_default(),
+    };
     if approval == Approval::Deny {
         let message = format!("calls to {target_agent:?} are denied by the config (approval: deny)");
         return Err(refusal(CallErrorKind::Denied, message));

@@ -129,7 +129,7 @@ fn row(
         scope,
         description: entry.description.clone(),
         enabled: entry.is_enabled(),
-        approval: entry.approval(),
+        approval: config.approval_of(entry),
         overridden,
         absent: if overridden { None } else { absent },
     }

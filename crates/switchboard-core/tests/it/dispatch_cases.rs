@@ -524,6 +524,36 @@ async fn config_approval_deny_and_auto_need_no_answer() {
 }
 
 #[tokio::test]
+async fn an_agents_own_approval_holds_where_its_entry_says_nothing() {
+    use switchboard_core::Approval::{Ask, Auto, Deny};
+    let mut config = demo_config();
+    assert_eq!((config.agent_tools[0].agent.as_str(), config.agent_tools[0].approval), ("researcher", None));
+    for agent in config.agents.iter_mut() {
+        match agent.name.as_str() {
+            "researcher" => agent.approval = Some(Auto),
+            "summariser" => agent.approval = Some(Auto),
+            _ => {}
+        }
+    }
+    config.agent_tools[1].approval = Some(Deny); // the entry's word over the agent's
+    let shown: Vec<_> = switchboard_core::config::merged_tools(&config, "assistant")
+        .into_iter()
+        .map(|tool| (tool.agent, tool.approval))
+        .collect();
+    assert_eq!(shown, vec![("researcher".to_string(), Auto), ("summariser".to_string(), Deny)]);
+    let (outcome, events) = run_answering(config.clone(), "Policies in the config", vec![], Default::default()).await;
+    assert_eq!(outcome.status, CallStatus::Ok);
+    assert!(events.iter().all(|event| !matches!(event.kind, EventKind::ApprovalRequested { .. })));
+    let mut statuses = statuses_by_agent(&events);
+    statuses.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(statuses, vec![("researcher".into(), CallStatus::Ok), ("summariser".into(), CallStatus::Denied)]);
+    // Neither saying anything: ask.
+    config.agents.iter_mut().for_each(|agent| agent.approval = None);
+    config.agent_tools[1].approval = None;
+    assert!(switchboard_core::config::merged_tools(&config, "assistant").iter().all(|tool| tool.approval == Ask));
+}
+
+#[tokio::test]
 async fn approval_works_at_depth_two() {
     let mut config = config(vec![agent("a"), agent("b"), agent("c")], vec![]);
     config.limits.max_depth = Some(2);

@@ -8,6 +8,7 @@
 import { limitsFromForm, limitsText } from "./tool-form";
 import type {
   AgentConfig_Deserialize as AgentConfig,
+  Approval,
   AgentConfig_Serialize as AgentConfigShown,
   OutputFormat,
   Limits_Deserialize as Limits,
@@ -48,7 +49,8 @@ export type Field =
   | "request_argument"
   | "context_argument"
   | "transport"
-  | "experimental_cli_tool_calls";
+  | "experimental_cli_tool_calls"
+  | "approval";
 
 const cli: Field[] = ["command", "args", "cwd", "env", "output", "timeout_secs", "prices"];
 
@@ -75,6 +77,10 @@ const fieldsByProvider: Record<Provider, Field[]> = {
   ],
   a2a: ["url", "api_key_env", "timeout_secs", "idle_timeout_secs"],
 };
+// Whether calls to it need approval: every agent a tool entry can call (a claude-cli
+// agent is never called).
+for (const [provider, fields] of Object.entries(fieldsByProvider))
+  if (provider !== "claude-cli") fields.push("approval");
 
 /** The agent as the form holds it: strings as typed, lists one item per line. */
 export type AgentForm = {
@@ -107,6 +113,8 @@ export type AgentForm = {
   /** mcp agents: a stdio server (`command`) or streamable HTTP (`url`). */
   transport: "command" | "url";
   experimental_cli_tool_calls: boolean;
+  /** Calls to it where the entry does not say; blank: ask. */
+  approval: Approval | "";
   /** Limits of this agent's own calls, over the global ones; blank inherits. */
   limits: Record<keyof Limits, string>;
 };
@@ -154,6 +162,7 @@ export function emptyForm(provider: Provider = "local"): AgentForm {
     context_argument: "",
     transport: "command",
     experimental_cli_tool_calls: false,
+    approval: "",
     limits: limitsText(null),
   };
 }
@@ -192,6 +201,7 @@ export function formFromAgent(agent: AgentConfig | AgentConfigShown): AgentForm 
     context_argument: text(agent.context_argument),
     transport: agent.provider === "mcp" && agent.url && !agent.command ? "url" : "command",
     experimental_cli_tool_calls: agent.experimental_cli_tool_calls === true,
+    approval: agent.approval ?? "",
     limits: limitsText(agent.limits),
   };
 }
@@ -268,6 +278,7 @@ const formOwned = [
   "request_argument",
   "context_argument",
   "experimental_cli_tool_calls",
+  "approval",
 ] as const;
 
 /**
@@ -356,6 +367,7 @@ export function agentFromForm(
   if (shown("request_via") && form.request_via !== "") agent.request_via = form.request_via;
   if (shown("experimental_cli_tool_calls") && form.experimental_cli_tool_calls)
     agent.experimental_cli_tool_calls = true;
+  if (shown("approval") && form.approval !== "") agent.approval = form.approval;
 
   if (shown("output")) {
     const output: NonNullable<AgentConfig["output"]> = {};

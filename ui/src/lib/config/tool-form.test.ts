@@ -1,7 +1,7 @@
 /** The entry form's round trip and checks, and the words for an absent entry. */
 import { describe, expect, it } from "vitest";
 import type { AgentToolEntry_Deserialize as AgentToolEntry } from "../../bindings";
-import { absenceText, entryFromToolForm, limitsSummary, toolFormFrom } from "./tool-form";
+import { absenceText, approvalText, entryFromToolForm, limitsSummary, toolFormFrom } from "./tool-form";
 
 describe("entry form", () => {
   it.each<AgentToolEntry>([
@@ -30,6 +30,18 @@ describe("entry form", () => {
       enabled: false,
       approval: "auto",
     });
+  });
+
+  it("an entry's approval is its own, else the agent's, else ask; blank leaves it to the agent", () => {
+    const agents = [{ name: "coder", approval: "auto" as const }, { name: "other" }];
+    expect(approvalText({ agent: "coder", approval: "deny" }, agents)).toBe("deny");
+    expect(approvalText({ agent: "coder" }, agents)).toBe("auto (the agent's)");
+    expect(approvalText({ agent: "other" }, agents)).toBe("ask");
+    const entry: AgentToolEntry = { agent: "coder", description: "d", approval: "ask" };
+    const form = toolFormFrom(entry);
+    expect(form.approval).toBe("ask");
+    expect(entryFromToolForm({ ...form, approval: "" }, entry).entry).toEqual({ agent: "coder", description: "d" });
+    expect(toolFormFrom({ agent: "coder", description: "d" }).approval).toBe("");
   });
 
   it("says what is wrong", () => {

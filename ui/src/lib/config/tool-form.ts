@@ -30,7 +30,8 @@ export type ToolForm = {
   agent: string;
   description: string;
   enabled: boolean;
-  approval: Approval;
+  /** Blank: the called agent's own `approval`, else ask. */
+  approval: Approval | "";
   /** How many of the caller's last messages go along; blank is 0. */
   share_context: string;
   session: SessionMode;
@@ -48,7 +49,7 @@ export function toolFormFrom(entry: AgentToolEntry | AgentToolEntryShown | null,
     agent: entry?.agent ?? agent,
     description: entry?.description ?? "",
     enabled: entry?.enabled !== false,
-    approval: entry?.approval ?? "ask",
+    approval: entry?.approval ?? "",
     share_context: text(entry?.share_context),
     session: entry?.session ?? "fresh",
     limits,
@@ -57,8 +58,8 @@ export function toolFormFrom(entry: AgentToolEntry | AgentToolEntryShown | null,
 
 /**
  * The entry the form describes, or every field's message. `original` keeps what the
- * form does not show (and fields left as they were stay as written: an absent
- * `approval` stays absent when the form still says the default).
+ * form does not show (and fields left as they were stay as written; a blank
+ * `approval` leaves it to the called agent's own, else ask).
  */
 export function entryFromToolForm(
   form: ToolForm,
@@ -75,7 +76,8 @@ export function entryFromToolForm(
     errors.description = "Required: the calling model reads it to decide when to call";
   entry.enabled = form.enabled ? (original?.enabled === true ? true : null) : false;
   if (entry.enabled === null) delete entry.enabled;
-  if (form.approval !== "ask" || original?.approval) entry.approval = form.approval;
+  if (form.approval !== "") entry.approval = form.approval;
+  else delete entry.approval;
   if (form.session !== "fresh" || original?.session) entry.session = form.session;
   else delete entry.session;
   const share = form.share_context.trim();
@@ -155,4 +157,17 @@ export function limitsSummary(limits: Limits | null | undefined): string {
     if (value !== null && value !== undefined) parts.push(`${label.toLowerCase()} ${value}`);
   }
   return parts.join(" · ");
+}
+
+/**
+ * The approval a call through `entry` gets, in words: the entry's own, else the
+ * called agent's (said so), else ask, as the core's `Config::approval_of` decides.
+ */
+export function approvalText(
+  entry: { agent: string; approval?: Approval | null },
+  agents: { name: string; approval?: Approval | null }[],
+): string {
+  if (entry.approval) return entry.approval;
+  const own = agents.find((agent) => agent.name === entry.agent)?.approval;
+  return own ? `${own} (the agent's)` : "ask";
 }
