@@ -270,6 +270,66 @@ def test_a_chain_across_processes_streams_the_remote_subtree_and_counts_its_usag
     assert "<<<AGENT_RESULT" in last["result"], "B's answer came fenced by B (untrusted for A too)"
 
 
+def processes_naming(text: str) -> list[int]:
+    """The processes whose command line holds `text`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if text.encode() in pathlib.Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def test_cancelling_a_chain_ends_the_remote_switchboard_and_its_agent(tmp_path):
+    """A stop reaches across processes: Switchboard A's call into Switchboard B (over
+    `switchboard mcp`), where B runs a subprocess agent, is cancelled; B's process
+    and B's agent are both gone afterwards."""
+    remote_folder = tmp_path / "b"
+    remote_folder.mkdir()
+    pid_file = tmp_path / "sleeper.pid"
+    b_config = remote_folder / "config.json"
+    sleeper = {"name": "sleeper", "provider": "subprocess", "command": "sh",
+               "args": ["-c", f"echo $$ > {pid_file}; exec sleep 60"]}
+    b_config.write_text(
+        json.dumps(
+            {
+                "primary": "writer",
+                "agents": [{"name": "writer", "provider": "demo", "model": "demo-researcher"}, sleeper],
+                "agent_tools": [{"agent": "sleeper", "description": "Sleeps.", "approval": "auto"}],
+            }
+        )
+    )
+    config = remote_config(
+        tmp_path,
+        {"command": str(BINARY), "args": ["--config", str(b_config), "mcp"], "tool": "agent_sleeper"},
+    )
+    process = subprocess.Popen(
+        [str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data"), "ask", "--events", "jsonl", QUESTION],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+    )
+    deadline = time.monotonic() + WAIT
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pid_file.exists(), "B started its agent"
+    agent_pid = int(pid_file.read_text())
+    b_pids = processes_naming(str(b_config))
+    assert b_pids and process_alive(agent_pid)
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=WAIT)
+    assert process.returncode == 143
+    deadline = time.monotonic() + WAIT
+    while any(process_alive(pid) for pid in [agent_pid, *b_pids]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not process_alive(agent_pid), "B's agent was ended"
+    assert not any(process_alive(pid) for pid in b_pids), "B was ended"
+
+
 def test_probe_lists_the_servers_tools_even_when_the_configured_one_is_missing(tmp_path):
     config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "nope"})
     environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
