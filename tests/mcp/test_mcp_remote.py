@@ -235,7 +235,8 @@ def test_cancelling_reaches_the_remote_and_leaves_nothing_running(tmp_path):
 
 
 def test_a_chain_across_processes_streams_the_remote_subtree_and_counts_its_usage(tmp_path):
-    """Switchboard A's tool-agent is Switchboard B, reached through `switchboard mcp`."""
+    """Switchboard A's tool-agent is Switchboard B, reached through `switchboard mcp`;
+    A's primary is an HTTP model (aimock) that delegates to it."""
     remote_folder = tmp_path / "b"
     remote_folder.mkdir()
     b_config = remote_folder / "config.json"
@@ -254,8 +255,14 @@ def test_a_chain_across_processes_streams_the_remote_subtree_and_counts_its_usag
         tmp_path,
         {"command": str(BINARY), "args": ["--config", str(b_config), "mcp"], "tool": "agent_writer"},
     )
-    finished, events = ask(config, tmp_path, QUESTION)
+    data = json.loads(config.read_text())
+    fixtures = delegating_fixtures("primary-m", "agent_remote", QUESTION, "B's writer answered.")
+    with aimock(fixtures) as model:
+        data["agents"][0] = {"name": "assistant", "provider": "local", "url": model, "model": "primary-m"}
+        config.write_text(json.dumps(data))
+        finished, events = ask(config, tmp_path, QUESTION)
     assert finished.returncode == 0, finished.stderr
+    assert "B's writer answered." in finished.stdout
     mine, last = remote_call(events)
     assert last["status"] == "ok"
     deltas = [event for event in mine if event["type"] == "text_delta"]
