@@ -117,8 +117,21 @@ pub fn choose_drawing_mode() -> DrawingMode {
     let mode = drawing_mode(compositing.as_deref(), webkit_switch.as_deref());
     if cfg!(target_os = "linux") && mode == DrawingMode::NoCompositing {
         std::env::set_var(WEBKIT_NO_COMPOSITING_ENV, "1");
+        SWITCHED_BY_US.store(true, Ordering::SeqCst);
     }
     mode
+}
+
+/// Whether `WEBKIT_DISABLE_COMPOSITING_MODE` is the app's doing, not the user's.
+static SWITCHED_BY_US: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Keeps the app's own WebKit switch out of a program it starts for the user (a link
+/// opener): a WebKitGTK browser started that way draws as it would have.
+pub fn without_our_switch(command: &mut std::process::Command) -> &mut std::process::Command {
+    if SWITCHED_BY_US.load(Ordering::SeqCst) {
+        command.env_remove(WEBKIT_NO_COMPOSITING_ENV);
+    }
+    command
 }
 
 #[cfg(test)]

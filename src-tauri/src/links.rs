@@ -38,7 +38,9 @@ fn is_app_page(url: &Url, dev_url: Option<&Url>) -> bool {
 fn open_outside<R: Runtime>(app: &tauri::AppHandle<R>, url: &Url) {
     let result = match std::env::var_os(OPEN_LINKS_WITH_ENV).filter(|command| !command.is_empty()) {
         Some(command) => {
-            std::process::Command::new(command).arg(url.as_str()).spawn().map(drop).map_err(|error| error.to_string())
+            let mut opener = std::process::Command::new(command);
+            crate::desktop::without_our_switch(&mut opener);
+            opener.arg(url.as_str()).spawn().map(drop).map_err(|error| error.to_string())
         }
         None => app.opener().open_url(url.as_str(), None::<&str>).map_err(|error| error.to_string()),
     };

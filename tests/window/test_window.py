@@ -222,10 +222,12 @@ def test_handoff_and_escalation_show_who_answered(window):
     treeitem(session, "expert, ok")
 
 
-def test_a_link_in_a_reply_opens_outside_and_the_window_stays(tmp_path):
+def test_a_link_in_a_reply_opens_outside_and_the_window_stays(tmp_path, monkeypatch):
+    monkeypatch.delenv("WEBKIT_DISABLE_COMPOSITING_MODE", raising=False)
     opened = tmp_path / "opened.txt"
     browser = tmp_path / "browser.sh"
-    browser.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> "{opened}"\n')
+    # It records the link, and whether the app's WebKit switch reached it (it should not).
+    browser.write_text(f'#!/bin/sh\nprintf "%s %s\\n" "$1" "${{WEBKIT_DISABLE_COMPOSITING_MODE:-unset}}" >> "{opened}"\n')
     browser.chmod(0o755)
     with launch(tmp_path, SWITCHBOARD_OPEN_LINKS_WITH=str(browser)) as session:
         app_url = session.current_url
@@ -238,7 +240,7 @@ def test_a_link_in_a_reply_opens_outside_and_the_window_stays(tmp_path):
         )
         link.click()
         WebDriverWait(session, 10).until(lambda _: opened.exists() and opened.read_text().strip())
-        assert opened.read_text().splitlines() == ["https://example.com/spec"], "the link went to the browser, once"
+        assert opened.read_text().splitlines() == ["https://example.com/spec unset"], "the link went to the browser, once"
         # The guard decides before it opens the link, so by now a navigation would
         # have been let through or cancelled: no waiting needed.
         assert session.current_url == app_url, f"the window navigated away to {session.current_url}"

@@ -72,7 +72,7 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
             }
         })
         .map_err(Failure::from)?;
-        match arguments.http {
+        let served = match arguments.http {
             Some(address) => serve_http(server, address, bearer_token, arguments.allow_remote).await,
             None => {
                 let shutdown = CancellationToken::new();
@@ -86,7 +86,12 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
                     }
                 }
             }
-        }
+        };
+        // Remote MCP tools of calls cancelled with the session are told to stop while
+        // the runtime still runs (its shutdown would drop the notices unsent).
+        tokio::task::yield_now().await;
+        let _ = tokio::task::spawn_blocking(switchboard_core::runner::mcp::finish_pending_cancels).await;
+        served
     });
     // Every call was cancelled with the session; an agent that ignored SIGTERM gets
     // its SIGKILL before this program exits.

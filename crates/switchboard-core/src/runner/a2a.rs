@@ -143,7 +143,7 @@ impl A2aRunner {
             let Some(question) = progress.question.take() else {
                 // Done, failed or rejected there: nothing to cancel. A call that gave
                 // up on the task (silent, a broken stream, an error) cancels it.
-                if matches!(outcome, Ok(()) | Err(RunnerError::Remote { .. })) {
+                if outcome.is_ok() || progress.ended_there() {
                     guard.task = None;
                 }
                 outcome?;
@@ -242,11 +242,11 @@ impl A2aRunner {
             url: card.endpoint.clone(),
             message: "SendMessage answered with neither a task nor a message".into(),
         })?;
-        // A task whose state and artifacts stay as they are for `idle` is silent.
+        // A task that says nothing new (no text, state or status words) for `idle` is silent.
         let mut last_news = Instant::now();
         loop {
             tokio::time::sleep(POLL_EVERY).await;
-            let before = (progress.answer.len(), progress.state.clone());
+            let before = progress.news;
             let task = self.call_result(card, "GetTask", json!({ "id": task_id })).await?;
             let task = task.get("task").cloned().unwrap_or(task);
             // New artifact parts since the last poll stream as text.
@@ -255,7 +255,7 @@ impl A2aRunner {
             if progress.take(&status, guard, on_delta, &card.endpoint)? {
                 return Ok(());
             }
-            if (progress.answer.len(), progress.state.clone()) != before {
+            if progress.news != before {
                 last_news = Instant::now();
             } else if last_news.elapsed() >= idle {
                 return Err(RunnerError::Idle { url: card.endpoint.clone(), secs: idle.as_secs() });

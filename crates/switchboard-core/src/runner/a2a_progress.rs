@@ -19,6 +19,11 @@ pub(super) struct Progress {
     pub(super) first_event: Option<Duration>,
     pub(super) started: Instant,
     pub(super) state: Option<String>,
+    /// The words of the last status, so a status said again is not a new line.
+    pub(super) last_words: String,
+    /// How many things the task has said (text, new states, new words): what the
+    /// idle timeout of a polled task watches.
+    pub(super) news: u64,
     /// The task's context, which a follow-up message names.
     pub(super) context: Option<String>,
     /// What the task asks when it stopped in `input-required`.
@@ -33,6 +38,8 @@ impl Default for Progress {
             first_event: None,
             started: Instant::now(),
             state: None,
+            last_words: String::new(),
+            news: 0,
             context: None,
             question: None,
         }
@@ -40,6 +47,15 @@ impl Default for Progress {
 }
 
 impl Progress {
+    /// Whether the remote task reached an end of its own (done, failed, rejected,
+    /// cancelled there): nothing is left to cancel.
+    pub(super) fn ended_there(&self) -> bool {
+        matches!(
+            self.state.as_deref(),
+            Some("TASK_STATE_COMPLETED" | "TASK_STATE_FAILED" | "TASK_STATE_REJECTED" | "TASK_STATE_CANCELED")
+        )
+    }
+
     /// The parts of a whole task's artifacts not seen yet, as text.
     pub(super) fn task_artifacts(&mut self, task: &Value, on_delta: DeltaSink<'_>) {
         let parts: Vec<String> = task
@@ -57,6 +73,7 @@ impl Progress {
 
     pub(super) fn text(&mut self, text: &str, on_delta: DeltaSink<'_>) {
         self.first_event.get_or_insert_with(|| self.started.elapsed());
+        self.news += 1;
         self.answer.push_str(text);
         on_delta(ModelDelta::Text(text.to_string()));
     }
@@ -103,8 +120,11 @@ impl Progress {
         }
         let state = update.pointer("/status/state").and_then(Value::as_str).unwrap_or("").to_string();
         let words = parts_text(update.pointer("/status/message/parts")).join("");
-        if self.state.as_deref() != Some(state.as_str()) || !words.is_empty() {
+        // A new state, or new words (a status polled again says nothing new).
+        if self.state.as_deref() != Some(state.as_str()) || (!words.is_empty() && words != self.last_words) {
             self.first_event.get_or_insert_with(|| self.started.elapsed());
+            self.news += 1;
+            self.last_words.clone_from(&words);
             let line = if words.is_empty() { short_state(&state) } else { format!("{}: {words}", short_state(&state)) };
             on_delta(ModelDelta::Progress { message: truncate(&line, 500), data: Some(json!({ "a2a_state": state })) });
         }
@@ -213,5 +233,28 @@ mod tests {
         assert_eq!(progress.answer, "Two rivers. Both long.");
         assert_eq!(texts, ["Two rivers.", " Both long."]);
         guard.task = None;
+    }
+
+    #[test]
+    fn a_status_polled_again_is_no_news_and_only_an_end_there_leaves_nothing_to_cancel() {
+        let mut guard = CancelOnDrop { endpoint: "http://a".into(), dialect: Dialect::V1, token: None, task: None };
+        let mut progress = Progress::default();
+        let mut lines = Vec::new();
+        let mut sink = |delta: ModelDelta| {
+            if let ModelDelta::Progress { message, .. } = delta {
+                lines.push(message);
+            }
+        };
+        let status = |state: &str, words: &str| json!({"statusUpdate": {"status": {"state": state, "message": {"parts": [{"text": words}]}}}});
+        for (state, words) in
+            [("TASK_STATE_WORKING", "step 1"), ("TASK_STATE_WORKING", "step 1"), ("TASK_STATE_WORKING", "step 2")]
+        {
+            assert!(!progress.take(&status(state, words), &mut guard, &mut sink, "http://a").unwrap());
+            assert!(!progress.ended_there());
+        }
+        assert_eq!(progress.news, 2, "the repeated status is not news");
+        assert!(progress.take(&status("TASK_STATE_FAILED", "no"), &mut guard, &mut sink, "http://a").is_err());
+        assert!(progress.ended_there());
+        assert_eq!(lines, ["working: step 1", "working: step 2", "failed: no"]);
     }
 }

@@ -124,6 +124,12 @@ impl McpRunner {
             })?,
         };
         let context_argument = match &self.agent.context_argument {
+            Some(name) if *name == request_argument => {
+                return Err(RunnerError::Config(format!(
+                    "agent {:?}: `context_argument` {name:?} is also the request's argument; name another",
+                    self.agent.name
+                )))
+            }
             Some(name) => Some((
                 name.clone(),
                 argument_type(&tool.input_schema, name).ok_or_else(|| {
@@ -372,10 +378,23 @@ fn first_required_string(schema: &JsonObject) -> Option<String> {
     })
 }
 
-/// The JSON Schema type of the tool's argument `name` ("any" when it names none).
+/// The JSON Schema type of the tool's argument `name` ("any" when it names none;
+/// `["string", "null"]` is a string).
 fn argument_type(schema: &JsonObject, name: &str) -> Option<String> {
     let property = schema.get("properties")?.as_object()?.get(name)?;
-    Some(property.get("type").and_then(Value::as_str).unwrap_or("any").to_string())
+    let kind = match property.get("type") {
+        Some(Value::String(kind)) => kind.clone(),
+        Some(Value::Array(kinds)) => {
+            let named: Vec<&str> = kinds.iter().filter_map(Value::as_str).filter(|kind| *kind != "null").collect();
+            if named.len() == 1 {
+                named[0].to_string()
+            } else {
+                "any".to_string()
+            }
+        }
+        _ => "any".to_string(),
+    };
+    Some(kind)
 }
 
 /// Sends `notifications/cancelled` for a call dropped before its answer.
@@ -397,14 +416,17 @@ impl Drop for CancelOnDrop {
                 let notice = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason));
                 let _ = tokio::time::timeout(Duration::from_secs(5), notice).await;
             });
-            PENDING_CANCELS.lock().unwrap().push(sending);
+            let mut pending = PENDING_CANCELS.lock().unwrap();
+            pending.retain(|earlier| !earlier.is_finished());
+            pending.push(sending);
         }
     }
 }
 
 /// Waits (at most 5 s each) for the `notifications/cancelled` of dropped calls, so
 /// a remote tool is told to stop before the program that started it exits. Called
-/// off the runtime (from `subprocess::end_pending_groups`), whose workers send them.
+/// off the runtime's workers (from `subprocess::end_pending_groups`, or through
+/// `spawn_blocking`), since the workers send them.
 pub fn finish_pending_cancels() {
     let pending: Vec<_> = PENDING_CANCELS.lock().unwrap().drain(..).collect();
     for sending in pending {
@@ -456,5 +478,8 @@ mod tests {
         assert_eq!(argument_type(schema, "ctx").as_deref(), Some("object"));
         assert_eq!(argument_type(schema, "free").as_deref(), Some("any"));
         assert_eq!(argument_type(schema, "missing"), None);
+        let nullable = json!({"properties": {"c": {"type": ["string", "null"]}, "d": {"type": ["object", "null"]}}});
+        assert_eq!(argument_type(nullable.as_object().unwrap(), "c").as_deref(), Some("string"));
+        assert_eq!(argument_type(nullable.as_object().unwrap(), "d").as_deref(), Some("object"));
     }
 }

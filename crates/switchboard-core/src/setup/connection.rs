@@ -182,8 +182,9 @@ async fn test_mcp(agent: &AgentConfig, report: &mut ConnectionReport) {
         Err(error) => return step(report, "connect", started, Err(error.to_string())),
     };
     let tools = runner.probe().await;
-    drop(runner); // a stdio server's process group ends here
-    runner::subprocess::end_pending_groups();
+    drop(runner); // a stdio server's process group is signalled here
+                  // Its SIGKILL, if it ignores SIGTERM, is waited for off the runtime's workers.
+    let _ = tokio::task::spawn_blocking(runner::subprocess::end_pending_groups).await;
     match tools {
         Ok(tools) => {
             report.tools = tools.iter().map(|tool| tool.name.to_string()).collect();
