@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.options import ArgOptions
 
 from loopback import free_port
@@ -101,7 +102,9 @@ def driven(application: Path, environment: dict[str, str]):
             yield session, driver_process
         finally:
             below = process_tree(driver_process.pid)[1:]
-            session.quit()
+            # A test may have ended the app itself (its last window closed).
+            with contextlib.suppress(WebDriverException):
+                session.quit()
     finally:
         driver_process.terminate()
         driver_process.wait(timeout=10)

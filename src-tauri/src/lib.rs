@@ -568,6 +568,7 @@ pub fn configure<R: Runtime>(
         .setup(move |app| {
             specta.mount_events(app);
             desktop::focus_on_notification_click(app.handle());
+            desktop::exit_on_ending_signals(app.handle());
             let handle = app.handle().clone();
             let from_environment = std::env::var_os(DATA_DIR_ENV).filter(|value| !value.is_empty()).map(PathBuf::from);
             let data_dir = match data_dir.clone().or(from_environment) {
@@ -627,8 +628,9 @@ pub fn run() {
         .expect("the Switchboard window could not start");
     app.run(|app, event| {
         if let tauri::RunEvent::Exit = event {
-            // An agent that ignored SIGTERM gets its SIGKILL before the app exits.
-            switchboard_core::runner::subprocess::end_pending_groups();
+            // Every agent and kept MCP stdio server still running is ended, and one
+            // that ignores SIGTERM gets its SIGKILL, before the app exits.
+            switchboard_core::runner::subprocess::end_every_group();
             // The last turns' spans are sent before the app exits.
             if let Some(telemetry) = app.try_state::<AppState>().and_then(|state| state.telemetry.clone()) {
                 if let Err(error) = telemetry.shutdown() {

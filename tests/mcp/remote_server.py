@@ -7,7 +7,8 @@ says "crash"; `inspect(request, context)` answers with the arguments it was give
 (and the folder it runs in);
 `silent(task)` works a minute without a word unless cancelled (logged like `slow`).
 
-  python remote_server.py              # stdio
+  python remote_server.py              # stdio (REMOTE_STUBBORN=1: it ignores SIGTERM and
+                                       # outlives its stdin, logging its pid in $REMOTE_LOG)
   python remote_server.py http PORT    # streamable HTTP at http://127.0.0.1:PORT/mcp
                                        # (REMOTE_TOKEN: require `Authorization: Bearer` it)
 """
@@ -105,4 +106,12 @@ if __name__ == "__main__":
 
         uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
     else:
-        server.run()
+        if os.environ.get("REMOTE_STUBBORN") == "1":
+            import signal
+
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            log(f"stubborn pid={os.getpid()}")
+            server.run()
+            time.sleep(600)  # its client went away: a well-behaved server would exit now
+        else:
+            server.run()

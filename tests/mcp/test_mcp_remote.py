@@ -200,6 +200,26 @@ def test_a_remote_tool_obeys_the_call_and_idle_timeouts_and_is_told_to_stop(tmp_
         server.wait(timeout=WAIT)
 
 
+def test_a_kept_stdio_server_that_ignores_sigterm_does_not_outlive_the_program(tmp_path):
+    """The runner cache keeps a stdio server between calls; when `ask` exits, the
+    server goes too, even one that ignores SIGTERM and its closed stdin. (`ask` drops
+    its runner cache on the way out, and rmcp kills the child it was given; the app,
+    which exits without dropping it, is tested on the real window.)"""
+    log = tmp_path / "remote.log"
+    config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research"})
+    data = json.loads(config.read_text())
+    data["agents"][1]["env"] = {"REMOTE_LOG": str(log), "REMOTE_STUBBORN": "1"}
+    config.write_text(json.dumps(data))
+    finished, events = ask(config, tmp_path, QUESTION)
+    assert finished.returncode == 0, finished.stderr
+    assert remote_call(events)[1]["status"] == "ok"
+    pid = int(log.read_text().split("stubborn pid=")[1].split()[0])
+    deadline = time.monotonic() + WAIT
+    while process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not process_alive(pid), "the stubborn server outlived the program that started it"
+
+
 def test_cancelling_reaches_the_remote_and_leaves_nothing_running(tmp_path):
     log = tmp_path / "remote.log"
     config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "slow"})

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,7 +27,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from loopback import free_port, wait_for_port  # noqa: E402
-from tauri_driver import driven, screenshot  # noqa: E402
+from tauri_driver import driven, process_tree, screenshot  # noqa: E402
 
 APP = ROOT / "target" / "debug" / "switchboard-app"
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -245,6 +246,52 @@ def test_a_link_in_a_reply_opens_outside_and_the_window_stays(tmp_path, monkeypa
         # have been let through or cancelled: no waiting needed.
         assert session.current_url == app_url, f"the window navigated away to {session.current_url}"
         assert "Summary:" in answer_text(session), "the chat is still there"
+
+
+def test_quitting_the_app_ends_a_kept_mcp_server_even_a_stubborn_one(tmp_path):
+    """The runner cache keeps an MCP stdio server between calls, and an app that quits
+    drops nothing on its way out: the exit itself ends every group still alive, even a
+    server that ignores SIGTERM and its closed stdin (SIGKILL after the grace period)."""
+    log = tmp_path / "remote.log"
+    server = ROOT / "tests" / "mcp" / "remote_server.py"
+    python = str(ROOT / ".venv" / "bin" / "python")
+    remote = {"name": "remote", "provider": "mcp", "command": python, "args": [str(server)], "tool": "research",
+              "env": {"REMOTE_LOG": str(log), "REMOTE_STUBBORN": "1"}}
+    config = {
+        "primary": "assistant",
+        "agents": [{"name": "assistant", "provider": "demo", "model": "demo-planner"}, remote],
+        "agent_tools": [{"agent": "remote", "description": "A remote agent.", "approval": "auto"}],
+    }
+    path = tmp_path / "config" / "switchboard" / "config.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(config))
+    with launch(tmp_path) as session:
+        box = message_box(session)
+        box.send_keys("How do otters sleep?")
+        box.send_keys(Keys.ENTER)
+        treeitem(session, "remote, ok")
+        WebDriverWait(session, 30).until(lambda _: "That is all from the demo agents." in answer_text(session))
+        pid = int(log.read_text().split("stubborn pid=")[1].split()[0])
+        assert process_alive(pid), "the server is kept between calls"
+        # Ended as a logout or `kill` ends it: SIGTERM to the app.
+        apps = [
+            found for found in process_tree(os.getpid())
+            if Path(f"/proc/{found}/comm").exists() and Path(f"/proc/{found}/comm").read_text().strip() == "switchboard-app"
+        ]
+        assert len(apps) == 1, apps
+        os.kill(apps[0], signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while (process_alive(pid) or process_alive(apps[0])) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not process_alive(apps[0]), "the app ended on SIGTERM"
+        assert not process_alive(pid), "the MCP server outlived the app"
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def call_through_mcp(url: str, outcome: dict) -> None:

@@ -33,7 +33,7 @@ pub(crate) fn probe(path: &Path, name: &str, as_json: bool) -> Result<ExitCode, 
     let runner = McpRunner::new(&agent).map_err(|error| Failure { code: 1, message: error.to_string() })?;
     let tools = runtime.block_on(runner.probe());
     drop(runner); // a stdio server's process group ends here
-    switchboard_core::runner::subprocess::end_pending_groups();
+    switchboard_core::runner::subprocess::end_every_group();
     let tools = tools.map_err(|error| Failure { code: 1, message: error.to_string() })?;
     if as_json {
         let rows: Vec<_> = tools

@@ -95,8 +95,9 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
             }
         }
     })?;
-    // An agent that ignored SIGTERM gets its SIGKILL before this program exits.
-    switchboard_core::runner::subprocess::end_pending_groups();
+    // Every agent and kept MCP stdio server still running is ended, and one that
+    // ignores SIGTERM gets its SIGKILL, before this program exits.
+    switchboard_core::runner::subprocess::end_every_group();
     crate::traces::finish(telemetry);
     let signal = signalled.load(Ordering::SeqCst);
     if signal != 0 {

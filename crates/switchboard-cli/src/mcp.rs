@@ -96,7 +96,7 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
     // Every call was cancelled with the session; an agent that ignored SIGTERM gets
     // its SIGKILL before this program exits.
     runtime.shutdown_timeout(std::time::Duration::from_secs(3));
-    switchboard_core::runner::subprocess::end_pending_groups();
+    switchboard_core::runner::subprocess::end_every_group();
     crate::traces::finish(telemetry.and_then(Arc::into_inner));
     outcome.map(|()| ExitCode::SUCCESS)
 }

@@ -157,7 +157,7 @@ impl SubprocessRunner {
             },
         })?;
         // From here on, however the call ends, the group is ended with it.
-        let _group = ProcessGroup(child.id().map(|id| Pid::from_raw(id as i32)));
+        let _group = ProcessGroup::of(&child);
         if let Some(mut stdin) = child.stdin.take() {
             // Written aside, so a program that does not read its input cannot hold
             // the call; the pipe closes when the writing ends.
@@ -339,16 +339,32 @@ static PENDING: Mutex<Vec<(Pid, Instant)>> = Mutex::new(Vec::new());
 /// from `end_pending_groups` if the program is about to exit first.
 pub(crate) struct ProcessGroup(Option<Pid>);
 
+/// The groups of `ProcessGroup`s not dropped yet: a call's agent, or an MCP stdio
+/// server kept by the runner cache, which `end_every_group` ends at exit.
+static LIVE: Mutex<Vec<Pid>> = Mutex::new(Vec::new());
+
 impl ProcessGroup {
     /// The group `child` leads (it was spawned with `process_group(0)`).
     pub(crate) fn of(child: &tokio::process::Child) -> ProcessGroup {
-        ProcessGroup(child.id().map(|id| Pid::from_raw(id as i32)))
+        let group = child.id().map(|id| Pid::from_raw(id as i32));
+        if let Some(group) = group {
+            LIVE.lock().unwrap().push(group);
+        }
+        ProcessGroup(group)
     }
 }
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         let Some(group) = self.0.take() else { return };
+        LIVE.lock().unwrap().retain(|live| *live != group);
+        terminate(group);
+    }
+}
+
+/// SIGTERM to `group` now, SIGKILL once the grace period is over.
+fn terminate(group: Pid) {
+    {
         if killpg(group, Signal::SIGTERM).is_err() {
             return; // nothing of the group is left
         }
@@ -359,6 +375,17 @@ impl Drop for ProcessGroup {
             finish(group);
         });
     }
+}
+
+/// What a shell calls as it exits: every group still alive (an MCP stdio server the
+/// runner cache kept, since the cache itself is not dropped when a program exits) is
+/// ended like a dropped one, then `end_pending_groups` waits them all out.
+pub fn end_every_group() {
+    let live: Vec<Pid> = LIVE.lock().unwrap().drain(..).collect();
+    for group in live {
+        terminate(group);
+    }
+    end_pending_groups();
 }
 
 /// SIGKILL to a pending group, once; forgotten afterwards.
