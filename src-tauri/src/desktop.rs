@@ -82,21 +82,12 @@ pub fn focus_on_notification_click<R: Runtime>(app: &tauri::AppHandle<R>) {
 /// it) end the app as closing its window does, through `RunEvent::Exit`, so its
 /// agents and kept MCP servers are ended too instead of outliving it.
 pub fn exit_on_ending_signals<R: Runtime>(app: &tauri::AppHandle<R>) {
-    use tokio::signal::unix::{signal, SignalKind};
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        let (Ok(mut terminate), Ok(mut hangup), Ok(mut interrupt)) =
-            (signal(SignalKind::terminate()), signal(SignalKind::hangup()), signal(SignalKind::interrupt()))
-        else {
-            tracing::warn!("the app cannot listen for SIGTERM: its agents may outlive a kill");
-            return;
-        };
-        tokio::select! {
-            _ = terminate.recv() => {}
-            _ = hangup.recv() => {}
-            _ = interrupt.recv() => {}
+        match switchboard_core::runner::subprocess::ending_signal().await {
+            Some(_) => app.exit(0),
+            None => tracing::warn!("the app cannot listen for SIGTERM: its agents may outlive a kill"),
         }
-        app.exit(0);
     });
 }
 

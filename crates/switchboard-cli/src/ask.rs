@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 
+use switchboard_core::runner::subprocess::ending_signal;
 use switchboard_core::sessions::{ChatSessions, SessionTurn};
 use switchboard_core::{
     ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Dispatcher, EventKind, Session, TurnControl, TurnRequest,
@@ -119,20 +120,6 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
                 message: format!("the turn of {} ended with status {}: {detail}", summary.answered_by, status.as_str()),
             })
         }
-    }
-}
-
-/// Waits for SIGINT, SIGTERM or SIGHUP (Ctrl-C, `kill`, a closed terminal) and
-/// returns its number; `None` when the handlers cannot be installed.
-pub(crate) async fn ending_signal() -> Option<i32> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut interrupt = signal(SignalKind::interrupt()).ok()?;
-    let mut terminate = signal(SignalKind::terminate()).ok()?;
-    let mut hangup = signal(SignalKind::hangup()).ok()?;
-    tokio::select! {
-        _ = interrupt.recv() => Some(2),
-        _ = terminate.recv() => Some(15),
-        _ = hangup.recv() => Some(1),
     }
 }
 

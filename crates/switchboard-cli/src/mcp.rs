@@ -15,8 +15,8 @@ use switchboard_mcp::{ApprovalMode, CallObserver, IncomingCall, McpServer, Obser
 use switchboard_otel::{Telemetry, TurnRecorder};
 use tokio_util::sync::CancellationToken;
 
-use crate::ask::ending_signal;
 use crate::{load, Failure, McpApprove, McpArgs};
+use switchboard_core::runner::subprocess::ending_signal;
 
 pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> {
     let loaded = load(path)?;

@@ -377,6 +377,21 @@ fn terminate(group: Pid) {
     }
 }
 
+/// Waits for SIGINT, SIGTERM or SIGHUP (Ctrl-C, `kill`, a closed terminal) and
+/// returns its number; `None` when the handlers cannot be installed. The CLI and
+/// the app both end on these, then call `end_every_group`.
+pub async fn ending_signal() -> Option<i32> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut interrupt = signal(SignalKind::interrupt()).ok()?;
+    let mut terminate = signal(SignalKind::terminate()).ok()?;
+    let mut hangup = signal(SignalKind::hangup()).ok()?;
+    tokio::select! {
+        _ = interrupt.recv() => Some(2),
+        _ = terminate.recv() => Some(15),
+        _ = hangup.recv() => Some(1),
+    }
+}
+
 /// What a shell calls as it exits: every group still alive (an MCP stdio server the
 /// runner cache kept, since the cache itself is not dropped when a program exits) is
 /// ended like a dropped one, then `end_pending_groups` waits them all out.
