@@ -60,16 +60,21 @@ def remote_call(events: list) -> tuple[list, dict]:
     return mine, mine[-1]
 
 
+def answered_by_an_http_primary(config: pathlib.Path, model: str) -> None:
+    """Makes the config's primary an HTTP agent on aimock at `model`, as `primary-m`."""
+    data = json.loads(config.read_text())
+    data["agents"][0] = {"name": "assistant", "provider": "local", "url": model, "model": "primary-m"}
+    config.write_text(json.dumps(data))
+
+
 QUESTION = "Please find out everything about how otters sleep in the wild and why"
 
 
 def test_an_http_primary_delegates_to_a_remote_tool_over_stdio(tmp_path):
     config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research"})
-    data = json.loads(config.read_text())
     fixtures = delegating_fixtures("primary-m", "agent_remote", QUESTION, "The remote agent found it.")
     with aimock(fixtures) as model:
-        data["agents"][0] = {"name": "assistant", "provider": "local", "url": model, "model": "primary-m"}
-        config.write_text(json.dumps(data))
+        answered_by_an_http_primary(config, model)
         finished, events = ask(config, tmp_path, QUESTION)
     assert "The remote agent found it." in finished.stdout
     assert finished.returncode == 0, finished.stderr
@@ -101,9 +106,7 @@ def test_the_delegates_context_reaches_the_remote_tool_as_text_and_as_data(tmp_p
         for how, extra in (("as data", {"context_argument": "context"}), ("as text", {})):
             remote = {"command": PYTHON, "args": [SERVER], "tool": "inspect", "cwd": str(tmp_path), **extra}
             config = remote_config(tmp_path, remote)
-            data = json.loads(config.read_text())
-            data["agents"][0] = {"name": "assistant", "provider": "local", "url": model, "model": "primary-m"}
-            config.write_text(json.dumps(data))
+            answered_by_an_http_primary(config, model)
             finished, events = ask(config, tmp_path, QUESTION)
             assert finished.returncode == 0, finished.stderr
             last = remote_call(events)[1]
@@ -275,11 +278,9 @@ def test_a_chain_across_processes_streams_the_remote_subtree_and_counts_its_usag
         tmp_path,
         {"command": str(BINARY), "args": ["--config", str(b_config), "mcp"], "tool": "agent_writer"},
     )
-    data = json.loads(config.read_text())
     fixtures = delegating_fixtures("primary-m", "agent_remote", QUESTION, "B's writer answered.")
     with aimock(fixtures) as model:
-        data["agents"][0] = {"name": "assistant", "provider": "local", "url": model, "model": "primary-m"}
-        config.write_text(json.dumps(data))
+        answered_by_an_http_primary(config, model)
         finished, events = ask(config, tmp_path, QUESTION)
     assert finished.returncode == 0, finished.stderr
     assert "B's writer answered." in finished.stdout

@@ -27,7 +27,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from loopback import free_port, wait_for_port  # noqa: E402
-from tauri_driver import driven, process_tree, screenshot  # noqa: E402
+from tauri_driver import alive, driven, process_tree, screenshot  # noqa: E402
 
 APP = ROOT / "target" / "debug" / "switchboard-app"
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -272,7 +272,7 @@ def test_quitting_the_app_ends_a_kept_mcp_server_even_a_stubborn_one(tmp_path):
         treeitem(session, "remote, ok")
         WebDriverWait(session, 30).until(lambda _: "That is all from the demo agents." in answer_text(session))
         pid = int(log.read_text().split("stubborn pid=")[1].split()[0])
-        assert process_alive(pid), "the server is kept between calls"
+        assert alive(pid), "the server is kept between calls"
         # Ended as a logout or `kill` ends it: SIGTERM to the app.
         apps = [
             found for found in process_tree(os.getpid())
@@ -281,17 +281,10 @@ def test_quitting_the_app_ends_a_kept_mcp_server_even_a_stubborn_one(tmp_path):
         assert len(apps) == 1, apps
         os.kill(apps[0], signal.SIGTERM)
         deadline = time.monotonic() + 30
-        while (process_alive(pid) or process_alive(apps[0])) and time.monotonic() < deadline:
+        while (alive(pid) or alive(apps[0])) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not process_alive(apps[0]), "the app ended on SIGTERM"
-        assert not process_alive(pid), "the MCP server outlived the app"
-
-
-def process_alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+        assert not alive(apps[0]), "the app ended on SIGTERM"
+        assert not alive(pid), "the MCP server outlived the app"
 
 
 def call_through_mcp(url: str, outcome: dict) -> None:
