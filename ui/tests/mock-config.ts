@@ -12,7 +12,6 @@ import type {
   Absence,
   AgentConfig_Serialize as AgentConfig,
   AgentToolEntry_Serialize as AgentToolEntry,
-  Approval,
   AppError_Serialize as AppError,
   Config_Serialize as Config,
   ConfigChanged_Serialize as ConfigChanged,
@@ -25,6 +24,7 @@ import type {
   ToolTarget,
   ToolsExplained_Serialize as ToolsExplained,
 } from "../src/bindings";
+import { approvalOf } from "../src/lib/config/tool-form";
 
 const path = "/home/user/.config/switchboard/config.json";
 
@@ -342,7 +342,7 @@ function explain(config: Config, name: string): ToolsExplained {
       scope,
       description: entry.description,
       enabled: entry.enabled !== false,
-      approval: approvalOf(config, entry),
+      approval: approvalOf(entry, config.agents),
       overridden,
       absent: overridden ? null : absent,
     };
@@ -378,11 +378,6 @@ function explain(config: Config, name: string): ToolsExplained {
 }
 
 /** `list_tools`: the merged list (disabled entries included), or the global entries. */
-/** As the core's `Config::approval_of`: the entry's own, else the called agent's, else ask. */
-function approvalOf(config: Config, entry: AgentToolEntry): Approval {
-  return entry.approval ?? config.agents.find((agent) => agent.name === entry.agent)?.approval ?? "ask";
-}
-
 function listTools(config: Config, name: string | null): ResolvedTool[] {
   if (name === null)
     return config.agent_tools.map((entry) => ({
@@ -391,7 +386,7 @@ function listTools(config: Config, name: string | null): ResolvedTool[] {
       scope: "global",
       description: entry.description,
       enabled: entry.enabled !== false,
-      approval: approvalOf(config, entry),
+      approval: approvalOf(entry, config.agents),
     }));
   if (!config.agents.some((agent) => agent.name === name)) return [];
   return explain(config, name)

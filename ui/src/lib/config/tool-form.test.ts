@@ -1,7 +1,7 @@
 /** The entry form's round trip and checks, and the words for an absent entry. */
 import { describe, expect, it } from "vitest";
 import type { AgentToolEntry_Deserialize as AgentToolEntry } from "../../bindings";
-import { absenceText, approvalText, entryFromToolForm, limitsSummary, toolFormFrom } from "./tool-form";
+import { absenceText, approvalOf, approvalText, entryFromToolForm, limitsSummary, toolFormFrom } from "./tool-form";
 
 describe("entry form", () => {
   it.each<AgentToolEntry>([
@@ -37,6 +37,10 @@ describe("entry form", () => {
     expect(approvalText({ agent: "coder", approval: "deny" }, agents)).toBe("deny");
     expect(approvalText({ agent: "coder" }, agents)).toBe("auto (the agent's)");
     expect(approvalText({ agent: "other" }, agents)).toBe("ask");
+    expect([approvalOf({ agent: "coder" }, agents), approvalOf({ agent: "coder", approval: "ask" }, agents)]).toEqual([
+      "auto",
+      "ask",
+    ]);
     const entry: AgentToolEntry = { agent: "coder", description: "d", approval: "ask" };
     const form = toolFormFrom(entry);
     expect(form.approval).toBe("ask");

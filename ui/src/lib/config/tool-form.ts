@@ -159,14 +159,16 @@ export function limitsSummary(limits: Limits | null | undefined): string {
   return parts.join(" · ");
 }
 
-/**
- * The approval a call through `entry` gets, in words: the entry's own, else the
- * called agent's (said so), else ask, as the core's `Config::approval_of` decides.
- */
-export function approvalText(
-  entry: { agent: string; approval?: Approval | null },
-  agents: { name: string; approval?: Approval | null }[],
-): string {
+type ApprovalSource = { agent: string; approval?: Approval | null };
+type ApprovalAgents = { name: string; approval?: Approval | null }[];
+
+/** The approval a call through `entry` gets, as the core's `Config::approval_of` decides. */
+export function approvalOf(entry: ApprovalSource, agents: ApprovalAgents): Approval {
+  return entry.approval ?? agents.find((agent) => agent.name === entry.agent)?.approval ?? "ask";
+}
+
+/** The approval in words: the entry's own, the called agent's (said so), or ask. */
+export function approvalText(entry: ApprovalSource, agents: ApprovalAgents): string {
   if (entry.approval) return entry.approval;
   const own = agents.find((agent) => agent.name === entry.agent)?.approval;
   return own ? `${own} (the agent's)` : "ask";
