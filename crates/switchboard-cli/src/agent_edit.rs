@@ -15,7 +15,8 @@ use crate::{load, save, terminal::printable, Failure};
 /// An agent's fields as flags; on `edit`, only the flags given change.
 #[derive(Args, Default)]
 pub(crate) struct AgentFields {
-    /// local (OpenAI-compatible HTTP), aider-cli, smolagents, subprocess, claude-cli, demo, mcp, a2a.
+    /// local (OpenAI-compatible HTTP), aider-cli, smolagents, claude-code, codex, gemini-cli, qwen-code,
+    /// subprocess, claude-cli, demo, mcp, a2a.
     #[arg(long, value_parser = parse_provider)]
     provider: Option<Provider>,
     #[arg(long)]
@@ -67,7 +68,8 @@ fn parse_approval(text: &str) -> Result<Approval, String> {
 
 fn parse_provider(text: &str) -> Result<Provider, String> {
     serde_json::from_value(serde_json::Value::String(text.to_string()))
-        .map_err(|_| "one of local, openai, aider-cli, smolagents, subprocess, claude-cli, demo, mcp, a2a".to_string())
+        .map_err(|_| "one of local, openai, aider-cli, smolagents, claude-code, codex, gemini-cli, qwen-code, subprocess, \
+             claude-cli, demo, mcp, a2a".to_string())
 }
 
 impl AgentFields {

@@ -343,6 +343,24 @@ fn check(path: &Path) -> Result<ExitCode, Failure> {
         loaded.config.agents.len(),
         loaded.config.agent_tools.len()
     );
+    for agent in &loaded.config.agents {
+        if let Some(note) = switchboard_core::runner::cli_presets::autonomy_note(agent) {
+            println!("agent {:?}: {note}", agent.name);
+        }
+    }
+    // Agent CLIs on PATH that no agent uses yet, with the preset that runs each.
+    let search_path = std::env::var_os("PATH");
+    for found in switchboard_core::setup::find_cli_agents(search_path) {
+        if !loaded.config.agents.iter().any(|agent| agent.provider == found.agent.provider) {
+            println!(
+                "found {} at {}: add it with `switchboard agent add {} --provider {}`",
+                found.program,
+                found.path,
+                found.agent.name,
+                found.agent.provider.as_str()
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -68,6 +68,20 @@ pub enum RequestVia {
     Stdin,
 }
 
+/// What an agent CLI may do on its own while it runs as a tool-agent: nobody is
+/// there to answer its permission questions, so the program is told up front.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Autonomy {
+    /// Read files and answer; every edit and command is refused.
+    #[default]
+    ReadOnly,
+    /// Also edit files in its working folder; commands stay refused (or sandboxed).
+    Edit,
+    /// Edit and run commands without asking (Claude Code refuses this as root).
+    Full,
+}
+
 /// How an agent is run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
 #[serde(rename_all = "kebab-case")]
@@ -79,6 +93,15 @@ pub enum Provider {
     AiderCli,
     /// Hugging Face smolagents' `smolagent` CLI, with its preset.
     Smolagents,
+    /// Claude Code run once (`claude -p`, stream-json) as a tool-agent: stateless,
+    /// unlike `claude-cli`, the primary that keeps a session.
+    ClaudeCode,
+    /// OpenAI's Codex CLI run once (`codex exec --json`).
+    Codex,
+    /// Google's Gemini CLI run once (`gemini --prompt`, stream-json).
+    GeminiCli,
+    /// Qwen Code run once (`qwen --prompt`, stream-json).
+    QwenCode,
     Subprocess,
     ClaudeCli,
     /// The built-in deterministic agents that need no model server.
@@ -90,11 +113,30 @@ pub enum Provider {
 }
 
 impl Provider {
+    /// Whether the agent is a program run once per call (a subprocess of the
+    /// `subprocess` runner, with or without a preset).
+    pub fn is_cli_agent(self) -> bool {
+        matches!(
+            self,
+            Provider::Subprocess
+                | Provider::AiderCli
+                | Provider::Smolagents
+                | Provider::ClaudeCode
+                | Provider::Codex
+                | Provider::GeminiCli
+                | Provider::QwenCode
+        )
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Provider::Local => "local",
             Provider::AiderCli => "aider-cli",
             Provider::Smolagents => "smolagents",
+            Provider::ClaudeCode => "claude-code",
+            Provider::Codex => "codex",
+            Provider::GeminiCli => "gemini-cli",
+            Provider::QwenCode => "qwen-code",
             Provider::Subprocess => "subprocess",
             Provider::ClaudeCli => "claude-cli",
             Provider::Demo => "demo",
@@ -156,6 +198,11 @@ pub struct AgentConfig {
     /// Subprocess agents: how the request reaches the program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_via: Option<RequestVia>,
+    /// Agent CLIs with a preset (Claude Code, Codex, Gemini CLI, Qwen Code): what
+    /// the program may do unattended, turned into its own permission, sandbox or
+    /// approval flags (`read_only` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autonomy: Option<Autonomy>,
     /// Whether calls to this agent need the user's yes when the tool entry that
     /// calls it does not say (`ask` when neither does): an agent trusted to run
     /// unasked is `auto` once, not in every entry.
@@ -207,6 +254,7 @@ impl AgentConfig {
             cwd: None,
             env: BTreeMap::new(),
             request_via: None,
+            autonomy: None,
             tool: None,
             request_argument: None,
             context_argument: None,

@@ -324,9 +324,13 @@ pub fn build(agent: &AgentConfig) -> Result<std::sync::Arc<dyn Runner>, RunnerEr
         Provider::Demo => Ok(std::sync::Arc::new(demo::DemoRunner::new(agent))),
         Provider::Local => Ok(std::sync::Arc::new(local::LocalRunner::new(agent)?)),
         Provider::ClaudeCli => Ok(std::sync::Arc::new(claude::ClaudeRunner::new(agent))),
-        Provider::Subprocess | Provider::AiderCli | Provider::Smolagents => {
-            Ok(std::sync::Arc::new(subprocess::SubprocessRunner::new(agent)?))
-        }
+        Provider::Subprocess
+        | Provider::AiderCli
+        | Provider::Smolagents
+        | Provider::ClaudeCode
+        | Provider::Codex
+        | Provider::GeminiCli
+        | Provider::QwenCode => Ok(std::sync::Arc::new(subprocess::SubprocessRunner::new(agent)?)),
         Provider::Mcp => Ok(std::sync::Arc::new(mcp::McpRunner::new(agent)?)),
         Provider::A2a => Ok(std::sync::Arc::new(a2a::A2aRunner::new(agent)?)),
     }

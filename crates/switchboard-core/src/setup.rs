@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::Serialize;
 use specta::Type;
 
-use crate::config::{AgentConfig, Provider};
+use crate::config::AgentConfig;
 
 /// Extra servers to look for, comma-separated base URLs (`http://10.0.0.5:9000`).
 pub const LOCAL_SERVERS_ENV: &str = "SWITCHBOARD_LOCAL_SERVERS";
@@ -136,9 +136,7 @@ pub(crate) enum ModelsError {
 pub fn find_cli_agents(path: Option<OsString>) -> Vec<FoundCliAgent> {
     let path = path.unwrap_or_default();
     let mut found = Vec::new();
-    for (program, name, provider) in
-        [("aider", "aider", Provider::AiderCli), ("smolagent", "smolagents", Provider::Smolagents)]
-    {
+    for (program, name, provider, _) in crate::runner::cli_presets::PRESET_PROGRAMS {
         if let Some(location) = crate::runner::cli_presets::find_program(program, &path) {
             found.push(FoundCliAgent {
                 program: program.into(),
@@ -153,6 +151,7 @@ pub fn find_cli_agents(path: Option<OsString>) -> Vec<FoundCliAgent> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Provider;
 
     #[test]
     fn a_server_url_becomes_its_openai_base() {
@@ -181,8 +180,17 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         // The files on the path with their modes, and the agents found.
         type Case = (&'static [(&'static str, u32)], &'static [(&'static str, Provider)]);
-        let cases: [Case; 4] = [
+        let cases: [Case; 5] = [
             (&[("aider", 0o755)], &[("aider", Provider::AiderCli)]),
+            (
+                &[("qwen", 0o755), ("gemini", 0o755), ("codex", 0o755), ("claude", 0o755)],
+                &[
+                    ("claude-code", Provider::ClaudeCode),
+                    ("codex", Provider::Codex),
+                    ("gemini", Provider::GeminiCli),
+                    ("qwen", Provider::QwenCode),
+                ],
+            ),
             (&[("smolagent", 0o755)], &[("smolagents", Provider::Smolagents)]),
             (
                 &[("smolagent", 0o755), ("aider", 0o755), ("other", 0o755)],

@@ -43,6 +43,8 @@ pub enum OutputFormat {
     ClaudeStreamJson,
     /// Codex's `exec --json`.
     CodexJson,
+    /// Gemini CLI's `-o stream-json`.
+    GeminiStreamJson,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]

@@ -219,7 +219,13 @@ fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut 
             }
         }
         Provider::Smolagents => needs("model", &agent.model, problems),
-        Provider::AiderCli | Provider::ClaudeCli | Provider::Demo => {}
+        Provider::AiderCli
+        | Provider::ClaudeCode
+        | Provider::Codex
+        | Provider::GeminiCli
+        | Provider::QwenCode
+        | Provider::ClaudeCli
+        | Provider::Demo => {}
     }
     if let Some(variable) = &agent.api_key_env {
         let looks_like_a_name = !variable.is_empty()

@@ -1,5 +1,5 @@
-//! CLI agents that write JSON lines (Claude Code's `stream-json`, Codex's
-//! `exec --json`), read as events while they run: their text streams as text,
+//! CLI agents that write JSON lines (Claude Code's and Qwen Code's `stream-json`,
+//! Codex's `exec --json`, Gemini CLI's `stream-json`), read as events while they run: their text streams as text,
 //! their tool use shows as progress, and their result message gives the answer,
 //! the usage and the cost. A line that is not JSON is shown as progress, never
 //! lost; every string is the program's output, treated as untrusted data. Pure.
@@ -23,6 +23,10 @@ pub struct EventLines {
     usage: Option<Usage>,
     cost: Option<f64>,
     failure: Option<String>,
+    /// Gemini: whether the last text was a streamed delta (the next one continues it).
+    gemini_streaming: bool,
+    /// The last error event, for a result that names none.
+    last_error: Option<String>,
 }
 
 /// The longest progress line shown for a tool's input.
@@ -38,6 +42,8 @@ impl EventLines {
             usage: None,
             cost: None,
             failure: None,
+            gemini_streaming: false,
+            last_error: None,
         }
     }
 
@@ -78,6 +84,7 @@ impl EventLines {
         match self.format {
             OutputFormat::ClaudeStreamJson => self.claude(&event, deltas),
             OutputFormat::CodexJson => self.codex(&event, deltas),
+            OutputFormat::GeminiStreamJson => self.gemini(&event, deltas),
             OutputFormat::Text => {}
         }
     }
@@ -117,9 +124,22 @@ impl EventLines {
             }
             Some("result") => {
                 let result = event["result"].as_str().unwrap_or_default().to_string();
-                if event["is_error"].as_bool() == Some(true) {
-                    self.failure = Some(format!("the agent reported an error: {}", shorten(&result)));
+                let subtype = event["subtype"].as_str().unwrap_or_default();
+                if event["is_error"].as_bool() == Some(true) || subtype.starts_with("error") {
+                    // `result` says why; when it is null, `errors` does ("Reached
+                    // maximum number of turns (1)"), else the subtype.
+                    let errors: Vec<&str> =
+                        event["errors"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+                    let why = if !result.is_empty() {
+                        result.clone()
+                    } else if !errors.is_empty() {
+                        errors.join("; ")
+                    } else {
+                        subtype.replace('_', " ")
+                    };
+                    self.failure = Some(format!("the agent reported an error: {}", error_excerpt(&why)));
                 }
+                self.denied(&event["permission_denials"], deltas);
                 self.answer = Some(result);
                 let usage = &event["usage"];
                 let count = |field: &str| usage[field].as_u64().unwrap_or(0);
@@ -162,12 +182,103 @@ impl EventLines {
                 let turn = Usage::new(count("input_tokens"), count("output_tokens"));
                 self.usage.get_or_insert_with(Usage::default).add(&turn);
             }
-            (Some("turn.failed") | Some("error"), _) => {
-                let message = event["error"]["message"].as_str().or(event["message"].as_str()).unwrap_or("failed");
-                self.failure = Some(format!("the agent reported an error: {}", shorten(message)));
+            // A notice ("Model metadata for `m` not found…"), not a failure.
+            (Some("item.completed"), Some("error")) => {
+                let message = item["message"].as_str().unwrap_or("error");
+                deltas.push(ModelDelta::Progress { message: shorten(message), data: None });
+            }
+            // Retries say "Reconnecting… 1/5" here: news, and the cause only if
+            // nothing better comes.
+            (Some("error"), _) => {
+                let message = codex_message(event["message"].as_str().unwrap_or("error"));
+                deltas.push(ModelDelta::Progress { message: shorten(&message), data: None });
+                self.last_error = Some(message);
+            }
+            (Some("turn.failed"), _) => {
+                let message = codex_message(event["error"]["message"].as_str().unwrap_or("the turn failed"));
+                self.failure = Some(format!("the agent reported an error: {}", error_excerpt(&message)));
             }
             _ => {}
         }
+    }
+
+    /// Gemini CLI's `-o stream-json`: `init`, `message` (the assistant's with
+    /// `delta: true` as it streams), `tool_use`, `tool_result`, `error`, then
+    /// `result` with its `status`, `stats` (tokens) and, on failure, `error`.
+    fn gemini(&mut self, event: &Value, deltas: &mut Vec<ModelDelta>) {
+        match event["type"].as_str() {
+            Some("message") if event["role"] == "assistant" => {
+                if let Some(text) = event["content"].as_str().filter(|text| !text.is_empty()) {
+                    // Deltas of one reply join without a separator.
+                    match self.texts.last_mut() {
+                        Some(last) if event["delta"] == true && self.gemini_streaming => last.push_str(text),
+                        _ => self.texts.push(text.to_string()),
+                    }
+                    self.gemini_streaming = event["delta"] == true;
+                    deltas.push(ModelDelta::Text(text.to_string()));
+                }
+            }
+            Some("tool_use") => {
+                self.gemini_streaming = false;
+                let name = event["tool_name"].as_str().unwrap_or("a tool");
+                deltas.push(ModelDelta::Progress {
+                    message: shorten(&format!("{name}: {}", event["parameters"])),
+                    data: Some(serde_json::json!({ "tool": name })),
+                });
+            }
+            Some("tool_result") if event["status"] != "success" => {
+                let why = event["error"]["message"].as_str().or(event["output"].as_str()).unwrap_or("failed");
+                deltas.push(ModelDelta::Progress { message: shorten(&format!("tool failed: {why}")), data: None });
+            }
+            Some("error") => {
+                let message = event["message"].as_str().unwrap_or("error");
+                deltas.push(ModelDelta::Progress { message: shorten(message), data: None });
+                self.last_error = Some(message.to_string());
+            }
+            Some("result") => {
+                let stats = &event["stats"];
+                if stats.is_object() {
+                    let count = |field: &str| stats[field].as_u64().unwrap_or(0);
+                    let input = count("input_tokens").max(count("input"));
+                    let output = count("output_tokens");
+                    self.usage = Some(Usage::new(input, output));
+                }
+                if event["status"] != "success" {
+                    let why = event["error"]["message"]
+                        .as_str()
+                        .map(str::to_owned)
+                        .or_else(|| self.last_error.clone())
+                        .unwrap_or_else(|| format!("status {}", event["status"]));
+                    self.failure = Some(format!("the agent reported an error: {}", error_excerpt(&why)));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Tools the program was not allowed to use (Claude Code's `permission_denials`):
+    /// said as progress, since nobody could have said yes during the call.
+    fn denied(&mut self, denials: &Value, deltas: &mut Vec<ModelDelta>) {
+        for denial in denials.as_array().into_iter().flatten() {
+            let tool = denial["tool_name"].as_str().unwrap_or("a tool");
+            deltas.push(ModelDelta::Progress {
+                message: shorten(&format!(
+                    "not allowed to use {tool} unattended (raise the agent's autonomy to let it)"
+                )),
+                data: Some(serde_json::json!({ "denied_tool": tool })),
+            });
+        }
+    }
+
+    /// Why the program failed, in its own words, once it exited with a failure:
+    /// its failure result, else the last error it reported; `None` when it said
+    /// nothing (its stderr is then the best word).
+    pub fn failure_reason(mut self) -> Option<String> {
+        let rest = std::mem::take(&mut self.partial);
+        self.line(rest.trim(), &mut Vec::new());
+        self.failure.or_else(|| {
+            self.last_error.map(|message| format!("the agent reported an error: {}", error_excerpt(&message)))
+        })
     }
 
     fn text(&mut self, text: Option<&str>, deltas: &mut Vec<ModelDelta>) {
@@ -180,6 +291,22 @@ impl EventLines {
 
 fn shorten(text: &str) -> String {
     truncate(text, PROGRESS_LIMIT)
+}
+
+/// Codex passes a server's error body on as its message
+/// (`{"error":{"message":"…"}}`): the message inside, when there is one.
+fn codex_message(message: &str) -> String {
+    serde_json::from_str::<Value>(message)
+        .ok()
+        .and_then(|body| body["error"]["message"].as_str().or(body["message"].as_str()).map(str::to_owned))
+        .unwrap_or_else(|| message.to_string())
+}
+
+/// The longest excerpt of a program's own error kept in the call's error.
+const ERROR_LIMIT: usize = 2_000;
+
+fn error_excerpt(text: &str) -> String {
+    truncate(text.trim(), ERROR_LIMIT)
 }
 
 #[cfg(test)]

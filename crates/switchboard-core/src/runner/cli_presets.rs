@@ -1,14 +1,15 @@
-//! Presets for the command-line agents we know: `aider-cli` and `smolagents` work
-//! with only the fields HTTP agents use (`model`, `url` as an OpenAI-compatible
-//! base, `api_key_env`), which the preset turns into the program's own flags and
-//! environment, plus the flags that run it non-interactively and the rules that
-//! pick its answer and usage out of its output. `command` replaces the program,
-//! `args` adds flags, `env` and `output` fields win over the preset's. A plain
-//! `subprocess` agent is its own config, as written.
+//! Presets for the command-line agents we know: aider, smolagents, Claude Code,
+//! Codex, Gemini CLI and Qwen Code work with only the fields HTTP agents use
+//! (`model`, `url`, `api_key_env`), which the preset turns into the program's own
+//! flags, environment and config overrides, plus the flags that run it once,
+//! non-interactively, within its `autonomy`, and the rules that read its answer,
+//! usage and errors out of its output. `command` replaces the program, `args` adds
+//! flags, `env` and `output` fields win over the preset's. A plain `subprocess`
+//! agent is its own config, as written.
 
 use std::collections::BTreeMap;
 
-use crate::config::{AgentConfig, OutputRules, Provider, ResultPick, UsageCombine};
+use crate::config::{AgentConfig, Autonomy, OutputFormat, OutputRules, Provider, ResultPick, UsageCombine};
 
 /// A command-line agent, ready to run: the program, its arguments (the request
 /// goes where `{request}` stands, else after `--`), its own environment and the
@@ -19,7 +20,32 @@ pub struct Invocation {
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub output: OutputRules,
+    /// Where the answer is read from.
+    pub answer: AnswerSource,
 }
+
+/// Where a program's answer is: its stdout (read by the output rules), or a file
+/// the program keeps clean of its log, whose path the runner chooses per call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AnswerSource {
+    #[default]
+    Stdout,
+    /// aider's chat history (`--chat-history-file`): the model's replies as it
+    /// received them, apart from aider's own notices (quoted `> ` lines); stdout
+    /// then streams as progress.
+    AiderChatHistory,
+}
+
+/// The programs with a preset: (program, the agent name the wizard offers, provider,
+/// what to install).
+pub const PRESET_PROGRAMS: [(&str, &str, Provider, &str); 6] = [
+    ("aider", "aider", Provider::AiderCli, "install aider-chat"),
+    ("smolagent", "smolagents", Provider::Smolagents, "install smolagents"),
+    ("claude", "claude-code", Provider::ClaudeCode, "npm install -g @anthropic-ai/claude-code"),
+    ("codex", "codex", Provider::Codex, "npm install -g @openai/codex"),
+    ("gemini", "gemini", Provider::GeminiCli, "npm install -g @google/gemini-cli"),
+    ("qwen", "qwen", Provider::QwenCode, "npm install -g @qwen-code/qwen-code"),
+];
 
 /// aider's "Tokens: 2.4k sent, 40 received. Cost: $0.01 message, $0.02 session." (one a model call).
 const AIDER_USAGE: &str = r"^Tokens: (?P<input>[\d.,]+[kKmM]?) sent, (?P<output>[\d.,]+[kKmM]?) received\.(?: Cost: \$(?P<cost>[\d.,]+) message)?";
@@ -34,7 +60,17 @@ pub fn invocation(agent: &AgentConfig) -> Invocation {
     let mut preset = match agent.provider {
         Provider::AiderCli => aider(agent),
         Provider::Smolagents => smolagents(agent),
-        _ => Invocation { command: None, args: Vec::new(), env: BTreeMap::new(), output: OutputRules::default() },
+        Provider::ClaudeCode => claude_code(agent),
+        Provider::Codex => codex(agent),
+        Provider::GeminiCli => gemini_cli(agent),
+        Provider::QwenCode => qwen_code(agent),
+        _ => Invocation {
+            command: None,
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            output: OutputRules::default(),
+            answer: AnswerSource::Stdout,
+        },
     };
     preset.args.extend(agent.args.iter().cloned());
     preset.env.extend(agent.env.iter().map(|(name, value)| (name.clone(), value.clone())));
@@ -58,20 +94,46 @@ pub fn missing_programs(agents: &[AgentConfig]) -> Vec<(usize, String)> {
     let search_path = std::env::var_os("PATH").unwrap_or_default();
     let mut missing = Vec::new();
     for (index, agent) in agents.iter().enumerate() {
-        if !matches!(agent.provider, Provider::Subprocess | Provider::AiderCli | Provider::Smolagents) {
+        if !agent.provider.is_cli_agent() {
             continue;
         }
         let Some(command) = invocation(agent).command else { continue };
         if find_program(&command, &search_path).is_none() {
-            let how = match agent.provider {
-                Provider::AiderCli => " (install aider-chat, or set `command` to its path)",
-                Provider::Smolagents => " (install smolagents, or set `command` to its path)",
-                _ => "",
-            };
+            let how = PRESET_PROGRAMS
+                .iter()
+                .find(|(_, _, provider, _)| *provider == agent.provider)
+                .map(|(_, _, _, install)| format!(" ({install}, or set `command` to its path)"))
+                .unwrap_or_default();
             missing.push((index, format!("agent {:?}: the program {command:?} was not found{how}", agent.name)));
         }
     }
     missing
+}
+
+/// What an agent CLI with a preset may do unattended, in words, with the flag
+/// that says so to the program: for `check` and the agent form. `None` for agents
+/// without an autonomy setting.
+pub fn autonomy_note(agent: &AgentConfig) -> Option<String> {
+    let autonomy = agent.autonomy.unwrap_or_default();
+    let program = match agent.provider {
+        Provider::ClaudeCode => "Claude Code",
+        Provider::Codex => "Codex",
+        Provider::GeminiCli => "Gemini CLI",
+        Provider::QwenCode => "Qwen Code",
+        _ => return None,
+    };
+    let flag = invocation(agent)
+        .args
+        .into_iter()
+        .find(|argument| argument.starts_with("--permission-mode=") || argument.starts_with("--sandbox=") || argument.starts_with("--approval-mode="))
+        .unwrap_or_default();
+    let what = match autonomy {
+        Autonomy::ReadOnly => "may read files and answer; edits and commands are refused, never waited for",
+        Autonomy::Edit => "may edit files in its working folder; commands are refused or sandboxed",
+        Autonomy::Full => "may edit files and run commands without asking",
+    };
+    let name = serde_json::to_value(autonomy).ok()?.as_str()?.to_string();
+    Some(format!("{program} runs with autonomy {name} ({flag}): it {what}"))
 }
 
 /// Where `command` is: itself when it names a path, else the first folder of
@@ -130,7 +192,7 @@ fn aider(agent: &AgentConfig) -> Invocation {
         marker: None,
         format: None,
     };
-    Invocation { command: Some("aider".into()), args, env, output }
+    Invocation { command: Some("aider".into()), args, env, output, answer: AnswerSource::AiderChatHistory }
 }
 
 fn smolagents(agent: &AgentConfig) -> Invocation {
@@ -150,7 +212,176 @@ fn smolagents(agent: &AgentConfig) -> Invocation {
         marker: None,
         format: None,
     };
-    Invocation { command: Some("smolagent".into()), args, env: openai_environment(agent, "OPENAI_BASE_URL"), output }
+    Invocation {
+        command: Some("smolagent".into()),
+        args,
+        env: openai_environment(agent, "OPENAI_BASE_URL"),
+        output,
+        answer: AnswerSource::Stdout,
+    }
+}
+
+/// The request as the value of a flag (`--prompt=<request>`): these programs read
+/// no request after `--`, and inside one argument it can never be an option.
+fn request_flag(agent: &AgentConfig, flag: &str) -> Option<String> {
+    (!agent.args.iter().any(|argument| argument.contains("{request}"))).then(|| format!("{flag}={{request}}"))
+}
+
+/// The program's own output, read as JSON-line events.
+fn events(format: OutputFormat) -> OutputRules {
+    OutputRules { format: Some(format), ..OutputRules::default() }
+}
+
+/// `${NAME}` of the agent's key variable, for a program that reads it under another name.
+fn key_reference(agent: &AgentConfig) -> Option<String> {
+    agent.api_key_env.as_ref().map(|variable| format!("${{{variable}}}"))
+}
+
+/// Claude Code, once: `claude -p --output-format stream-json --verbose`, the request
+/// after `--`. `url` is an Anthropic Messages base (`ANTHROPIC_BASE_URL`, no `/v1`);
+/// with no `api_key_env` it uses its own login. Its update checks and nonessential
+/// traffic stay off during a call.
+fn claude_code(agent: &AgentConfig) -> Invocation {
+    let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"].map(String::from).to_vec();
+    if let Some(model) = &agent.model {
+        args.push(format!("--model={model}"));
+    }
+    let mode = match agent.autonomy.unwrap_or_default() {
+        // Nothing that needs a yes is waited for: refused, and reported as denied.
+        Autonomy::ReadOnly => "dontAsk",
+        Autonomy::Edit => "acceptEdits",
+        Autonomy::Full => "bypassPermissions",
+    };
+    args.push(format!("--permission-mode={mode}"));
+    if let Some(prompt) = &agent.system_prompt {
+        args.push(format!("--append-system-prompt={prompt}"));
+    }
+    let mut env = BTreeMap::new();
+    if let Some(url) = &agent.url {
+        let base = url.trim_end_matches('/');
+        env.insert("ANTHROPIC_BASE_URL".into(), base.strip_suffix("/v1").unwrap_or(base).to_string());
+    }
+    if let Some(key) = key_reference(agent) {
+        env.insert("ANTHROPIC_API_KEY".into(), key);
+    }
+    for variable in ["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER"] {
+        env.insert(variable.into(), "1".into());
+    }
+    Invocation {
+        command: Some("claude".into()),
+        args,
+        env,
+        output: events(OutputFormat::ClaudeStreamJson),
+        answer: AnswerSource::Stdout,
+    }
+}
+
+/// Codex, once: `codex exec --json`. `url` becomes a model provider of its own
+/// (`-c model_providers.switchboard…`, Responses API: Codex speaks no other), so
+/// the user's `config.toml` is read as it is and only this run is pointed
+/// elsewhere. Autonomy is Codex's sandbox; `exec` never asks for approval.
+fn codex(agent: &AgentConfig) -> Invocation {
+    let mut args: Vec<String> = ["exec", "--json", "--skip-git-repo-check"].map(String::from).to_vec();
+    if let Some(model) = &agent.model {
+        args.push(format!("--model={model}"));
+    }
+    let sandbox = match agent.autonomy.unwrap_or_default() {
+        Autonomy::ReadOnly => "read-only",
+        Autonomy::Edit => "workspace-write",
+        Autonomy::Full => "danger-full-access",
+    };
+    args.push(format!("--sandbox={sandbox}"));
+    // A one-shot run checks for no update of itself.
+    args.extend(["-c".into(), "check_for_update_on_startup=false".into()]);
+    if let Some(url) = &agent.url {
+        let mut set = |key: &str, value: &str| {
+            args.push("-c".into());
+            args.push(format!("{key}={}", toml_string(value)));
+        };
+        set("model_provider", "switchboard");
+        set("model_providers.switchboard.name", "switchboard");
+        set("model_providers.switchboard.base_url", url.trim_end_matches('/'));
+        set("model_providers.switchboard.wire_api", "responses");
+        if let Some(variable) = &agent.api_key_env {
+            set("model_providers.switchboard.env_key", variable);
+        }
+    }
+    Invocation {
+        command: Some("codex".into()),
+        args,
+        env: BTreeMap::new(),
+        output: events(OutputFormat::CodexJson),
+        answer: AnswerSource::Stdout,
+    }
+}
+
+/// A TOML basic string (what `codex -c` parses a value as).
+fn toml_string(value: &str) -> String {
+    serde_json::Value::String(value.to_string()).to_string()
+}
+
+/// Gemini CLI, once: `gemini -o stream-json --prompt=<request>`. `url` is a Gemini
+/// API base (`GOOGLE_GEMINI_BASE_URL`), the key goes in as `GEMINI_API_KEY`. The
+/// working folder is the one the user gave this agent, so it is trusted for the
+/// run (else Gemini stops to ask, which nobody can answer here).
+fn gemini_cli(agent: &AgentConfig) -> Invocation {
+    let mut args: Vec<String> = ["--output-format", "stream-json"].map(String::from).to_vec();
+    if let Some(model) = &agent.model {
+        args.push(format!("--model={model}"));
+    }
+    let mode = match agent.autonomy.unwrap_or_default() {
+        Autonomy::ReadOnly => "default",
+        Autonomy::Edit => "auto_edit",
+        Autonomy::Full => "yolo",
+    };
+    args.push(format!("--approval-mode={mode}"));
+    args.extend(request_flag(agent, "--prompt"));
+    let mut env = BTreeMap::new();
+    if let Some(url) = &agent.url {
+        env.insert("GOOGLE_GEMINI_BASE_URL".into(), url.trim_end_matches('/').to_string());
+    }
+    if let Some(key) = key_reference(agent) {
+        env.insert("GEMINI_API_KEY".into(), key);
+    }
+    env.insert("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into());
+    env.insert("GEMINI_CLI_NO_RELAUNCH".into(), "true".into());
+    Invocation {
+        command: Some("gemini".into()),
+        args,
+        env,
+        output: events(OutputFormat::GeminiStreamJson),
+        answer: AnswerSource::Stdout,
+    }
+}
+
+/// Qwen Code, once: `qwen --output-format stream-json --prompt=<request>` (Claude
+/// Code's stream-json shape). `url` is an OpenAI-compatible base, as Qwen reads it.
+fn qwen_code(agent: &AgentConfig) -> Invocation {
+    let mut args: Vec<String> = ["--output-format", "stream-json"].map(String::from).to_vec();
+    if let Some(model) = &agent.model {
+        args.push(format!("--model={model}"));
+    }
+    let mode = match agent.autonomy.unwrap_or_default() {
+        Autonomy::ReadOnly => "default",
+        Autonomy::Edit => "auto-edit",
+        Autonomy::Full => "yolo",
+    };
+    args.push(format!("--approval-mode={mode}"));
+    args.extend(request_flag(agent, "--prompt"));
+    let mut env = BTreeMap::new();
+    if agent.url.is_some() || agent.api_key_env.is_some() {
+        env = openai_environment(agent, "OPENAI_BASE_URL");
+    }
+    if let Some(model) = &agent.model {
+        env.insert("OPENAI_MODEL".into(), model.clone());
+    }
+    Invocation {
+        command: Some("qwen".into()),
+        args,
+        env,
+        output: events(OutputFormat::ClaudeStreamJson),
+        answer: AnswerSource::Stdout,
+    }
 }
 
 #[cfg(test)]

@@ -213,12 +213,13 @@ impl SubprocessRunner {
             tokio::time::timeout(DRAIN_AFTER_EXIT, stderr_task).await.ok().and_then(Result::ok).unwrap_or_default();
         let text = output.finish().trim().to_string();
         if !status.success() {
-            let tail: String =
-                stderr_text.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+            // The program's own word first (its result line, `errors`, `turn.failed`):
+            // stderr of these CLIs holds banners, not the reason.
+            let own_word = events.and_then(EventLines::failure_reason);
             return Err(RunnerError::Subprocess {
                 agent: self.agent.clone(),
                 status: status.to_string(),
-                stderr: tail,
+                stderr: own_word.unwrap_or_else(|| failure_words(&stderr_text, &text)),
             });
         }
         let read = match events {
@@ -231,6 +232,22 @@ impl SubprocessRunner {
             stderr: format!("{error}; its output ended with: {}", tail_of(&text, 300)),
         })?;
         Ok(ModelReply { text: read.answer, tool_calls: Vec::new(), usage: read.usage, cost: read.cost })
+    }
+}
+
+/// What a program that failed said about it: the last lines of its stderr, else
+/// of its stdout (a program that reports errors on stdout), never nothing.
+fn failure_words(stderr: &str, stdout: &str) -> String {
+    let last_lines = |text: &str| {
+        let lines: Vec<&str> = text.lines().filter(|line| !line.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(8)..].join("\n")
+    };
+    let words = last_lines(stderr);
+    let words = if words.is_empty() { last_lines(stdout) } else { words };
+    if words.is_empty() {
+        "it printed nothing".to_string()
+    } else {
+        tail_of(&words, 2_000)
     }
 }
 

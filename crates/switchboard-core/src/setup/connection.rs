@@ -62,7 +62,14 @@ pub async fn test_connection(agent: &AgentConfig, path: Option<OsString>) -> Con
         Provider::Mcp => test_mcp(agent, &mut report).await,
         Provider::A2a => test_a2a(agent, &mut report).await,
         Provider::Demo => step(&mut report, "built-in agent", Instant::now(), Ok("needs no server".into())),
-        Provider::AiderCli | Provider::Smolagents | Provider::Subprocess | Provider::ClaudeCli => {
+        Provider::AiderCli
+        | Provider::Smolagents
+        | Provider::ClaudeCode
+        | Provider::Codex
+        | Provider::GeminiCli
+        | Provider::QwenCode
+        | Provider::Subprocess
+        | Provider::ClaudeCli => {
             test_program(agent, path, &mut report)
         }
     }

@@ -62,7 +62,15 @@ pub fn calls_tool_agents(agent: &AgentConfig) -> bool {
     match agent.provider {
         Provider::Local | Provider::Demo => true,
         Provider::ClaudeCli => agent.experimental_cli_tool_calls == Some(true),
-        Provider::AiderCli | Provider::Smolagents | Provider::Subprocess | Provider::Mcp | Provider::A2a => false,
+        Provider::AiderCli
+        | Provider::Smolagents
+        | Provider::ClaudeCode
+        | Provider::Codex
+        | Provider::GeminiCli
+        | Provider::QwenCode
+        | Provider::Subprocess
+        | Provider::Mcp
+        | Provider::A2a => false,
     }
 }
 

@@ -13,6 +13,7 @@ mod merge_cases;
 mod offer_cases;
 mod peers;
 mod policy_cases;
+mod real_agents;
 mod schema_cases;
 mod sessions_cases;
 mod setup_cases;

@@ -1,0 +1,291 @@
+//! The agent CLIs users bring, for real, offline against aimock on loopback: Claude
+//! Code, Codex, Gemini CLI and Qwen Code from `tests/peers` (npm, pinned), each
+//! with a temporary HOME holding the settings files its users keep (telemetry
+//! off, the API it is pointed at), configured with only the fields HTTP agents
+//! have. In each case an HTTP primary delegates to the program in one turn: the
+//! answer, usage and the parent's total come back, its output streams live, the
+//! program's own error message is the call's error, and no process is left. Each
+//! program also runs once under `strace -f -e trace=connect`: only loopback (and
+//! the local name-service socket) is reached.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use switchboard_core::runner::{build, Message, ModelDelta, ModelRequest};
+use switchboard_core::{
+    AgentConfig, AgentToolEntry, CallStatus, Config, Dispatcher, EventKind, Provider, TurnControl, TurnRequest,
+};
+
+use crate::dispatch_cases::assert_stream_invariants;
+use crate::peers::{aimock, http_agent, repository_root, Peer};
+use crate::support::Recorder;
+
+/// The key variable every agent here names in `api_key_env`.
+const KEY_VARIABLE: &str = "SWITCHBOARD_TEST_AGENT_CLI_KEY";
+
+/// A program of `tests/peers` that `make setup` installs.
+pub(crate) fn peer_program(name: &str) -> PathBuf {
+    let path = repository_root().join("tests/peers/node_modules/.bin").join(name);
+    assert!(path.exists(), "{} is missing; run `make setup` to install the agent CLIs", path.display());
+    path
+}
+
+/// One program's world: its working folder and its HOME, both removed after.
+pub(crate) struct World {
+    pub(crate) work: tempfile::TempDir,
+    pub(crate) home: tempfile::TempDir,
+}
+
+impl World {
+    /// A HOME with the settings files `provider`'s users keep, offline.
+    pub(crate) fn new(provider: Provider) -> World {
+        // Codex refuses to make its helpers under the system's temporary folder.
+        let home = match provider {
+            Provider::Codex => tempfile::tempdir_in(repository_root().join("target")).unwrap(),
+            _ => tempfile::tempdir().unwrap(),
+        };
+        let write = |relative: &str, contents: String| {
+            let path = home.path().join(relative);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, contents).unwrap();
+        };
+        match provider {
+            Provider::Codex => write(".codex/config.toml", CODEX_CONFIG.to_string()),
+            Provider::GeminiCli => write(
+                ".gemini/settings.json",
+                json!({
+                    "security": { "auth": { "selectedType": "gemini-api-key" } },
+                    "telemetry": { "enabled": false },
+                    "privacy": { "usageStatisticsEnabled": false },
+                    "general": { "disableAutoUpdate": true, "disableUpdateNag": true }
+                })
+                .to_string(),
+            ),
+            Provider::QwenCode => write(
+                ".qwen/settings.json",
+                json!({
+                    "security": { "auth": { "selectedType": "openai" } },
+                    "telemetry": { "enabled": false },
+                    "privacy": { "usageStatisticsEnabled": false },
+                    "general": { "disableAutoUpdate": true },
+                    "memory": { "enableManagedAutoMemory": false }
+                })
+                .to_string(),
+            ),
+            _ => {}
+        }
+        World { work: tempfile::tempdir().unwrap(), home }
+    }
+
+    /// The agent as a user configures it: the provider, its model and server, the
+    /// key by variable name; HOME (and Codex's CODEX_HOME) as a user has them.
+    pub(crate) fn agent(&self, name: &str, provider: Provider, model: &str, peer: &Peer) -> AgentConfig {
+        std::env::set_var(KEY_VARIABLE, "sk-test-agent-cli");
+        let mut agent = AgentConfig::new(name, provider);
+        agent.command = Some(peer_program(program_of(provider)).display().to_string());
+        agent.model = Some(model.into());
+        agent.url = Some(match provider {
+            Provider::ClaudeCode | Provider::GeminiCli => peer.base.clone(),
+            _ => format!("{}/v1", peer.base),
+        });
+        agent.api_key_env = Some(KEY_VARIABLE.into());
+        agent.cwd = Some(self.work.path().display().to_string());
+        agent.env.insert("HOME".into(), self.home.path().display().to_string());
+        match provider {
+            Provider::Codex => {
+                agent.env.insert("CODEX_HOME".into(), self.home.path().join(".codex").display().to_string());
+            }
+            Provider::ClaudeCode => {
+                for variable in ["DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING"] {
+                    agent.env.insert(variable.into(), "1".into());
+                }
+            }
+            _ => {}
+        }
+        agent.timeout_secs = Some(120);
+        agent
+    }
+
+    /// Waits until no process runs in the working folder (the agent and anything
+    /// it started); false if one is still there after 20 s.
+    pub(crate) fn nothing_left(&self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if processes_in(self.work.path()).is_empty() {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// A user's Codex config, the switches that keep it from looking up github.com
+/// and chatgpt.com at start.
+const CODEX_CONFIG: &str = "check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+plugin_sharing = false
+apps = false
+api_key_model_discovery = false
+in_app_updates = false
+daemon_auto_start = false
+skill_mcp_dependency_install = false
+workspace_dependencies = false
+";
+
+pub(crate) fn program_of(provider: Provider) -> &'static str {
+    match provider {
+        Provider::ClaudeCode => "claude",
+        Provider::Codex => "codex",
+        Provider::GeminiCli => "gemini",
+        Provider::QwenCode => "qwen",
+        other => panic!("no agent CLI for {other:?}"),
+    }
+}
+
+/// The pids whose working directory is `folder`.
+fn processes_in(folder: &Path) -> Vec<u32> {
+    let folder = folder.canonicalize().unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == folder))
+        .collect()
+}
+
+/// The primary on aimock calls `tool` once with `request`, then says `summary`;
+/// `agent_fixtures` answer the agent's own model.
+fn delegating(tool: &str, request: &str, summary: &str, agent_fixtures: Vec<Value>) -> Value {
+    let mut fixtures = vec![
+        json!({ "match": { "model": "primary-m", "hasToolResult": false },
+                "response": { "toolCalls": [{ "id": "call_1", "name": tool, "arguments": { "request": request } }] } }),
+        json!({ "match": { "model": "primary-m", "hasToolResult": true }, "response": { "content": summary } }),
+    ];
+    fixtures.extend(agent_fixtures);
+    json!({ "fixtures": fixtures })
+}
+
+/// What one delegation to a real agent CLI gave.
+struct Delegated {
+    status: CallStatus,
+    answer: String,
+    usage: switchboard_core::Usage,
+    cost: Option<f64>,
+    streamed_before_finish: bool,
+    root_total: u64,
+}
+
+/// A primary on `peer` delegates to `agent` in one turn.
+async fn delegate(peer: &Peer, agent: AgentConfig) -> Delegated {
+    let name = agent.name.clone();
+    let mut config = Config {
+        agents: vec![http_agent("primary", peer.base.clone(), "primary-m"), agent],
+        agent_tools: vec![AgentToolEntry::new(&name, "An agent CLI.")],
+        ..Config::default()
+    };
+    config.primary = Some("primary".into());
+    let recorder = Recorder::default();
+    let request = TurnRequest { message: "Ask the agent.".into(), ..Default::default() };
+    let outcome =
+        Dispatcher::new(config).run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
+    let events = recorder.take();
+    assert_stream_invariants(&events);
+    assert_eq!(outcome.status, CallStatus::Ok, "{:?}", outcome.error);
+    let finished_at = events
+        .iter()
+        .position(|event| event.agent == name && matches!(event.kind, EventKind::CallFinished { .. }))
+        .expect("the agent's call finished");
+    let EventKind::CallFinished { status, result, usage, cost, error, .. } = &events[finished_at].kind else {
+        unreachable!()
+    };
+    assert_eq!(*status, CallStatus::Ok, "{error:?}");
+    Delegated {
+        status: *status,
+        answer: result.clone().unwrap_or_default(),
+        usage: usage.expect("the program's usage read"),
+        cost: *cost,
+        streamed_before_finish: events[..finished_at]
+            .iter()
+            .any(|event| event.agent == name && matches!(event.kind, EventKind::TextDelta { .. })),
+        root_total: outcome.usage_total.unwrap().total_tokens,
+    }
+}
+
+/// One run of `agent` alone, for its failures: the error message, or the answer.
+async fn run_alone(agent: &AgentConfig) -> Result<String, String> {
+    let runner = build(agent).map_err(|error| error.to_string())?;
+    let request = ModelRequest { messages: vec![Message::user("Please answer.")], ..ModelRequest::default() };
+    let mut on_delta = |_: ModelDelta| {};
+    runner.stream(&request, &mut on_delta).await.map(|reply| reply.text).map_err(|error| error.to_string())
+}
+
+/// The reply of an agent's model with usage aimock reports.
+fn answer_fixture(model: &str, content: &str) -> Value {
+    json!({ "match": { "model": model },
+            "response": { "content": content, "usage": { "input_tokens": 1000, "output_tokens": 500 } } })
+}
+
+fn error_fixture(model: &str, status: u16, message: &str) -> Value {
+    json!({ "match": { "model": model },
+            "response": { "error": { "message": message, "type": "invalid_request_error" }, "status": status } })
+}
+
+/// The common checks of one program: delegated to (answer, usage, parent's total,
+/// live text), failing on a 400 with the program's own message, nothing left.
+async fn check_program(provider: Provider, extra_fixtures: Vec<Value>) -> (World, Peer) {
+    let name = program_of(provider);
+    let mut fixtures = vec![
+        answer_fixture("agent-m", &format!("Hello from {name}, offline.")),
+        error_fixture("broken-m", 400, "Bad request from the fixture"),
+    ];
+    fixtures.extend(extra_fixtures);
+    let peer = aimock(delegating(&format!("agent_{name}"), "Say hello.", "It said hello.", fixtures));
+    let world = World::new(provider);
+    let delegated = delegate(&peer, world.agent(name, provider, "agent-m", &peer)).await;
+    assert_eq!(delegated.status, CallStatus::Ok);
+    assert_eq!(delegated.answer, format!("Hello from {name}, offline."), "{provider:?}: the answer alone");
+    assert!(delegated.usage.input_tokens >= 1000 && delegated.usage.output_tokens >= 500, "{:?}", delegated.usage);
+    assert!(delegated.root_total > delegated.usage.total_tokens, "the parent's total includes the agent's usage");
+    assert!(delegated.streamed_before_finish, "{provider:?}: its text streamed live");
+    if provider == Provider::ClaudeCode {
+        assert!(delegated.cost.is_some_and(|cost| cost > 0.0), "Claude Code reports a cost: {:?}", delegated.cost);
+    }
+    assert!(world.nothing_left(), "{provider:?} left a process running");
+
+    let broken = world.agent(name, provider, "broken-m", &peer);
+    let error = run_alone(&broken).await.expect_err("a 400 is a failure");
+    assert!(error.contains("Bad request from the fixture"), "{provider:?}: the program's own words: {error}");
+    assert!(!error.contains("Reading additional input"), "{provider:?}: not its banner: {error}");
+    assert!(world.nothing_left(), "{provider:?} left a process running after failing");
+    (world, peer)
+}
+
+#[tokio::test]
+async fn claude_code_answers_fails_in_its_own_words_and_stops_at_max_turns() {
+    let (world, peer) = check_program(
+        Provider::ClaudeCode,
+        vec![json!({ "match": { "model": "turns-m", "hasToolResult": false },
+                     "response": { "toolCalls": [{ "name": "Bash", "arguments": { "command": "ls", "description": "List files" } }] } })],
+    )
+    .await;
+    let mut limited = world.agent("claude", Provider::ClaudeCode, "turns-m", &peer);
+    limited.args = vec!["--max-turns".into(), "1".into()];
+    let error = run_alone(&limited).await.expect_err("a max-turns stop is a failure");
+    assert!(error.contains("Reached maximum number of turns (1)"), "{error}");
+    assert!(world.nothing_left());
+}
+
+#[tokio::test]
+async fn codex_answers_and_fails_in_its_own_words() {
+    check_program(Provider::Codex, vec![]).await;
+}
