@@ -67,9 +67,11 @@ fn parse_approval(text: &str) -> Result<Approval, String> {
 }
 
 fn parse_provider(text: &str) -> Result<Provider, String> {
-    serde_json::from_value(serde_json::Value::String(text.to_string()))
-        .map_err(|_| "one of local, openai, aider-cli, smolagents, claude-code, codex, gemini-cli, qwen-code, subprocess, \
-             claude-cli, demo, mcp, a2a".to_string())
+    serde_json::from_value(serde_json::Value::String(text.to_string())).map_err(|_| {
+        "one of local, openai, aider-cli, smolagents, claude-code, codex, gemini-cli, qwen-code, subprocess, \
+             claude-cli, demo, mcp, a2a"
+            .to_string()
+    })
 }
 
 impl AgentFields {

@@ -119,6 +119,60 @@ impl OutputReader {
     }
 }
 
+/// The model's replies in aider's LLM history (`--llm-history-file`): each
+/// `LLM RESPONSE <time>` block's `ASSISTANT ` lines, unprefixed; empty replies
+/// (a failed model call) and a reply said again unchanged (a test retry) left out.
+pub fn aider_replies(history: &str) -> Vec<String> {
+    let mut replies: Vec<String> = Vec::new();
+    let mut reply: Option<Vec<&str>> = None;
+    let close = |reply: Option<Vec<&str>>, replies: &mut Vec<String>| {
+        let Some(lines) = reply else { return };
+        let text = lines.join("\n").trim_end().to_string();
+        if !text.trim().is_empty() && replies.last() != Some(&text) {
+            replies.push(text);
+        }
+    };
+    for line in history.lines() {
+        if line.starts_with("LLM RESPONSE ") {
+            close(reply.take(), &mut replies);
+            reply = Some(Vec::new());
+        } else if line.starts_with("TO LLM ") {
+            close(reply.take(), &mut replies);
+        } else if let Some(lines) = &mut reply {
+            if let Some(text) = line.strip_prefix("ASSISTANT ").or((line == "ASSISTANT").then_some("")) {
+                lines.push(text);
+            }
+        }
+    }
+    close(reply, &mut replies);
+    replies
+}
+
+/// Why a smolagents run gave up, when it did: it prints "Reached max steps." and
+/// exits 0 without an answer. The words are its last step's error and the
+/// running token total of the last step line.
+pub fn smolagents_gave_up(log: &str) -> Option<String> {
+    let stopped = log.rfind("Reached max steps.")?;
+    let before = &log[..stopped];
+    let steps_error = before.rfind("Error in ").map(|at| {
+        let error = &before[at..];
+        let end = error.find("\n[Step ").unwrap_or(error.len());
+        super::truncate(error[..end].trim(), 600)
+    });
+    let usage = Regex::new(r"Input tokens: ([\d,]+) \| Output tokens: ([\d,]+)")
+        .expect("a valid pattern")
+        .captures_iter(log)
+        .last()
+        .map(|found| format!(" (tokens so far: {} in, {} out)", &found[1], &found[2]))
+        .unwrap_or_default();
+    Some(match steps_error {
+        Some(error) => {
+            format!("smolagents reached its step limit without an answer{usage}; its last step said: {error}")
+        }
+        None => format!("smolagents reached its step limit without an answer{usage}"),
+    })
+}
+
 /// A token count as CLIs print it: `925`, `2,000`, `2.4k`, `1.2M`.
 pub fn parse_count(text: &str) -> Option<u64> {
     let text = text.trim().replace(',', "");
@@ -134,6 +188,35 @@ pub fn parse_count(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aider_replies_are_read_from_its_llm_history() {
+        let history = "TO LLM 2026-12-01T22:21:03\n-------\nSYSTEM Act as an expert.\nUSER Say hello\n-------\n\
+            LLM RESPONSE 2026-12-01T22:21:03\nASSISTANT   Sure, here it is.\nASSISTANT \nASSISTANT > a quoted line\n\
+            ASSISTANT #### a heading\nASSISTANT Tokens: 1 sent, 2 received.\nASSISTANT\nASSISTANT hello.py\n\
+            TO LLM 2026-12-01T22:21:04\nUSER # Fix any errors below\nLLM RESPONSE 2026-12-01T22:21:04\nASSISTANT Fixed.\n\
+            TO LLM 2026-12-01T22:21:05\nLLM RESPONSE 2026-12-01T22:21:05\nASSISTANT Fixed.\n\
+            TO LLM 2026-12-01T22:21:06\nLLM RESPONSE 2026-12-01T22:21:06\n\n";
+        assert_eq!(
+            aider_replies(history),
+            vec![
+                "  Sure, here it is.\n\n> a quoted line\n#### a heading\nTokens: 1 sent, 2 received.\n\nhello.py",
+                "Fixed."
+            ],
+            "the replies verbatim; a repeat and an empty (failed) reply left out"
+        );
+        assert!(aider_replies("").is_empty());
+    }
+
+    #[test]
+    fn a_smolagents_run_that_hit_its_step_limit_says_why() {
+        let log = "━━━ Step 20 ━━━\nI will not write code. Error in code parsing:\nYour code snippet is invalid, because the regex pattern <code>(.*?)</code> was \nnot found in it.\n[Step 20: Duration 0.04 seconds| Input tokens: 73,200 | Output tokens: 320]\nReached max steps.\n[Step 21: Duration 0.04 seconds| Input tokens: 76,241 | Output tokens: 336]\n";
+        let why = smolagents_gave_up(log).unwrap();
+        assert!(why.contains("step limit") && why.contains("76,241 in, 336 out"), "{why}");
+        assert!(why.contains("Error in code parsing:\nYour code snippet is invalid"), "{why}");
+        assert!(!why.contains("[Step 20"), "{why}");
+        assert_eq!(smolagents_gave_up("Final answer: 42\n"), None);
+    }
 
     #[test]
     fn counts_read_as_clis_print_them() {

@@ -30,10 +30,16 @@ pub struct Invocation {
 pub enum AnswerSource {
     #[default]
     Stdout,
-    /// aider's chat history (`--chat-history-file`): the model's replies as it
-    /// received them, apart from aider's own notices (quoted `> ` lines); stdout
-    /// then streams as progress.
-    AiderChatHistory,
+    /// aider's LLM history (`--llm-history-file`, a fresh file per call): the
+    /// model's replies exactly as received, apart from aider's log, commits, lint
+    /// runs and notices, which stdout mixes in (and, with its own Markdown
+    /// rendering, rewraps); stdout then streams as progress and gives the usage.
+    /// The chat history file cannot serve: a reply's `> ` and `#### ` lines look
+    /// like aider's own there.
+    AiderLlmHistory,
+    /// smolagents' console log, read by the output rules, except that a run that
+    /// hit its step limit (it prints "Reached max steps." and exits 0) is a failure.
+    SmolagentsLog,
 }
 
 /// The programs with a preset: (program, the agent name the wizard offers, provider,
@@ -49,8 +55,6 @@ pub const PRESET_PROGRAMS: [(&str, &str, Provider, &str); 6] = [
 
 /// aider's "Tokens: 2.4k sent, 40 received. Cost: $0.01 message, $0.02 session." (one a model call).
 const AIDER_USAGE: &str = r"^Tokens: (?P<input>[\d.,]+[kKmM]?) sent, (?P<output>[\d.,]+[kKmM]?) received\.(?: Cost: \$(?P<cost>[\d.,]+) message)?";
-/// What aider prints before the model's answer: its banner, notices and warnings.
-const AIDER_ANSWER: &str = r"(?s)\A(?:(?:Aider v|Model:|Main model:|Weak model:|Editor model:|Git repo:|Repo-map:|Added |https?://|Analytics |HTTPSConnectionPool|Warning|Use /help|Cur working dir:)[^\n]*\n|[ \t]*\n)*(?P<result>.*)\z";
 /// smolagents' running total: "[Step 2: Duration 0.5 seconds| Input tokens: 2,000 | Output tokens: 45]".
 const SMOLAGENTS_USAGE: &str = r"Input tokens: (?P<input>[\d,]+) \| Output tokens: (?P<output>[\d,]+)";
 const SMOLAGENTS_ANSWER: &str = r"(?s)Final answer: (?P<result>.*)\z";
@@ -125,7 +129,11 @@ pub fn autonomy_note(agent: &AgentConfig) -> Option<String> {
     let flag = invocation(agent)
         .args
         .into_iter()
-        .find(|argument| argument.starts_with("--permission-mode=") || argument.starts_with("--sandbox=") || argument.starts_with("--approval-mode="))
+        .find(|argument| {
+            argument.starts_with("--permission-mode=")
+                || argument.starts_with("--sandbox=")
+                || argument.starts_with("--approval-mode=")
+        })
         .unwrap_or_default();
     let what = match autonomy {
         Autonomy::ReadOnly => "may read files and answer; edits and commands are refused, never waited for",
@@ -184,15 +192,16 @@ fn aider(agent: &AgentConfig) -> Invocation {
     let mut env = openai_environment(agent, "OPENAI_API_BASE");
     // The price list is bundled; never fetched from the internet at each start.
     env.insert("LITELLM_LOCAL_MODEL_COST_MAP".into(), "True".into());
+    // The answer comes from the LLM history; stdout gives the token lines.
     let output = OutputRules {
-        result: Some(ResultPick::Regex),
-        pattern: Some(AIDER_ANSWER.into()),
+        result: Some(ResultPick::All),
+        pattern: None,
         usage_pattern: Some(AIDER_USAGE.into()),
         usage_combine: Some(UsageCombine::Sum),
         marker: None,
         format: None,
     };
-    Invocation { command: Some("aider".into()), args, env, output, answer: AnswerSource::AiderChatHistory }
+    Invocation { command: Some("aider".into()), args, env, output, answer: AnswerSource::AiderLlmHistory }
 }
 
 fn smolagents(agent: &AgentConfig) -> Invocation {
@@ -203,7 +212,9 @@ fn smolagents(agent: &AgentConfig) -> Invocation {
     if let Some(url) = &agent.url {
         args.extend(["--api-base".into(), url.trim_end_matches('/').to_string()]);
     }
-    args.extend(["--action-type", "tool_calling", "--tools", "python_interpreter"].map(String::from));
+    // smolagents' own default agent (it writes code); `args` may pick another
+    // `--action-type`.
+    args.extend(["--tools", "python_interpreter"].map(String::from));
     let output = OutputRules {
         result: Some(ResultPick::Regex),
         pattern: Some(SMOLAGENTS_ANSWER.into()),
@@ -217,7 +228,7 @@ fn smolagents(agent: &AgentConfig) -> Invocation {
         args,
         env: openai_environment(agent, "OPENAI_BASE_URL"),
         output,
-        answer: AnswerSource::Stdout,
+        answer: AnswerSource::SmolagentsLog,
     }
 }
 
@@ -390,8 +401,8 @@ mod tests {
     use crate::runner::cli_output::OutputReader;
 
     #[test]
-    fn the_aider_preset_reads_its_answer_and_tokens() {
-        let stdout = "Analytics have been permanently disabled.\n\nHTTPSConnectionPool(host='raw.githubusercontent.com', port=443): Max retries exceeded\nAider v0.86.2\nModel: openai/coder-m with diff edit format\nGit repo: none\nRepo-map: disabled\nAdded hello.py to the chat.\n\n\nhttps://aider.chat/HISTORY.html#release-notes\n\nI will rename the greeting.\n\nThe greeting now says hello to the world.\nTokens: 2.4k sent, 40 received.\nApplied edit to hello.py\n";
+    fn the_aider_preset_reads_its_tokens_from_stdout() {
+        let stdout = "Aider v0.86.2\nModel: openai/coder-m with whole edit format\n\nI will rename the greeting.\nTokens: 2.4k sent, 40 received. Cost: $0.01 message, $0.02 session.\nApplied edit to hello.py\nTokens: 100 sent, 10 received.\n";
         let mut agent = AgentConfig::new("coder", Provider::AiderCli);
         agent.model = Some("coder-m".into());
         agent.url = Some("http://127.0.0.1:9/v1/".into());
@@ -400,12 +411,85 @@ mod tests {
         assert_eq!(invocation.args.last().unwrap(), "--message={request}");
         assert_eq!(invocation.env["OPENAI_API_BASE"], "http://127.0.0.1:9/v1");
         assert_eq!(invocation.env["OPENAI_API_KEY"], "none");
+        assert_eq!(invocation.answer, AnswerSource::AiderLlmHistory, "the answer is never aider's log");
         let read = OutputReader::new(&invocation.output).unwrap().read(stdout).unwrap();
-        assert_eq!(
-            read.answer,
-            "I will rename the greeting.\n\nThe greeting now says hello to the world.\nApplied edit to hello.py"
+        assert_eq!(read.usage.map(|usage| (usage.input_tokens, usage.output_tokens)), Some((2_500, 50)));
+        assert_eq!(read.cost, Some(0.01));
+    }
+
+    #[test]
+    fn the_agent_cli_presets_become_their_programs_flags_and_environment() {
+        // (provider, url given, the flags expected among the arguments, the environment expected)
+        type Case = (Provider, &'static str, &'static [&'static str], &'static [(&'static str, &'static str)]);
+        let cases: [Case; 4] = [
+            (
+                Provider::ClaudeCode,
+                "http://127.0.0.1:9/v1/",
+                &["-p", "--output-format", "stream-json", "--verbose", "--model=m", "--permission-mode=dontAsk"],
+                &[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"), ("ANTHROPIC_API_KEY", "${THE_KEY}")],
+            ),
+            (
+                Provider::Codex,
+                "http://127.0.0.1:9/v1/",
+                &[
+                    "exec",
+                    "--json",
+                    "--model=m",
+                    "--sandbox=read-only",
+                    "model_providers.switchboard.base_url=\"http://127.0.0.1:9/v1\"",
+                    "model_providers.switchboard.wire_api=\"responses\"",
+                    "model_providers.switchboard.env_key=\"THE_KEY\"",
+                ],
+                &[],
+            ),
+            (
+                Provider::GeminiCli,
+                "http://127.0.0.1:9",
+                &["--output-format", "stream-json", "--model=m", "--approval-mode=default", "--prompt={request}"],
+                &[("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9"), ("GEMINI_API_KEY", "${THE_KEY}")],
+            ),
+            (
+                Provider::QwenCode,
+                "http://127.0.0.1:9/v1",
+                &["--output-format", "stream-json", "--model=m", "--approval-mode=default", "--prompt={request}"],
+                &[
+                    ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+                    ("OPENAI_API_KEY", "${THE_KEY}"),
+                    ("OPENAI_MODEL", "m"),
+                ],
+            ),
+        ];
+        for (provider, url, flags, environment) in cases {
+            let mut agent = AgentConfig::new("a", provider);
+            agent.model = Some("m".into());
+            agent.url = Some(url.into());
+            agent.api_key_env = Some("THE_KEY".into());
+            let invocation = invocation(&agent);
+            for flag in flags {
+                assert!(
+                    invocation.args.iter().any(|argument| argument == flag),
+                    "{provider:?}: {flag} in {:?}",
+                    invocation.args
+                );
+            }
+            for (name, value) in environment {
+                assert_eq!(invocation.env.get(*name).map(String::as_str), Some(*value), "{provider:?}: {name}");
+            }
+            assert!(autonomy_note(&agent).unwrap().contains("read_only"), "{provider:?}: the safe default");
+        }
+        let mut full = AgentConfig::new("a", Provider::Codex);
+        full.autonomy = Some(Autonomy::Full);
+        assert!(invocation(&full).args.contains(&"--sandbox=danger-full-access".to_string()));
+        assert!(
+            !invocation(&full).args.iter().any(|argument| argument.contains("model_provider")),
+            "no url, no provider"
         );
-        assert_eq!(read.usage.map(|usage| (usage.input_tokens, usage.output_tokens)), Some((2_400, 40)));
+        let mut own = AgentConfig::new("a", Provider::GeminiCli);
+        own.args = vec!["--prompt-interactive={request}".into()];
+        assert!(
+            !invocation(&own).args.iter().any(|argument| argument == "--prompt={request}"),
+            "the user's placement wins"
+        );
     }
 
     #[test]

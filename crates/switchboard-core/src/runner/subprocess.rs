@@ -1,5 +1,7 @@
-//! Subprocess agents (`subprocess`, `aider-cli`): one process per call, stdout
-//! streamed back as text. What a model writes is hostile, so the request can never
+//! Subprocess agents (`subprocess` and the presets: aider, smolagents, Claude Code,
+//! Codex, Gemini CLI, Qwen Code): one process per call, stdout streamed back as
+//! text (or as events, for JSON-lines CLIs; as progress, for aider, whose answer is
+//! read from its LLM history file). What a model writes is hostile, so the request can never
 //! become an option (it goes inside a template argument, after `--`, or on stdin),
 //! and the agent sees only a minimal environment plus what its config gives it
 //! (`env`, `${VAR}` references, its `api_key_env`), never the app's API keys. A call
@@ -20,8 +22,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use super::cli_events::EventLines;
-use super::cli_output::OutputReader;
-use super::cli_presets::invocation;
+use super::cli_output::{aider_replies, smolagents_gave_up, OutputReader};
+use super::cli_presets::{invocation, AnswerSource};
 use super::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
 use crate::config::{AgentConfig, OutputFormat, RequestVia};
 
@@ -56,6 +58,7 @@ pub struct SubprocessRunner {
     max_output_bytes: u64,
     reader: OutputReader,
     format: OutputFormat,
+    answer: AnswerSource,
 }
 
 impl SubprocessRunner {
@@ -76,6 +79,7 @@ impl SubprocessRunner {
             timeout_secs: agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS),
             max_output_bytes: agent.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
             format: invocation.output.format.unwrap_or_default(),
+            answer: invocation.answer,
             reader,
         })
     }
@@ -137,9 +141,21 @@ impl SubprocessRunner {
     }
 
     async fn run(&self, prompt: String, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+        let mut arguments = self.arguments_for(&prompt)?;
+        // A file of this call alone for a program that keeps its answer apart.
+        let answer_folder = match self.answer {
+            AnswerSource::AiderLlmHistory => Some(tempfile::tempdir().map_err(|error| {
+                RunnerError::Internal(format!("a temporary folder for {:?}'s history: {error}", self.agent))
+            })?),
+            AnswerSource::Stdout | AnswerSource::SmolagentsLog => None,
+        };
+        let answer_file = answer_folder.as_ref().map(|folder| folder.path().join("llm-history.txt"));
+        if let Some(file) = &answer_file {
+            arguments.insert(0, format!("--llm-history-file={}", file.display()));
+        }
         let mut command = Command::new(&self.command);
         command
-            .args(self.arguments_for(&prompt)?)
+            .args(arguments)
             .env_clear()
             .envs(self.environment()?)
             .stdin(if self.request_via == RequestVia::Stdin { Stdio::piped() } else { Stdio::null() })
@@ -172,6 +188,8 @@ impl SubprocessRunner {
         let mut output = CappedOutput::new(self.max_output_bytes);
         // A CLI that writes JSON lines streams its events, not its raw lines.
         let mut events = (self.format != OutputFormat::Text).then(|| EventLines::new(self.format));
+        // When the answer is kept elsewhere, stdout is the program's log: progress.
+        let mut log_lines = answer_file.is_some().then(LogLines::default);
         let mut chunk = [0u8; 4096];
         let mut exited: Option<(std::process::ExitStatus, tokio::time::Instant)> = None;
         loop {
@@ -195,9 +213,10 @@ impl SubprocessRunner {
                 break;
             }
             if let Some(text) = output.push(&chunk[..read]) {
-                match &mut events {
-                    Some(events) => events.push(&text).into_iter().for_each(&mut *on_delta),
-                    None => on_delta(ModelDelta::Text(text)),
+                match (&mut events, &mut log_lines) {
+                    (Some(events), _) => events.push(&text).into_iter().for_each(&mut *on_delta),
+                    (None, Some(log_lines)) => log_lines.push(&text).into_iter().for_each(&mut *on_delta),
+                    (None, None) => on_delta(ModelDelta::Text(text)),
                 }
             }
         }
@@ -222,16 +241,69 @@ impl SubprocessRunner {
                 stderr: own_word.unwrap_or_else(|| failure_words(&stderr_text, &text)),
             });
         }
+        if self.answer == AnswerSource::SmolagentsLog {
+            if let Some(why) = smolagents_gave_up(&text) {
+                return Err(RunnerError::Subprocess {
+                    agent: self.agent.clone(),
+                    status: "no answer".into(),
+                    stderr: why,
+                });
+            }
+        }
         let read = match events {
             Some(events) => events.finish(),
             None => self.reader.read(&text),
         };
-        let read = read.map_err(|error| RunnerError::Subprocess {
+        let mut read = read.map_err(|error| RunnerError::Subprocess {
             agent: self.agent.clone(),
             status: "an answer that could not be read".into(),
             stderr: format!("{error}; its output ended with: {}", tail_of(&text, 300)),
         })?;
+        if let Some(file) = &answer_file {
+            let history = read_capped(file, self.max_output_bytes);
+            let replies = aider_replies(&history);
+            if replies.is_empty() {
+                // aider exits 0 when its model failed; what it printed says why.
+                return Err(RunnerError::Subprocess {
+                    agent: self.agent.clone(),
+                    status: "no reply from its model".into(),
+                    stderr: failure_words("", &text),
+                });
+            }
+            read.answer = replies.join("\n\n");
+        }
         Ok(ModelReply { text: read.answer, tool_calls: Vec::new(), usage: read.usage, cost: read.cost })
+    }
+}
+
+/// At most `cap` bytes of a file the program wrote, as text (nothing when it wrote none).
+fn read_capped(path: &std::path::Path, cap: u64) -> String {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.take(cap).read_to_end(&mut bytes);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// A program's log, line by line, as progress.
+#[derive(Default)]
+struct LogLines {
+    partial: String,
+}
+
+impl LogLines {
+    fn push(&mut self, text: &str) -> Vec<ModelDelta> {
+        self.partial.push_str(text);
+        let mut deltas = Vec::new();
+        while let Some(end) = self.partial.find('\n') {
+            let line: String = self.partial.drain(..=end).collect();
+            let line = line.trim();
+            if !line.is_empty() {
+                deltas.push(ModelDelta::Progress { message: super::truncate(line, 300), data: None });
+            }
+        }
+        deltas
     }
 }
 

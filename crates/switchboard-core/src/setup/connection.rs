@@ -69,9 +69,7 @@ pub async fn test_connection(agent: &AgentConfig, path: Option<OsString>) -> Con
         | Provider::GeminiCli
         | Provider::QwenCode
         | Provider::Subprocess
-        | Provider::ClaudeCli => {
-            test_program(agent, path, &mut report)
-        }
+        | Provider::ClaudeCli => test_program(agent, path, &mut report),
     }
     report
 }

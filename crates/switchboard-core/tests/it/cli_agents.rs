@@ -1,12 +1,19 @@
-//! The real command-line agents, offline against aimock: aider 0.86 applies a diff
-//! edit in a temporary working directory and smolagents 1.26 answers through its
-//! final_answer tool, both delegated to by an HTTP primary in one turn. Their output
-//! streams live; the answers come back without banners and logs; their token lines
-//! become the calls' usage, and the parent's total includes it.
+//! aider and smolagents, for real, as their users run them, offline against
+//! aimock: aider 0.86 with its own defaults (no `--no-git`: it makes a git
+//! repository and commits; an unknown model, so the "whole" edit format; its
+//! linter on, its price list unreachable), and inside a repository with
+//! auto-commits off and a failing test command; smolagents 1.26 with its own
+//! default agent, which writes code. An HTTP primary delegates to both in one
+//! turn. The answers are the models' replies, never the programs' logs; their
+//! token lines become the calls' usage, the parent's total includes it, their
+//! output streams live, and a smolagents run that hits its step limit fails with
+//! its last step's error.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde_json::json;
+use switchboard_core::runner::{build, Message, ModelDelta, ModelRequest};
 use switchboard_core::{
     AgentConfig, AgentToolEntry, CallStatus, Config, Dispatcher, EventKind, Provider, TurnControl, TurnRequest, Usage,
 };
@@ -22,43 +29,67 @@ fn installed(venv: &str, program: &str) -> PathBuf {
     path
 }
 
+/// aider's model: the commit message it asks for, a reply that fails its linter
+/// ("whole" format), the fix it then asks for, and the same for the other cases.
+fn aider_fixtures() -> Vec<serde_json::Value> {
+    let whole = |text: &str, code: &str| format!("{text}\n\nhello.py\n```python\n{code}\n```\n");
+    vec![
+        json!({ "match": { "userMessage": "# Diffs:" }, "response": { "content": "feat: greet the world" } }),
+        json!({ "match": { "model": "coder-m", "userMessage": "Say hello to the world" },
+                "response": { "content": whole("I will change the greeting.", "print(greeting_undefined)") } }),
+        json!({ "match": { "model": "coder-m" },
+                "response": { "content": whole("I fixed the undefined name.", "print(\"hello, world\")") } }),
+        json!({ "match": { "model": "tester-m" },
+                "response": { "content": whole("The greeting now says hello to the world.", "print(\"hello, world\")") } }),
+    ]
+}
+
+fn aider_agent(name: &str, model: &str, peer_base: &str, work: &Path, home: &Path) -> AgentConfig {
+    let mut agent = AgentConfig::new(name, Provider::AiderCli);
+    agent.command = Some(installed(".venv-aider", "aider").display().to_string());
+    agent.model = Some(model.into());
+    agent.url = Some(format!("{peer_base}/v1"));
+    agent.cwd = Some(work.display().to_string());
+    agent.env = [("HOME".to_string(), home.display().to_string())].into_iter().collect();
+    agent.args = vec!["hello.py".into()];
+    agent.timeout_secs = Some(120);
+    agent
+}
+
+fn git(folder: &Path, arguments: &[&str]) -> String {
+    let output = Command::new("git").args(arguments).current_dir(folder).output().unwrap();
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 #[tokio::test]
-async fn a_primary_delegates_to_aider_and_smolagents_in_one_turn() {
-    let aider = installed(".venv-aider", "aider");
+async fn a_primary_delegates_to_aider_and_smolagents_as_their_users_run_them() {
     let smolagent = installed(".venv-smolagents", "smolagent");
-    let peer = aimock(json!({ "fixtures": [
-        { "match": { "model": "primary-m", "hasToolResult": false },
+    let mut fixtures = vec![
+        json!({ "match": { "model": "primary-m", "hasToolResult": false },
           "response": { "toolCalls": [
             { "id": "call_1", "name": "agent_coder", "arguments": { "request": "Say hello to the world in hello.py" } },
-            { "id": "call_2", "name": "agent_smol", "arguments": { "request": "What is six times seven?" } } ] } },
-        { "match": { "model": "primary-m", "hasToolResult": true }, "response": { "content": "Both came back." } },
-        { "match": { "model": "coder-m" }, "response": { "content":
-            "I will change the greeting.\n\nhello.py\n```python\n<<<<<<< SEARCH\nprint(\"hello\")\n=======\nprint(\"hello, world\")\n>>>>>>> REPLACE\n```\n\nThe greeting now says hello to the world." } },
-        { "match": { "model": "smol-m" }, "response": { "toolCalls": [
-            { "id": "call_f", "name": "final_answer", "arguments": { "answer": "The answer is 42." } } ] } }
-    ]}));
+            { "id": "call_2", "name": "agent_smol", "arguments": { "request": "What is six times seven?" } } ] } }),
+        json!({ "match": { "model": "primary-m", "hasToolResult": true }, "response": { "content": "Both came back." } }),
+        json!({ "match": { "model": "smol-m" }, "response": { "content":
+            "Thought: I will compute the product with Python and return it.\n<code>\nfinal_answer(6*7)\n</code>" } }),
+        json!({ "match": { "model": "stuck-m" }, "response": { "content":
+            "I think the answer is forty-two, but I will not write any code." } }),
+    ];
+    fixtures.extend(aider_fixtures());
+    let peer = aimock(json!({ "fixtures": fixtures }));
+    // A folder that is not a repository, and a HOME without a git identity.
     let work = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("hello.py"), "print(\"hello\")\n").unwrap();
-    let home_env = || [("HOME".to_string(), home.path().display().to_string())].into_iter().collect();
-
-    let mut coder = AgentConfig::new("coder", Provider::AiderCli);
-    coder.command = Some(aider.display().to_string());
-    coder.model = Some("coder-m".into());
-    coder.url = Some(format!("{}/v1", peer.base));
-    coder.cwd = Some(work.path().display().to_string());
-    coder.env = home_env();
-    coder.args =
-        ["--no-git", "--edit-format", "diff", "--map-tokens", "0", "--stream", "hello.py"].map(String::from).to_vec();
-    coder.timeout_secs = Some(120);
+    let coder = aider_agent("coder", "coder-m", &peer.base, work.path(), home.path());
     let mut smol = AgentConfig::new("smol", Provider::Smolagents);
     smol.command = Some(smolagent.display().to_string());
     smol.model = Some("smol-m".into());
     smol.url = Some(format!("{}/v1", peer.base));
-    smol.env = home_env();
+    smol.env = [("HOME".to_string(), home.path().display().to_string())].into_iter().collect();
     smol.timeout_secs = Some(120);
     let mut config = Config {
-        agents: vec![http_agent("primary", peer.base.clone(), "primary-m"), coder, smol],
+        agents: vec![http_agent("primary", peer.base.clone(), "primary-m"), coder, smol.clone()],
         agent_tools: vec![AgentToolEntry::new("coder", "Edits code."), AgentToolEntry::new("smol", "Computes.")],
         ..Config::default()
     };
@@ -84,29 +115,99 @@ async fn a_primary_delegates_to_aider_and_smolagents_in_one_turn() {
     };
     let (status, answer, coder_usage, error) = finished("coder");
     assert_eq!(status, CallStatus::Ok, "{error:?}");
-    assert!(answer.starts_with("I will change the greeting."), "the banner is gone: {answer}");
-    assert!(answer.contains("Applied edit to hello.py") && !answer.contains("Aider v"), "{answer}");
-    assert!(!answer.contains("Tokens:"), "the token line is usage, not answer: {answer}");
+    assert_eq!(
+        answer,
+        "I will change the greeting.\n\nhello.py\n```python\nprint(greeting_undefined)\n```\n\n\
+         I fixed the undefined name.\n\nhello.py\n```python\nprint(\"hello, world\")\n```",
+        "the model's two replies (the edit, then the lint fix), nothing of aider's log"
+    );
     assert_eq!(std::fs::read_to_string(work.path().join("hello.py")).unwrap(), "print(\"hello, world\")\n");
-    let coder_usage = coder_usage.expect("aider's token line read as usage");
-    assert!(coder_usage.input_tokens > 100 && coder_usage.output_tokens > 0, "{coder_usage:?}");
+    assert!(
+        git(work.path(), &["log", "--oneline"]).contains("feat: greet the world"),
+        "aider committed, as by default"
+    );
+    let coder_usage = coder_usage.expect("aider's token lines read as usage");
+    assert!(coder_usage.input_tokens > 1000 && coder_usage.output_tokens > 0, "two model calls: {coder_usage:?}");
+    // Its log (the repository it made, its commits, the linter) went by as progress.
+    let progress: Vec<&str> = events
+        .iter()
+        .filter_map(|event| match &event.kind {
+            EventKind::ToolProgress { message, .. } if event.agent == "coder" => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(progress.iter().any(|line| line.starts_with("Git repository created")), "{progress:?}");
+    assert!(progress.iter().any(|line| line.starts_with("Commit ")), "{progress:?}");
 
     let (status, answer, smol_usage, error) = finished("smol");
-    assert_eq!((status, answer.as_str()), (CallStatus::Ok, "The answer is 42."), "{error:?}");
+    assert_eq!((status, answer.as_str()), (CallStatus::Ok, "42"), "{error:?}");
     let smol_usage = smol_usage.expect("smolagents' token total read as usage");
     assert!(smol_usage.input_tokens > 100, "{smol_usage:?}");
-
-    // Live: text of the coder streamed before it finished.
-    let coder_finished_at = events
+    let smol_finished_at = events
         .iter()
-        .position(|event| event.agent == "coder" && matches!(event.kind, EventKind::CallFinished { .. }))
+        .position(|event| event.agent == "smol" && matches!(event.kind, EventKind::CallFinished { .. }))
         .unwrap();
-    assert!(events[..coder_finished_at]
-        .iter()
-        .any(|event| event.agent == "coder" && matches!(event.kind, EventKind::TextDelta { .. })));
+    assert!(
+        events[..smol_finished_at]
+            .iter()
+            .any(|event| event.agent == "smol" && matches!(event.kind, EventKind::TextDelta { .. })),
+        "smolagents' output streamed live"
+    );
     let root_total = outcome.usage_total.unwrap();
     let mut children = Usage::default();
     children.add(&coder_usage);
     children.add(&smol_usage);
     assert!(root_total.total_tokens > children.total_tokens, "the parent's total includes the CLI agents' usage");
+
+    // smolagents that never writes code gives up at its step limit, and says why.
+    let mut stuck = smol;
+    stuck.model = Some("stuck-m".into());
+    let error = run_alone(&stuck).await.expect_err("no answer is a failure, though smolagents exits 0");
+    assert!(error.contains("step limit") && error.contains("tokens so far"), "{error}");
+    assert!(error.contains("Error in code parsing"), "its last step's error: {error}");
+    assert!(!error.contains("╭"), "not the boxed log: {error}");
+}
+
+#[tokio::test]
+async fn aider_answers_with_its_reply_in_a_repository_without_auto_commits_and_without_git() {
+    let peer = aimock(json!({ "fixtures": aider_fixtures() }));
+    let home = tempfile::tempdir().unwrap();
+    // A repository of the user's, auto-commits off, a test command that fails.
+    let repository = tempfile::tempdir().unwrap();
+    std::fs::write(repository.path().join("hello.py"), "print(\"hello\")\n").unwrap();
+    for arguments in [
+        &["init", "-q"][..],
+        &["-c", "user.name=U", "-c", "user.email=u@example.com", "add", "hello.py"],
+        &["-c", "user.name=U", "-c", "user.email=u@example.com", "commit", "-qm", "start"],
+    ] {
+        git(repository.path(), arguments);
+    }
+    let mut in_repository = aider_agent("coder", "tester-m", &peer.base, repository.path(), home.path());
+    in_repository.args =
+        ["--no-auto-commits", "--auto-test", "--test-cmd", "false", "hello.py"].map(String::from).to_vec();
+    let answer = run_alone(&in_repository).await.unwrap();
+    assert_eq!(
+        answer, "The greeting now says hello to the world.\n\nhello.py\n```python\nprint(\"hello, world\")\n```",
+        "the reply once, though aider sent it again for each failed test run"
+    );
+    assert_eq!(git(repository.path(), &["log", "--oneline"]).lines().count(), 1, "no commit made");
+
+    // Without git, in the diff edit format, streamed.
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::write(plain.path().join("hello.py"), "print(\"hello\")\n").unwrap();
+    let mut no_git = aider_agent("coder", "tester-m", &peer.base, plain.path(), home.path());
+    no_git.args = ["--no-git", "hello.py"].map(String::from).to_vec();
+    let answer = run_alone(&no_git).await.unwrap();
+    assert!(answer.starts_with("The greeting now says hello to the world."), "{answer}");
+    assert_eq!(std::fs::read_to_string(plain.path().join("hello.py")).unwrap(), "print(\"hello, world\")\n");
+    assert!(!plain.path().join(".git").exists());
+}
+
+/// One run of `agent` alone: its answer, or its error message.
+async fn run_alone(agent: &AgentConfig) -> Result<String, String> {
+    let runner = build(agent).map_err(|error| error.to_string())?;
+    let request =
+        ModelRequest { messages: vec![Message::user("Say hello to the world in hello.py")], ..ModelRequest::default() };
+    let mut on_delta = |_: ModelDelta| {};
+    runner.stream(&request, &mut on_delta).await.map(|reply| reply.text).map_err(|error| error.to_string())
 }

@@ -196,8 +196,7 @@ async fn delegate(peer: &Peer, agent: AgentConfig) -> Delegated {
     config.primary = Some("primary".into());
     let recorder = Recorder::default();
     let request = TurnRequest { message: "Ask the agent.".into(), ..Default::default() };
-    let outcome =
-        Dispatcher::new(config).run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
+    let outcome = Dispatcher::new(config).run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
     let events = recorder.take();
     assert_stream_invariants(&events);
     assert_eq!(outcome.status, CallStatus::Ok, "{:?}", outcome.error);
