@@ -15,7 +15,7 @@ CARGO_BIN := $(dir $(CARGO))
 DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev libgtk-3-dev \
 	librsvg2-dev libayatana-appindicator3-dev libxdo-dev libssl-dev build-essential pkg-config file \
 	xvfb xauth webkit2gtk-driver chromium python3-venv \
-	x11-utils dbus-daemon python3-dbus python3-gi gir1.2-gtk-3.0
+	x11-utils dbus-daemon python3-dbus python3-gi gir1.2-gtk-3.0 strace
 
 .PHONY: run test setup debian-packages node-packages python-packages tauri-driver ui ui-e2e app \
 	test-rust test-ui test-browser test-window test-mcp test-otel bindings bench bench-ui bench-memory mutants package test-package clean

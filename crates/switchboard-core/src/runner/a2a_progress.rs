@@ -28,6 +28,9 @@ pub(super) struct Progress {
     pub(super) context: Option<String>,
     /// What the task asks when it stopped in `input-required`.
     pub(super) question: Option<String>,
+    /// The words of the working statuses, in order: the answer of a task that
+    /// ends with no artifacts and no words of its own.
+    pub(super) status_words: Vec<String>,
 }
 
 impl Default for Progress {
@@ -42,6 +45,7 @@ impl Default for Progress {
             news: 0,
             context: None,
             question: None,
+            status_words: Vec::new(),
         }
     }
 }
@@ -120,6 +124,27 @@ impl Progress {
         }
         let state = update.pointer("/status/state").and_then(Value::as_str).unwrap_or("").to_string();
         let words = parts_text(update.pointer("/status/message/parts")).join("");
+        // Google's A2A server (gemini-cli-a2a-server) streams its answer in status
+        // messages it marks as text content: the call's text, as it comes.
+        let content = update.pointer("/metadata/coderAgent/kind").and_then(Value::as_str) == Some("text-content");
+        if content && state == "TASK_STATE_WORKING" {
+            self.state = Some(state);
+            if !words.is_empty() {
+                self.text(&words, on_delta);
+            }
+            return Ok(false);
+        }
+        // An error the agent reports beside its status ends the call with it.
+        if let Some(error) = update.pointer("/metadata/error").and_then(Value::as_str) {
+            let why = if words.is_empty() { error.to_string() } else { words.clone() };
+            return Err(RunnerError::Remote {
+                url: endpoint.to_string(),
+                message: format!("the task failed: {}", truncate(&why, 500)),
+            });
+        }
+        if state == "TASK_STATE_WORKING" && !words.is_empty() && words != self.last_words {
+            self.status_words.push(words.clone());
+        }
         // A new state, or new words (a status polled again says nothing new).
         if self.state.as_deref() != Some(state.as_str()) || (!words.is_empty() && words != self.last_words) {
             self.first_event.get_or_insert_with(|| self.started.elapsed());
@@ -135,14 +160,18 @@ impl Progress {
         };
         match state.as_str() {
             "TASK_STATE_COMPLETED" => {
+                // No artifacts: the status messages' text is the answer.
                 if self.answer.is_empty() {
-                    self.answer = words;
+                    self.answer = if words.is_empty() { self.status_words.concat() } else { words };
                 }
                 Ok(true)
             }
             "TASK_STATE_FAILED" => failed("failed"),
             "TASK_STATE_REJECTED" => failed("was rejected"),
             "TASK_STATE_CANCELED" => failed("was cancelled by the remote agent"),
+            // An agent that ends each turn waiting for the next (Google's server does,
+            // `final: true`) has answered: the turn is over, with no question.
+            "TASK_STATE_INPUT_REQUIRED" if words.is_empty() && !self.answer.is_empty() => Ok(true),
             "TASK_STATE_INPUT_REQUIRED" => {
                 self.question =
                     Some(if words.is_empty() { "The remote agent needs more input.".to_string() } else { words });
@@ -256,5 +285,67 @@ mod tests {
         assert!(progress.take(&status("TASK_STATE_FAILED", "no"), &mut guard, &mut sink, "http://a").is_err());
         assert!(progress.ended_there());
         assert_eq!(lines, ["working: step 1", "working: step 2", "failed: no"]);
+    }
+
+    #[test]
+    fn an_agent_that_answers_in_status_messages_is_answered_by_them() {
+        let mut guard = CancelOnDrop { endpoint: "http://a".into(), dialect: Dialect::V03, token: None, task: None };
+        let (mut texts, mut lines) = (Vec::new(), Vec::new());
+        let mut sink = |delta: ModelDelta| match delta {
+            ModelDelta::Text(text) => texts.push(text),
+            ModelDelta::Progress { message, .. } => lines.push(message),
+            _ => {}
+        };
+        // Google's A2A server, as it streams (0.3 results, normalized as the runner does).
+        let update = |state: &str, kind: &str, words: Option<&str>, last: bool| {
+            let mut status = json!({"state": state});
+            if let Some(words) = words {
+                status["message"] =
+                    json!({"kind": "message", "role": "agent", "parts": [{"kind": "text", "text": words}]});
+            }
+            Dialect::V03.normalize(&json!({"kind": "status-update", "taskId": "t", "contextId": "c", "status": status,
+                "final": last, "metadata": {"coderAgent": {"kind": kind}}}))
+        };
+        let mut progress = Progress::default();
+        let stream = [
+            update("working", "state-change", None, false),
+            update("working", "text-content", Some("Hell"), false),
+            update("working", "text-content", Some("o."), false),
+        ];
+        for result in &stream {
+            assert!(!progress.take(result, &mut guard, &mut sink, "http://a").unwrap());
+        }
+        let end = update("input-required", "state-change", None, true);
+        assert!(progress.take(&end, &mut guard, &mut sink, "http://a").unwrap(), "the turn is over");
+        assert_eq!(progress.question, None, "nobody is asked anything");
+        assert_eq!(progress.answer, "Hello.");
+
+        // A task that asks a real question with nothing answered still asks it.
+        let mut asking = Progress::default();
+        let question = update("input-required", "state-change", Some("Which file?"), true);
+        assert!(asking.take(&question, &mut guard, &mut sink, "http://a").unwrap());
+        assert_eq!(asking.question.as_deref(), Some("Which file?"));
+        let mut silent = Progress::default();
+        assert!(silent.take(&end, &mut guard, &mut sink, "http://a").unwrap());
+        assert!(silent.question.is_some(), "waiting with nothing said is a question");
+
+        // Its error, said beside a working status, fails the call with its words.
+        let mut failing = Progress::default();
+        let mut error = update("working", "state-change", Some("Agent Error, unknown agent message: 400"), false);
+        error["statusUpdate"]["metadata"]["error"] = json!("[API Error: An unknown error occurred.]");
+        let failed = failing.take(&error, &mut guard, &mut sink, "http://a").unwrap_err().to_string();
+        assert!(failed.contains("Agent Error, unknown agent message: 400"), "{failed}");
+
+        // Any agent: a task that completes with no artifacts is answered by what its
+        // working statuses said.
+        let mut plain = Progress::default();
+        let working = json!({"statusUpdate": {"status": {"state": "TASK_STATE_WORKING", "message": {"parts": [{"text": "Two rivers."}]}}}});
+        let done = json!({"statusUpdate": {"status": {"state": "TASK_STATE_COMPLETED"}}});
+        assert!(!plain.take(&working, &mut guard, &mut sink, "http://a").unwrap());
+        assert!(plain.take(&done, &mut guard, &mut sink, "http://a").unwrap());
+        assert_eq!(plain.answer, "Two rivers.");
+        assert_eq!(texts, ["Hell", "o."], "the content streamed as text");
+        assert!(lines.contains(&"working: Two rivers.".to_string()), "{lines:?}");
+        guard.task = None;
     }
 }

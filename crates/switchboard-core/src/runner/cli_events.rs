@@ -139,6 +139,11 @@ impl EventLines {
                     };
                     self.failure = Some(format!("the agent reported an error: {}", error_excerpt(&why)));
                 }
+                // Qwen Code reports a failed model call as a successful result
+                // whose text is "[API Error: 400 …]", and exits 0.
+                if self.failure.is_none() && result.starts_with("[API Error: ") {
+                    self.failure = Some(format!("the agent reported an error: {}", error_excerpt(&result)));
+                }
                 self.denied(&event["permission_denials"], deltas);
                 self.answer = Some(result);
                 let usage = &event["usage"];
@@ -246,7 +251,7 @@ impl EventLines {
                 if event["status"] != "success" {
                     let why = event["error"]["message"]
                         .as_str()
-                        .map(str::to_owned)
+                        .map(gemini_message)
                         .or_else(|| self.last_error.clone())
                         .unwrap_or_else(|| format!("status {}", event["status"]));
                     self.failure = Some(format!("the agent reported an error: {}", error_excerpt(&why)));
@@ -300,6 +305,19 @@ fn codex_message(message: &str) -> String {
         .ok()
         .and_then(|body| body["error"]["message"].as_str().or(body["message"].as_str()).map(str::to_owned))
         .unwrap_or_else(|| message.to_string())
+}
+
+/// Gemini CLI wraps a server's error body: `[API Error: {"error":{"code":400,
+/// "message":"…"}}]`; the code and message inside, when it holds them.
+fn gemini_message(message: &str) -> String {
+    let inner = message.trim().trim_start_matches("[API Error: ").trim_end_matches(']');
+    match serde_json::from_str::<Value>(inner) {
+        Ok(body) if body["error"]["message"].is_string() => match body["error"]["code"].as_u64() {
+            Some(code) => format!("API Error {code}: {}", body["error"]["message"].as_str().unwrap_or_default()),
+            None => body["error"]["message"].as_str().unwrap_or_default().to_string(),
+        },
+        _ => message.to_string(),
+    }
 }
 
 /// The longest excerpt of a program's own error kept in the call's error.
@@ -364,6 +382,61 @@ mod tests {
     }
 
     #[test]
+    fn gemini_stream_json_lines_become_text_progress_usage_and_its_error() {
+        let mut lines = EventLines::new(OutputFormat::GeminiStreamJson);
+        let deltas = lines.push(concat!(
+            r#"{"type":"init","session_id":"s","model":"gemini-2.5-flash"}"#,
+            "\n",
+            r#"{"type":"message","role":"user","content":"say hello"}"#,
+            "\n",
+            r#"{"type":"message","role":"assistant","content":"Answ","delta":true}"#,
+            "\n",
+            r#"{"type":"message","role":"assistant","content":"er.","delta":true}"#,
+            "\n",
+            r#"{"type":"tool_use","tool_name":"list_directory","tool_id":"list_directory__1","parameters":{"dir_path":"."}}"#,
+            "\n",
+            r#"{"type":"tool_result","tool_id":"run_shell_command__2","status":"error","error":{"type":"tool_not_registered","message":"Tool \"run_shell_command\" not found."}}"#,
+            "\n",
+            r#"{"type":"message","role":"assistant","content":"Done.","delta":true}"#,
+            "\n",
+            r#"{"type":"result","status":"success","stats":{"total_tokens":18,"input_tokens":11,"output_tokens":7,"cached":0,"input":11}}"#,
+            "\n"
+        ));
+        assert_eq!(
+            texts(&deltas),
+            vec![
+                "text Answ",
+                "text er.",
+                r#"progress list_directory: {"dir_path":"."}"#,
+                r#"progress tool failed: Tool "run_shell_command" not found."#,
+                "text Done."
+            ]
+        );
+        let read = lines.finish().unwrap();
+        assert_eq!((read.answer.as_str(), read.usage), ("Answer.\n\nDone.", Some(Usage::new(11, 7))));
+
+        let mut failed = EventLines::new(OutputFormat::GeminiStreamJson);
+        failed.push(concat!(
+            r#"{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":400,\"message\":\"Bad request\",\"status\":\"invalid_request_error\"}}]"},"stats":{}}"#,
+            "\n"
+        ));
+        assert_eq!(failed.failure_reason().unwrap(), "the agent reported an error: API Error 400: Bad request");
+    }
+
+    #[test]
+    fn qwen_reports_a_failed_model_call_as_a_result_and_it_is_read_as_a_failure() {
+        let mut lines = EventLines::new(OutputFormat::ClaudeStreamJson);
+        lines.push(r#"{"type":"result","subtype":"success","is_error":false,"result":"[API Error: 400 Simulated bad request]","usage":{"input_tokens":0,"output_tokens":0}}"#);
+        assert!(lines.finish().unwrap_err().contains("[API Error: 400 Simulated bad request]"));
+        let mut limited = EventLines::new(OutputFormat::ClaudeStreamJson);
+        limited.push(r#"{"type":"result","subtype":"error_max_turns","is_error":true,"errors":["Reached maximum number of turns (1)"]}"#);
+        assert!(
+            limited.failure_reason().unwrap().contains("Reached maximum number of turns (1)"),
+            "errors when result is absent"
+        );
+    }
+
+    #[test]
     fn codex_json_lines_become_text_progress_and_usage() {
         let mut lines = EventLines::new(OutputFormat::CodexJson);
         let deltas = lines.push(concat!(
@@ -382,5 +455,14 @@ mod tests {
         let mut failed = EventLines::new(OutputFormat::CodexJson);
         failed.push("{\"type\":\"turn.failed\",\"error\":{\"message\":\"stream error\"}}\n");
         assert!(failed.finish().unwrap_err().contains("stream error"));
+        // A retry notice first, then the cause, a server's error body inside.
+        let mut retried = EventLines::new(OutputFormat::CodexJson);
+        retried.push(concat!(
+            r#"{"type":"error","message":"Reconnecting... 1/1"}"#,
+            "\n",
+            r#"{"type":"turn.failed","error":{"message":"{\"error\":{\"message\":\"Bad request\",\"type\":\"invalid_request_error\"}}"}}"#,
+            "\n"
+        ));
+        assert_eq!(retried.failure_reason().unwrap(), "the agent reported an error: Bad request");
     }
 }

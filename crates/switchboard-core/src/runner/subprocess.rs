@@ -254,10 +254,14 @@ impl SubprocessRunner {
             Some(events) => events.finish(),
             None => self.reader.read(&text),
         };
-        let mut read = read.map_err(|error| RunnerError::Subprocess {
-            agent: self.agent.clone(),
-            status: "an answer that could not be read".into(),
-            stderr: format!("{error}; its output ended with: {}", tail_of(&text, 300)),
+        let mut read = read.map_err(|error| match self.format {
+            // A JSON-lines program that exited 0 but reported a failure: its words.
+            OutputFormat::Text => RunnerError::Subprocess {
+                agent: self.agent.clone(),
+                status: "an answer that could not be read".into(),
+                stderr: format!("{error}; its output ended with: {}", tail_of(&text, 300)),
+            },
+            _ => RunnerError::Subprocess { agent: self.agent.clone(), status: status.to_string(), stderr: error },
         })?;
         if let Some(file) = &answer_file {
             let history = read_capped(file, self.max_output_bytes);

@@ -58,7 +58,7 @@ impl World {
                     "security": { "auth": { "selectedType": "gemini-api-key" } },
                     "telemetry": { "enabled": false },
                     "privacy": { "usageStatisticsEnabled": false },
-                    "general": { "disableAutoUpdate": true, "disableUpdateNag": true }
+                    "general": { "enableAutoUpdate": false, "enableAutoUpdateNotification": false }
                 })
                 .to_string(),
             ),
@@ -287,4 +287,74 @@ async fn claude_code_answers_fails_in_its_own_words_and_stops_at_max_turns() {
 #[tokio::test]
 async fn codex_answers_and_fails_in_its_own_words() {
     check_program(Provider::Codex, vec![]).await;
+}
+
+#[tokio::test]
+async fn gemini_cli_answers_and_fails_in_its_own_words() {
+    check_program(Provider::GeminiCli, vec![]).await;
+}
+
+#[tokio::test]
+async fn qwen_code_answers_and_fails_in_its_own_words() {
+    check_program(Provider::QwenCode, vec![]).await;
+}
+
+/// The addresses of `connect` calls in an strace log that are neither loopback
+/// nor a local socket.
+fn outside_connects(trace: &str) -> Vec<String> {
+    trace
+        .lines()
+        .filter(|line| line.contains("connect("))
+        .filter(|line| {
+            let local = line.contains("sa_family=AF_UNIX")
+                || line.contains("inet_addr(\"127.")
+                || line.contains("inet_pton(AF_INET6, \"::1\"")
+                || line.contains("inet_pton(AF_INET6, \"::ffff:127.");
+            !local
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn only_loopback_counts_as_inside() {
+    let trace = concat!(
+        "12 connect(3, {sa_family=AF_UNIX, sun_path=\"/var/run/nscd/socket\"}, 110) = -1 ENOENT\n",
+        "12 connect(22, {sa_family=AF_INET, sin_port=htons(18431), sin_addr=inet_addr(\"127.0.0.1\")}, 16) = 0\n",
+        "12 connect(3, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr(\"10.255.255.53\")}, 16) = -1\n",
+    );
+    assert_eq!(outside_connects(trace).len(), 1);
+}
+
+/// Each agent CLI, run by its preset as a user configured it, under strace: it
+/// connects to nothing but aimock on loopback (and local sockets).
+#[tokio::test]
+async fn every_agent_cli_reaches_only_loopback() {
+    let strace = ["/usr/bin/strace", "/bin/strace"]
+        .into_iter()
+        .find(|path| Path::new(path).exists())
+        .expect("strace is installed by `make setup`");
+    let peer = aimock(json!({ "fixtures": [answer_fixture("agent-m", "Hello, traced.")] }));
+    for provider in [Provider::ClaudeCode, Provider::Codex, Provider::GeminiCli, Provider::QwenCode] {
+        let world = World::new(provider);
+        let mut agent = world.agent(program_of(provider), provider, "agent-m", &peer);
+        let trace = world.home.path().join("connects.trace");
+        let wrapper = world.home.path().join("traced");
+        std::fs::write(
+            &wrapper,
+            format!(
+                "#!/bin/sh\nexec {strace} -f -qq -e trace=connect -o {} {} \"$@\"\n",
+                trace.display(),
+                agent.command.as_deref().unwrap()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        agent.command = Some(wrapper.display().to_string());
+        assert_eq!(run_alone(&agent).await, Ok("Hello, traced.".to_string()), "{provider:?}");
+        let trace = std::fs::read_to_string(&trace).unwrap();
+        assert!(trace.contains("inet_addr(\"127.0.0.1\")"), "{provider:?}: the trace saw its model calls");
+        assert_eq!(outside_connects(&trace), Vec::<String>::new(), "{provider:?} reached outside loopback");
+        assert!(world.nothing_left());
+    }
 }
