@@ -148,6 +148,12 @@ export type AgentConfig_Deserialize = {
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia | null,
 	/**
+	 *  Agent CLIs with a preset (Claude Code, Codex, Gemini CLI, Qwen Code): what
+	 *  the program may do unattended, turned into its own permission, sandbox or
+	 *  approval flags (`read_only` when absent).
+	 */
+	autonomy?: Autonomy | null,
+	/**
 	 *  Whether calls to this agent need the user's yes when the tool entry that
 	 *  calls it does not say (`ask` when neither does): an agent trusted to run
 	 *  unasked is `auto` once, not in every entry.
@@ -218,6 +224,12 @@ export type AgentConfig_Serialize = {
 	context_argument?: string,
 	/**  Subprocess agents: how the request reaches the program. */
 	request_via?: RequestVia,
+	/**
+	 *  Agent CLIs with a preset (Claude Code, Codex, Gemini CLI, Qwen Code): what
+	 *  the program may do unattended, turned into its own permission, sandbox or
+	 *  approval flags (`read_only` when absent).
+	 */
+	autonomy?: Autonomy,
 	/**
 	 *  Whether calls to this agent need the user's yes when the tool entry that
 	 *  calls it does not say (`ask` when neither does): an agent trusted to run
@@ -361,6 +373,18 @@ export type ApprovalLimits_Serialize = {
 	calls_left: number,
 	timeout_secs: number | null,
 };
+
+/**
+ *  What an agent CLI may do on its own while it runs as a tool-agent: nobody is
+ *  there to answer its permission questions, so the program is told up front.
+ */
+export type Autonomy = 
+/**  Read files and answer; every edit and command is refused. */
+"read_only" | 
+/**  Also edit files in its working folder; commands stay refused (or sandboxed). */
+"edit" | 
+/**  Edit and run commands without asking (Claude Code refuses this as root). */
+"full";
 
 /**  A structured error, as the app and the calling model see it. */
 export type CallError = {
@@ -868,7 +892,9 @@ export type OutputFormat = "text" |
 /**  Claude Code's `-p --output-format stream-json` (add `--verbose`). */
 "claude_stream_json" | 
 /**  Codex's `exec --json`. */
-"codex_json";
+"codex_json" | 
+/**  Gemini CLI's `-o stream-json`. */
+"gemini_stream_json";
 
 /**
  *  How a subprocess agent's stdout becomes its result and its usage. The
@@ -1027,7 +1053,18 @@ export type Provider_Deserialize =
 /**  aider, with the preset flags and environment (`model`, `url`, `api_key_env`). */
 "aider-cli" | 
 /**  Hugging Face smolagents' `smolagent` CLI, with its preset. */
-"smolagents" | "subprocess" | "claude-cli" | 
+"smolagents" | 
+/**
+ *  Claude Code run once (`claude -p`, stream-json) as a tool-agent: stateless,
+ *  unlike `claude-cli`, the primary that keeps a session.
+ */
+"claude-code" | 
+/**  OpenAI's Codex CLI run once (`codex exec --json`). */
+"codex" | 
+/**  Google's Gemini CLI run once (`gemini --prompt`, stream-json). */
+"gemini-cli" | 
+/**  Qwen Code run once (`qwen --prompt`, stream-json). */
+"qwen-code" | "subprocess" | "claude-cli" | 
 /**  The built-in deterministic agents that need no model server. */
 "demo" | 
 /**  One tool of an MCP server (stdio `command`, or streamable HTTP `url`). */
@@ -1042,7 +1079,18 @@ export type Provider_Serialize =
 /**  aider, with the preset flags and environment (`model`, `url`, `api_key_env`). */
 "aider-cli" | 
 /**  Hugging Face smolagents' `smolagent` CLI, with its preset. */
-"smolagents" | "subprocess" | "claude-cli" | 
+"smolagents" | 
+/**
+ *  Claude Code run once (`claude -p`, stream-json) as a tool-agent: stateless,
+ *  unlike `claude-cli`, the primary that keeps a session.
+ */
+"claude-code" | 
+/**  OpenAI's Codex CLI run once (`codex exec --json`). */
+"codex" | 
+/**  Google's Gemini CLI run once (`gemini --prompt`, stream-json). */
+"gemini-cli" | 
+/**  Qwen Code run once (`qwen --prompt`, stream-json). */
+"qwen-code" | "subprocess" | "claude-cli" | 
 /**  The built-in deterministic agents that need no model server. */
 "demo" | 
 /**  One tool of an MCP server (stdio `command`, or streamable HTTP `url`). */

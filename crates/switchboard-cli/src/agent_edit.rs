@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use switchboard_core::config::edit::{Edit, EntryFate};
-use switchboard_core::config::{AgentConfig, Approval, Provider};
+use switchboard_core::config::{AgentConfig, Approval, Autonomy, Provider};
 use switchboard_core::setup::connection::test_connection;
 
 use crate::{load, save, terminal::printable, Failure};
@@ -52,11 +52,15 @@ pub(crate) struct AgentFields {
     /// (deny), where the tool entry that calls it does not say.
     #[arg(long, value_parser = parse_approval)]
     approval: Option<Approval>,
+    /// Agent CLIs (claude-code, codex, gemini-cli, qwen-code): what they may do unattended:
+    /// read_only (the default), edit, or full.
+    #[arg(long, value_parser = parse_autonomy)]
+    autonomy: Option<Autonomy>,
     /// mcp agents: the tool argument the delegate's structured context goes into.
     #[arg(long)]
     context_argument: Option<String>,
     /// Clear an optional field (url, model, api_key_env, command, cwd, system_prompt,
-    /// tool, request_argument, context_argument, approval, timeout_secs, idle_timeout_secs, args, env).
+    /// tool, request_argument, context_argument, approval, autonomy, timeout_secs, idle_timeout_secs, args, env).
     #[arg(long, value_name = "FIELD")]
     unset: Vec<String>,
 }
@@ -64,6 +68,11 @@ pub(crate) struct AgentFields {
 fn parse_approval(text: &str) -> Result<Approval, String> {
     serde_json::from_value(serde_json::Value::String(text.to_string()))
         .map_err(|_| "one of ask, auto, deny".to_string())
+}
+
+fn parse_autonomy(text: &str) -> Result<Autonomy, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_string()))
+        .map_err(|_| "one of read_only, edit, full".to_string())
 }
 
 fn parse_provider(text: &str) -> Result<Provider, String> {
@@ -89,6 +98,7 @@ impl AgentFields {
                 "request_argument" => agent.request_argument = None,
                 "context_argument" => agent.context_argument = None,
                 "approval" => agent.approval = None,
+                "autonomy" => agent.autonomy = None,
                 "timeout_secs" => agent.timeout_secs = None,
                 "idle_timeout_secs" => agent.idle_timeout_secs = None,
                 "args" => agent.args.clear(),
@@ -117,6 +127,9 @@ impl AgentFields {
         }
         if self.approval.is_some() {
             agent.approval = self.approval;
+        }
+        if self.autonomy.is_some() {
+            agent.autonomy = self.autonomy;
         }
         if self.timeout_secs.is_some() {
             agent.timeout_secs = self.timeout_secs;

@@ -59,6 +59,42 @@ fn check_reports_every_problem_and_exits_2() {
 }
 
 #[test]
+fn check_explains_autonomy_and_offers_the_agent_clis_on_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let folder = tempfile::tempdir().unwrap();
+    let bin = folder.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for program in ["claude", "codex"] {
+        std::fs::write(bin.join(program), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(bin.join(program), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = folder.path().join("config.json");
+    std::fs::write(
+        &path,
+        r#"{"primary":"lead","agents":[{"name":"lead","provider":"demo"},{"name":"fixer","provider":"codex","autonomy":"edit"}]}"#,
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["--config"])
+        .arg(&path)
+        .arg("check")
+        .env("PATH", &bin)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("agent \"fixer\": Codex runs with autonomy edit (--sandbox=workspace-write)"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "found claude at {}: add it with `switchboard agent add claude-code --provider claude-code`",
+            bin.join("claude").display()
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("found codex"), "codex is configured already: {stdout}");
+}
+
+#[test]
 fn only_the_default_location_is_created_a_named_missing_path_is_an_error() {
     let folder = tempfile::tempdir().unwrap();
     let path = demo_config(folder.path());

@@ -1,7 +1,15 @@
 /** The agent form's rules: which fields a provider shows, the checks, and the round trip to an AgentConfig. */
 import { describe, expect, it } from "vitest";
 import type { AgentConfig_Deserialize as AgentConfig } from "../../bindings";
-import { agentFromForm, emptyForm, formFromAgent, looksLikeKey, shows, type AgentForm } from "./agent-form";
+import {
+  agentFromForm,
+  autonomyHint,
+  emptyForm,
+  formFromAgent,
+  looksLikeKey,
+  shows,
+  type AgentForm,
+} from "./agent-form";
 
 const form = (fields: Partial<AgentForm>): AgentForm => ({ ...emptyForm(), ...fields });
 
@@ -16,6 +24,14 @@ describe("fields by provider", () => {
     ["a2a", "model", false],
     ["demo", "api_key_env", false],
     ["claude-cli", "experimental_cli_tool_calls", true],
+    ["claude-code", "autonomy", true],
+    ["claude-code", "experimental_cli_tool_calls", false],
+    ["codex", "autonomy", true],
+    ["codex", "url", true],
+    ["gemini-cli", "api_key_env", true],
+    ["qwen-code", "model", true],
+    ["aider-cli", "autonomy", false],
+    ["local", "autonomy", false],
   ] as const)("%s shows %s: %s", (provider, field, expected) => {
     expect(shows({ provider, transport: "command" }, field)).toBe(expected);
   });
@@ -26,6 +42,18 @@ describe("fields by provider", () => {
     expect(shows({ provider: "mcp", transport: "url" }, "url")).toBe(true);
     expect(shows({ provider: "mcp", transport: "url" }, "args")).toBe(false);
     expect(shows({ provider: "mcp", transport: "url" }, "tool")).toBe(true);
+  });
+});
+
+describe("autonomy", () => {
+  it.each([
+    ["claude-code", "", /read files.*refused.*--permission-mode=dontAsk/],
+    ["codex", "edit", /edit files.*--sandbox=workspace-write/],
+    ["gemini-cli", "full", /run commands without asking.*--approval-mode=yolo/],
+    ["qwen-code", "edit", /--approval-mode=auto-edit/],
+    ["claude-code", "full", /refuses this when run as root.*bypassPermissions/],
+  ] as const)("%s at %s is explained with its flag", (provider, autonomy, expected) => {
+    expect(autonomyHint(provider, autonomy)).toMatch(expected);
   });
 });
 
@@ -133,6 +161,8 @@ describe("round trip", () => {
     { name: "files", provider: "mcp", command: "npx", args: ["server"], tool: "read" },
     { name: "remote", provider: "a2a", url: "https://agents.example/a2a", api_key_env: "A2A_TOKEN" },
     { name: "claude", provider: "claude-cli", experimental_cli_tool_calls: true },
+    { name: "reviewer", provider: "claude-code", model: "claude-sonnet-4-5", api_key_env: "ANTHROPIC_API_KEY" },
+    { name: "fixer", provider: "codex", url: "http://127.0.0.1:4000/v1", autonomy: "edit", cwd: "/src" },
     { name: "lead", provider: "demo", limits: { max_depth: 0, max_cost_per_turn: 0.25, timeout_secs: 90 } },
   ])("$name ($provider) comes back as it was", check);
 

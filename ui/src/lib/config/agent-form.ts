@@ -9,6 +9,7 @@ import { limitsFromForm, limitsText } from "./tool-form";
 import type {
   AgentConfig_Deserialize as AgentConfig,
   Approval,
+  Autonomy,
   AgentConfig_Serialize as AgentConfigShown,
   OutputFormat,
   Limits_Deserialize as Limits,
@@ -23,8 +24,12 @@ export const providers: Array<[Provider, string]> = [
   ["local", "OpenAI-compatible HTTP server"],
   ["aider-cli", "aider (command line)"],
   ["smolagents", "smolagents (command line)"],
+  ["claude-code", "Claude Code, run once per call (command line)"],
+  ["codex", "Codex (command line)"],
+  ["gemini-cli", "Gemini CLI (command line)"],
+  ["qwen-code", "Qwen Code (command line)"],
   ["subprocess", "Any command-line program"],
-  ["claude-cli", "Claude Code (command line)"],
+  ["claude-cli", "Claude Code as a calling agent (command line, keeps a session)"],
   ["demo", "Built-in demo agent"],
   ["mcp", "One tool of an MCP server"],
   ["a2a", "Agent2Agent (A2A) agent"],
@@ -50,6 +55,7 @@ export type Field =
   | "context_argument"
   | "transport"
   | "experimental_cli_tool_calls"
+  | "autonomy"
   | "approval";
 
 const cli: Field[] = ["command", "args", "cwd", "env", "output", "timeout_secs", "prices"];
@@ -60,6 +66,10 @@ const fieldsByProvider: Record<Provider, Field[]> = {
   demo: ["model", "system_prompt"],
   "aider-cli": ["model", "url", "api_key_env", ...cli],
   smolagents: ["model", "url", "api_key_env", ...cli],
+  "claude-code": ["model", "url", "api_key_env", "autonomy", "system_prompt", ...cli],
+  codex: ["model", "url", "api_key_env", "autonomy", ...cli],
+  "gemini-cli": ["model", "url", "api_key_env", "autonomy", ...cli],
+  "qwen-code": ["model", "url", "api_key_env", "autonomy", ...cli],
   subprocess: ["command", "args", "request_via", "cwd", "env", "api_key_env", "output", "timeout_secs", "prices"],
   "claude-cli": ["command", "args", "cwd", "model", "system_prompt", "experimental_cli_tool_calls", "timeout_secs"],
   mcp: [
@@ -113,6 +123,8 @@ export type AgentForm = {
   /** mcp agents: a stdio server (`command`) or streamable HTTP (`url`). */
   transport: "command" | "url";
   experimental_cli_tool_calls: boolean;
+  /** What an agent CLI may do unattended; blank: read_only. */
+  autonomy: Autonomy | "";
   /** Calls to it where the entry does not say; blank: ask. */
   approval: Approval | "";
   /** Limits of this agent's own calls, over the global ones; blank inherits. */
@@ -162,6 +174,7 @@ export function emptyForm(provider: Provider = "local"): AgentForm {
     context_argument: "",
     transport: "command",
     experimental_cli_tool_calls: false,
+    autonomy: "",
     approval: "",
     limits: limitsText(null),
   };
@@ -201,6 +214,7 @@ export function formFromAgent(agent: AgentConfig | AgentConfigShown): AgentForm 
     context_argument: text(agent.context_argument),
     transport: agent.provider === "mcp" && agent.url && !agent.command ? "url" : "command",
     experimental_cli_tool_calls: agent.experimental_cli_tool_calls === true,
+    autonomy: agent.autonomy ?? "",
     approval: agent.approval ?? "",
     limits: limitsText(agent.limits),
   };
@@ -278,6 +292,7 @@ const formOwned = [
   "request_argument",
   "context_argument",
   "experimental_cli_tool_calls",
+  "autonomy",
   "approval",
 ] as const;
 
@@ -368,6 +383,7 @@ export function agentFromForm(
   if (shown("experimental_cli_tool_calls") && form.experimental_cli_tool_calls)
     agent.experimental_cli_tool_calls = true;
   if (shown("approval") && form.approval !== "") agent.approval = form.approval;
+  if (shown("autonomy") && form.autonomy !== "") agent.autonomy = form.autonomy;
 
   if (shown("output")) {
     const output: NonNullable<AgentConfig["output"]> = {};
@@ -389,4 +405,40 @@ export function agentFromForm(
   for (const [field, message] of Object.entries(limitErrors)) errors[`limits.${field as keyof Limits}`] = message;
   if (limits) agent.limits = limits;
   return { agent, errors };
+}
+
+/** Each agent CLI's own switch for what it may do unattended, per autonomy (as the presets pass it). */
+const autonomyFlags: Partial<Record<Provider, Record<Autonomy, string>>> = {
+  "claude-code": {
+    read_only: "--permission-mode=dontAsk",
+    edit: "--permission-mode=acceptEdits",
+    full: "--permission-mode=bypassPermissions",
+  },
+  codex: { read_only: "--sandbox=read-only", edit: "--sandbox=workspace-write", full: "--sandbox=danger-full-access" },
+  "gemini-cli": {
+    read_only: "--approval-mode=default",
+    edit: "--approval-mode=auto_edit",
+    full: "--approval-mode=yolo",
+  },
+  "qwen-code": {
+    read_only: "--approval-mode=default",
+    edit: "--approval-mode=auto-edit",
+    full: "--approval-mode=yolo",
+  },
+};
+
+/**
+ * What an agent CLI may do at `autonomy` (blank: read_only), in words, with the flag
+ * it is given: nobody is there to answer its permission questions during a call.
+ */
+export function autonomyHint(provider: Provider, autonomy: Autonomy | ""): string {
+  const level: Autonomy = autonomy === "" ? "read_only" : autonomy;
+  const flag = autonomyFlags[provider]?.[level] ?? "";
+  const what = {
+    read_only: "It may read files and answer; edits and commands are refused, never waited for.",
+    edit: "It may edit files in its working directory; commands are refused or sandboxed.",
+    full: "It may edit files and run commands without asking.",
+  }[level];
+  const root = provider === "claude-code" && level === "full" ? " Claude Code refuses this when run as root." : "";
+  return `${what}${root} (${flag})`;
 }

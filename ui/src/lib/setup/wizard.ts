@@ -169,6 +169,15 @@ export function defaultDescription(agent: AgentConfig, kind: string | null): str
     return "Specialist code-editing agent. Send it a natural-language edit request; it applies the changes and returns a summary.";
   if (agent.provider === "smolagents")
     return "Python tool-using agent. Send it a self-contained task; it writes and runs Python to solve it and returns the answer.";
+  const agentCli: Partial<Record<AgentConfig["provider"], string>> = {
+    "claude-code": "Claude Code",
+    codex: "Codex",
+    "gemini-cli": "Gemini CLI",
+    "qwen-code": "Qwen Code",
+  };
+  const program = agentCli[agent.provider];
+  if (program)
+    return `${program}, a coding agent working in its own folder. Send it a self-contained task; it reads the code (read-only unless its autonomy allows more) and returns its answer.`;
   const where = kind ? ` on ${kind}` : "";
   return `${agent.model ?? agent.name}${where}. Send it a self-contained request; it returns its answer.`;
 }
