@@ -13,6 +13,7 @@ import subprocess
 import urllib.error
 import urllib.request
 
+import jsonschema
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
@@ -79,11 +80,12 @@ def test_a_nested_call_streams_progress_and_returns_usage_and_cost(workspace):
 
     async def scenario():
         async with Client(stdio(workspace), mode="legacy") as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             result = await client.call_tool("agent_planner", {"request": request}, progress_callback=recorder.progress)
             recorder.seen.append(("result", None, None))
-            return result
+            return result, tools["agent_planner"].output_schema
 
-    result = run(scenario())
+    result, output_schema = run(scenario())
     assert not result.is_error, result.content
     structured = result.structured_content
     assert structured["agent"] == "planner" and structured["status"] == "ok"
@@ -94,6 +96,10 @@ def test_a_nested_call_streams_progress_and_returns_usage_and_cost(workspace):
     assert structured["turns"] >= 2
     text = result.content[0].text
     assert text.startswith("<<<AGENT_RESULT ") and 'agent="planner"' in text, "the answer comes fenced"
+    # Clients that give their model only the structured content (Claude Code, Codex)
+    # get the same answer there; the content conforms to the declared output schema.
+    assert structured["result"] == text
+    jsonschema.validate(structured, output_schema)
     messages = recorder.messages()
     assert "researcher started as agent_researcher on demo-researcher" in messages
     assert any(message.startswith("researcher finished: ok") for message in messages)
@@ -118,6 +124,10 @@ def test_approval_is_asked_through_elicitation(workspace):
     assert "Request: otters" in accepted.elicitations[0]
     assert no.is_error and no.structured_content["status"] == "denied"
     assert no.structured_content["error"]["kind"] == "denied"
+    # A client's "no" may be its own (`claude -p` declines by itself): said as such.
+    words = no.structured_content["error"]["message"]
+    assert "the MCP client declined" in words and "user denied" not in words, words
+    assert no.structured_content["result"] == no.content[0].text
 
 
 def test_a_client_that_cannot_be_asked_gets_a_clear_denial_unless_approve_all(workspace):

@@ -27,7 +27,7 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
-pub use control::{ApprovalPolicy, Session, TurnControl};
+pub use control::{Answerer, ApprovalPolicy, Session, TurnControl};
 pub use sources::{random_nonce, Clock, NonceSource};
 
 use crate::config::{Config, Limits};

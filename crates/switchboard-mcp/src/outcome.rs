@@ -1,8 +1,15 @@
 //! What an MCP client gets back from a tool-agent call: the fenced answer as the
 //! text content (the same bytes a calling model receives) and, as structured
-//! content described by the tool's output schema, the status, usage (own and
-//! subtree), cost and model steps. Refusals and failures are tool errors
-//! (`isError`) carrying the structured error. Pure.
+//! content described by the tool's output schema, that same answer as `result`
+//! with the status, usage (own and subtree), cost and model steps. Clients that
+//! hand their model only the structured content (Claude Code, Codex) so give it
+//! the answer too. Refusals and failures are tool errors (`isError`) carrying the
+//! structured error, `result` then saying why in words. Pure.
+//!
+//! The spec suggests the text block of a structured result be that result's JSON;
+//! ours is the answer itself, the same text `result` holds, because a text-reading
+//! client gives it to its model as it is, and a model should read the fence and
+//! the answer, not JSON escapes of them.
 
 use serde_json::{json, Value};
 use switchboard_core::dispatch::ToolCallOutcome;
@@ -22,6 +29,11 @@ pub fn output_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
+            "result": {
+                "type": "string",
+                "description": "What the calling model should read: the agent's answer, fenced as untrusted data; \
+                                when the call did not run or failed, why, in words."
+            },
             "agent": { "type": "string", "description": "The tool-agent that answered." },
             "status": {
                 "type": "string",
@@ -39,13 +51,14 @@ pub fn output_schema() -> Value {
                 "required": ["kind", "message"]
             }
         },
-        "required": ["agent", "status", "usage", "usage_total", "cost", "cost_total", "turns", "error"]
+        "required": ["result", "agent", "status", "usage", "usage_total", "cost", "cost_total", "turns", "error"]
     })
 }
 
-/// The structured content of a finished call.
-pub fn structured(agent: &str, outcome: &ToolCallOutcome) -> Value {
+/// The structured content of a finished call (`hint` as for `text`).
+pub fn structured(agent: &str, outcome: &ToolCallOutcome, hint: Option<&str>) -> Value {
     json!({
+        "result": text(outcome, hint),
         "agent": agent,
         "status": outcome.status.as_str(),
         "usage": outcome.usage,

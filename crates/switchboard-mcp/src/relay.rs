@@ -13,7 +13,7 @@ use rmcp::model::{
 use rmcp::service::Peer;
 use rmcp::RoleServer;
 use serde_json::{json, Value};
-use switchboard_core::dispatch::TurnControl;
+use switchboard_core::dispatch::{Answerer, TurnControl};
 use switchboard_core::event::{ApprovalDecision, CallEvent, EventKind};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
@@ -106,11 +106,11 @@ fn answer_approval(relay: &Relay, event: &CallEvent, report: &mut RelayReport) {
         let (peer, control, done) = (relay.peer.clone(), relay.control.clone(), relay.done.clone());
         let (call_id, message) = (event.call_id.clone(), approval_message(event));
         tokio::spawn(async move {
-            let decision = tokio::select! {
-                decision = elicit(&peer, message) => decision,
+            let (decision, answerer) = tokio::select! {
+                answered = elicit(&peer, message) => answered,
                 () = done.cancelled() => return,
             };
-            control.resolve_approval(&call_id, decision);
+            control.resolve_approval_by(&call_id, decision, answerer);
         });
     } else if !relay.observer_answers {
         // Under `--approve all|none` the dispatcher answers before this event is sent.
@@ -176,7 +176,9 @@ fn approval_message(event: &CallEvent) -> String {
     )
 }
 
-async fn elicit(peer: &Peer<RoleServer>, message: String) -> ApprovalDecision {
+/// The client's answer to an approval, and whether it answered at all (a decline
+/// may be the client's own; a cancel or a failure means nobody was asked).
+async fn elicit(peer: &Peer<RoleServer>, message: String) -> (ApprovalDecision, Answerer) {
     let schema = json!({
         "type": "object",
         "properties": {
@@ -189,22 +191,21 @@ async fn elicit(peer: &Peer<RoleServer>, message: String) -> ApprovalDecision {
     });
     let Ok(requested_schema) = ElicitationSchema::from_json_schema(schema.as_object().cloned().unwrap_or_default())
     else {
-        return ApprovalDecision::Deny;
+        return (ApprovalDecision::Deny, Answerer::ClientDidNotAsk);
     };
     let params = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema };
     match peer.create_elicitation_with_timeout(params, Some(ELICITATION_TIMEOUT)).await {
         Ok(result) if result.action == ElicitationAction::Accept => {
             let always = result.content.as_ref().and_then(|content| content.get("always")).and_then(Value::as_bool);
-            if always == Some(true) {
-                ApprovalDecision::ApproveAlways
-            } else {
-                ApprovalDecision::ApproveOnce
-            }
+            let decision =
+                if always == Some(true) { ApprovalDecision::ApproveAlways } else { ApprovalDecision::ApproveOnce };
+            (decision, Answerer::ClientAnswered)
         }
-        Ok(_) => ApprovalDecision::Deny,
+        Ok(result) if result.action == ElicitationAction::Decline => (ApprovalDecision::Deny, Answerer::ClientAnswered),
+        Ok(_) => (ApprovalDecision::Deny, Answerer::ClientDidNotAsk),
         Err(error) => {
             tracing::warn!("elicitation failed, the call is denied: {error}");
-            ApprovalDecision::Deny
+            (ApprovalDecision::Deny, Answerer::ClientDidNotAsk)
         }
     }
 }

@@ -272,7 +272,7 @@ fn result(agent: &str, outcome: &ToolCallOutcome, hint: Option<&str>) -> CallToo
     let content = vec![ContentBlock::text(outcome::text(outcome, hint))];
     let mut result =
         if outcome::is_error(outcome) { CallToolResult::error(content) } else { CallToolResult::success(content) };
-    result.structured_content = Some(outcome::structured(agent, outcome));
+    result.structured_content = Some(outcome::structured(agent, outcome, hint));
     result
 }
 

@@ -6,7 +6,7 @@ use tokio::sync::oneshot;
 
 use crate::event::{ApprovalDecision, ApprovalLimits, CallError, CallErrorKind, EventKind};
 
-use super::control::ApprovalPolicy;
+use super::control::{Answerer, ApprovalPolicy};
 use super::spec::CallSpec;
 use super::turn::Turn;
 
@@ -23,7 +23,7 @@ pub(super) async fn await_approval(turn: &Turn, spec: &CallSpec, limits: Approva
         input: spec.input.clone(),
         limits,
     };
-    let (decision, by) = match control.policy {
+    let (decision, by): (ApprovalDecision, Option<Answerer>) = match control.policy {
         ApprovalPolicy::ApproveAll | ApprovalPolicy::DenyAll => {
             turn.emit(&spec.header, requested);
             let decision = if control.policy == ApprovalPolicy::ApproveAll {
@@ -31,7 +31,7 @@ pub(super) async fn await_approval(turn: &Turn, spec: &CallSpec, limits: Approva
             } else {
                 ApprovalDecision::Deny
             };
-            (decision, "policy")
+            (decision, None)
         }
         ApprovalPolicy::Ask => {
             let (sender, receiver) = oneshot::channel();
@@ -44,7 +44,7 @@ pub(super) async fn await_approval(turn: &Turn, spec: &CallSpec, limits: Approva
                 answer = receiver => answer.ok(),
             };
             match answer {
-                Some(decision) => (decision, "user"),
+                Some((decision, answerer)) => (decision, Some(answerer)),
                 None => {
                     let message = "cancelled by the user while it waited for approval";
                     return Err(CallError::new(CallErrorKind::Cancelled, message));
@@ -52,15 +52,31 @@ pub(super) async fn await_approval(turn: &Turn, spec: &CallSpec, limits: Approva
             }
         }
     };
-    turn.emit(&spec.header, EventKind::ApprovalResolved { decision, by: by.to_string() });
+    let by_word = by.map(Answerer::as_str).unwrap_or("policy");
+    turn.emit(&spec.header, EventKind::ApprovalResolved { decision, by: by_word.to_string() });
     match decision {
         ApprovalDecision::ApproveOnce => Ok(()),
         ApprovalDecision::ApproveAlways => {
             control.session.approve(agent);
             Ok(())
         }
-        ApprovalDecision::Deny => {
-            Err(CallError::new(CallErrorKind::Denied, format!("the {by} denied this call to {agent:?}")))
-        }
+        ApprovalDecision::Deny => Err(CallError::new(CallErrorKind::Denied, denial_words(by, agent))),
+    }
+}
+
+/// Why a call was denied, as honestly as is known: an MCP client's "no" may be
+/// its own, with no person asked.
+fn denial_words(by: Option<Answerer>, agent: &str) -> String {
+    match by {
+        None => format!("the policy denied this call to {agent:?}"),
+        Some(Answerer::User) => format!("the user denied this call to {agent:?}"),
+        Some(Answerer::ClientAnswered) => format!(
+            "the MCP client declined the approval of this call to {agent:?}; it may not have asked anyone (a client \
+             that cannot show approval requests, such as `claude -p`, declines them by itself)"
+        ),
+        Some(Answerer::ClientDidNotAsk) => format!(
+            "the MCP client did not answer the approval of this call to {agent:?} (it cancelled the request or could \
+             not show it): nobody was asked"
+        ),
     }
 }

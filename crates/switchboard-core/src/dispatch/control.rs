@@ -57,13 +57,35 @@ impl Session {
     }
 }
 
+/// Who answered an approval: the person at the app or terminal, or an MCP client
+/// asked by elicitation, which may have shown it to a person or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answerer {
+    User,
+    /// The client accepted or declined (a client that cannot show the question,
+    /// such as `claude -p`, declines by itself).
+    ClientAnswered,
+    /// The client cancelled the question, or could not be asked at all.
+    ClientDidNotAsk,
+}
+
+impl Answerer {
+    /// The `by` of the `approval_resolved` event.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answerer::User => "user",
+            Answerer::ClientAnswered | Answerer::ClientDidNotAsk => "client",
+        }
+    }
+}
+
 /// Steers a running turn from another task: cancel the turn or any call in it,
 /// answer approval requests.
 #[derive(Debug, Clone, Default)]
 pub struct TurnControl {
     pub(crate) root: CancellationToken,
     calls: Arc<Mutex<HashMap<String, CancellationToken>>>,
-    pub(crate) approvals: Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>>,
+    pub(crate) approvals: Arc<Mutex<HashMap<String, oneshot::Sender<(ApprovalDecision, Answerer)>>>>,
     /// Questions of remote agents waiting for the user, by call id.
     pub(crate) questions: Arc<Mutex<HashMap<String, AnswerSlot>>>,
     pub(crate) policy: ApprovalPolicy,
@@ -104,8 +126,14 @@ impl TurnControl {
 
     /// Answers the approval request of `call_id`; false when none is waiting.
     pub fn resolve_approval(&self, call_id: &str, decision: ApprovalDecision) -> bool {
+        self.resolve_approval_by(call_id, decision, Answerer::User)
+    }
+
+    /// Answers a waiting approval as `answerer` gave it: an MCP client that
+    /// declined by itself is not a user who said no.
+    pub fn resolve_approval_by(&self, call_id: &str, decision: ApprovalDecision, answerer: Answerer) -> bool {
         match self.approvals.lock().unwrap().remove(call_id) {
-            Some(sender) => sender.send(decision).is_ok(),
+            Some(sender) => sender.send((decision, answerer)).is_ok(),
             None => false,
         }
     }
