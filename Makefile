@@ -47,9 +47,13 @@ ui/node_modules/.package-lock.json: ui/package.json ui/package-lock.json
 	@touch $@
 
 # aimock: an independent OpenAI-compatible server the Rust peer tests start on loopback;
-# the MCP Inspector CLI, the MCP conformance suite and the node 22 it needs.
+# the MCP Inspector CLI, the MCP conformance suite and the node 22 it needs; the agent
+# CLIs (Claude Code, Codex, Gemini CLI, Qwen Code, Google's A2A server). `npm install
+# --no-save` installs the locked versions: `npm ci` refuses this lock because the
+# registry here does not serve some other platforms' optional packages (Qwen Code's
+# clipboard binaries), so they are not in it.
 tests/peers/node_modules/.package-lock.json: tests/peers/package.json tests/peers/package-lock.json
-	cd tests/peers && npm ci --no-audit --no-fund
+	cd tests/peers && npm install --no-save --no-audit --no-fund
 	@touch $@
 
 python-packages: $(VENV)/.installed $(ROOT)/.venv-aider/.installed $(ROOT)/.venv-smolagents/.installed \
