@@ -7,6 +7,7 @@ mod agent;
 mod agent_edit;
 mod ask;
 mod mcp;
+mod mcp_connect;
 mod sessions;
 mod terminal;
 mod traces;
@@ -129,8 +130,18 @@ enum McpApprove {
     None,
 }
 
+#[derive(Subcommand)]
+enum McpCommand {
+    /// Print (or, with --write, set) an MCP client's config for this server:
+    /// claude-code, codex, gemini or qwen.
+    Connect(mcp_connect::ConnectArgs),
+}
+
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 struct McpArgs {
+    #[command(subcommand)]
+    command: Option<McpCommand>,
     /// Serve this agent's effective tool-agents (default: the global entries).
     #[arg(long = "as", value_name = "AGENT")]
     as_agent: Option<String>,
@@ -270,6 +281,9 @@ fn main() -> ExitCode {
         Command::Tools { command } => tools(&path, command),
         Command::Ask(arguments) => ask::ask(&path, &data_dir, arguments),
         Command::Sessions { command } => sessions::sessions_command(&path, &data_dir, command),
+        Command::Mcp(McpArgs { command: Some(McpCommand::Connect(connect)), .. }) => {
+            mcp_connect::connect(&path, connect)
+        }
         Command::Mcp(arguments) => mcp::mcp(&path, arguments),
         Command::Agent { command: AgentCommand::Probe { name, json } } => agent::probe(&path, &name, json),
         Command::Agent { command: AgentCommand::Add { name, fields } } => agent_edit::add(&path, name, fields),

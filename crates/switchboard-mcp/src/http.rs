@@ -81,12 +81,19 @@ pub async fn serve(server: McpServer, options: HttpOptions) -> Result<Endpoint, 
     let mut sessions = LocalSessionManager::default();
     // Long silent calls must not lose their session; progress flows while they run.
     sessions.session_config.keep_alive = Some(Duration::from_secs(3600));
+    // No SSE priming events (an id with empty data, so a client may resume a
+    // stream): the TypeScript SDK that Gemini CLI 0.61 bundles parses their empty
+    // data as JSON, fails, and drops the server. A stream that breaks is not
+    // resumed; its call is cancelled as when the client goes.
+    sessions.session_config.sse_retry = None;
     let mut hosts = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string(), "[::1]".to_string()];
     hosts.push(address.ip().to_string());
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
         .with_cancellation_token(shutdown.child_token());
+    // The same for standalone streams (see the session config above).
+    config.sse_retry = None;
     let factory_server = server.clone();
     let service = StreamableHttpService::new(move || Ok(factory_server.clone()), Arc::new(sessions), config);
     let guard = Arc::new(Guard { token_digest: options.bearer_token.as_deref().map(digest) });

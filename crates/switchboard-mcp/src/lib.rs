@@ -10,6 +10,7 @@
 //! streamable HTTP endpoint and its guards) and `stdio.rs`.
 
 pub mod catalog;
+pub mod connect;
 pub mod http;
 pub mod outcome;
 pub mod progress;

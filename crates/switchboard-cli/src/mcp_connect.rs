@@ -1,0 +1,125 @@
+//! `switchboard mcp connect CLIENT`: the config an MCP client (Claude Code, Codex,
+//! Gemini CLI, Qwen Code) needs to use this server, printed, or with `--write`
+//! set in the client's own file (a backup beside it, nothing written when the
+//! entry is there already). Over stdio (this program, with this config) or over
+//! a running streamable HTTP endpoint (`--url`, such as the app's).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use switchboard_mcp::connect::{merged, setup, Launch, McpClient};
+
+use crate::{Failure, McpApprove};
+
+#[derive(Args)]
+pub(crate) struct ConnectArgs {
+    /// claude-code, codex, gemini or qwen.
+    client: String,
+    /// Set the entry in the client's own file (a backup is kept beside it) instead of printing it.
+    #[arg(long)]
+    write: bool,
+    /// Only print (the default).
+    #[arg(long, conflicts_with = "write")]
+    print: bool,
+    /// Connect to this streamable HTTP endpoint (`switchboard mcp --http`, or the app's) instead of stdio.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// The endpoint's bearer token is in this environment variable (of the client's environment).
+    #[arg(long, value_name = "NAME", requires = "url")]
+    token_env: Option<String>,
+    /// Over stdio: serve this agent's tool-agents (`switchboard mcp --as AGENT`).
+    #[arg(long = "as", value_name = "AGENT", conflicts_with = "url")]
+    as_agent: Option<String>,
+    /// Over stdio: how approval requests are answered (`switchboard mcp --approve`).
+    #[arg(long, value_enum, conflicts_with = "url")]
+    approve: Option<McpApprove>,
+}
+
+pub(crate) fn connect(config: &Path, arguments: ConnectArgs) -> Result<ExitCode, Failure> {
+    let failure = |message: String| Failure { code: 1, message };
+    let client = McpClient::parse(&arguments.client)
+        .ok_or_else(|| failure(format!("{:?}: one of claude-code, codex, gemini, qwen", arguments.client)))?;
+    let launch = match arguments.url {
+        Some(url) => Launch::Http { url, token_env: arguments.token_env },
+        None => {
+            let program = std::env::current_exe().map_err(|error| failure(format!("where am I: {error}")))?;
+            let config = std::path::absolute(config).unwrap_or_else(|_| config.to_path_buf());
+            let mut args = vec!["--config".to_string(), config.display().to_string(), "mcp".to_string()];
+            if let Some(agent) = arguments.as_agent {
+                args.extend(["--as".to_string(), agent]);
+            }
+            if let Some(approve) = arguments.approve {
+                let word = match approve {
+                    McpApprove::Ask => "ask",
+                    McpApprove::All => "all",
+                    McpApprove::None => "none",
+                };
+                args.extend(["--approve".to_string(), word.to_string()]);
+            }
+            Launch::Stdio { command: program.display().to_string(), args }
+        }
+    };
+    let shown = setup(client, &launch);
+    if !arguments.write {
+        println!("# {}", shown.file);
+        println!("{}", shown.entry.trim_end());
+        if let Some(command) = &shown.command {
+            println!("\n# or: {command}");
+        }
+        println!("\n# {}", shown.notes);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let file = client_file(client).map_err(failure)?;
+    let existing = match std::fs::read_to_string(&file) {
+        Ok(text) => Some(text),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => return Err(failure(format!("{}: {error}", file.display()))),
+    };
+    let updated = merged(client, existing.as_deref(), &launch)
+        .map_err(|error| failure(format!("{}: {error}; left as it is", file.display())))?;
+    if existing.as_deref() == Some(updated.as_str()) {
+        println!("{}: already set up for switchboard", file.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent).map_err(|error| failure(format!("{}: {error}", parent.display())))?;
+    }
+    let backup = existing.as_ref().map(|text| (file.with_extension(backup_extension(&file)), text));
+    if let Some((backup, text)) = &backup {
+        std::fs::write(backup, text).map_err(|error| failure(format!("{}: {error}", backup.display())))?;
+    }
+    // Written aside and renamed, so a client never reads half a file.
+    let partial = file.with_extension("switchboard-partial");
+    std::fs::write(&partial, &updated).map_err(|error| failure(format!("{}: {error}", partial.display())))?;
+    std::fs::rename(&partial, &file).map_err(|error| failure(format!("{}: {error}", file.display())))?;
+    match backup {
+        Some((backup, _)) => {
+            println!("{}: switchboard added (the file as it was: {})", file.display(), backup.display())
+        }
+        None => println!("{}: written with switchboard", file.display()),
+    }
+    println!("{}", shown.notes);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `config.toml` → `toml.switchboard-backup`, so the backup keeps the name visible.
+fn backup_extension(file: &Path) -> String {
+    let extension = file.extension().and_then(|extension| extension.to_str()).unwrap_or("");
+    format!("{extension}.switchboard-backup")
+}
+
+/// Where `client` keeps its config: the project's `.mcp.json` for Claude Code
+/// (the current folder), `$CODEX_HOME/config.toml` for Codex, else under HOME.
+fn client_file(client: McpClient) -> Result<PathBuf, String> {
+    if client.in_project() {
+        return std::env::current_dir().map(|folder| folder.join(client.file())).map_err(|error| error.to_string());
+    }
+    if client == McpClient::Codex {
+        if let Some(home) = std::env::var_os("CODEX_HOME").filter(|home| !home.is_empty()) {
+            return Ok(PathBuf::from(home).join("config.toml"));
+        }
+    }
+    let home = std::env::var_os("HOME").filter(|home| !home.is_empty()).ok_or("HOME is not set")?;
+    Ok(PathBuf::from(home).join(client.file()))
+}
