@@ -5,11 +5,15 @@ CLIENT --write` into its own config (beside its offline settings), over stdio an
 over the streamable HTTP endpoint. The client's model calls `agent_echo`; the
 model's next request carries the echo agent's answer (aimock answers that request
 with a confirmation only when the tool result contains the answer, and with
-"NO ANSWER" otherwise), and Claude Code's tool result carries the usage."""
+"NO ANSWER" otherwise), and Claude Code's tool result carries the usage. Codex
+0.171.0 the same way, its model a scripted Responses server (responses_server.py:
+Codex calls MCP tools only in their namespace, which aimock cannot emit), whose
+recorded request bodies show what Codex handed its model."""
 
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -209,3 +213,75 @@ def test_a_real_client_calls_a_tool_agent_and_its_model_reads_the_answer(client,
         ]
         handed = json.dumps(results)
         assert ANSWER in handed and "total_tokens" in handed, handed[:2000]
+
+
+CODEX_CONFIG = """check_for_update_on_startup = false
+model = "codex-m"
+model_provider = "scripted"
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "{base}/v1"
+env_key = "SCRIPTED_KEY"
+wire_api = "responses"
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+plugin_sharing = false
+apps = false
+api_key_model_discovery = false
+in_app_updates = false
+daemon_auto_start = false
+skill_mcp_dependency_install = false
+workspace_dependencies = false
+"""
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_codex_calls_a_tool_agent_in_its_namespace_and_its_model_reads_the_answer(transport, model, http_server, tmp_path):
+    world = World(tmp_path, model)
+    port = free_port()
+    bodies = tmp_path / "bodies.jsonl"
+    server = subprocess.Popen(
+        [sys.executable, str(pathlib.Path(__file__).with_name("responses_server.py")), str(port), str(bodies), ANSWER]
+    )
+    try:
+        wait_for_port(port, server, "the scripted Responses server")
+        # Codex refuses to make its helpers under the system's temporary folder.
+        codex_home = ROOT / "target" / f"codex-home-{transport}-{os.getpid()}"
+        shutil.rmtree(codex_home, ignore_errors=True)
+        codex_home.mkdir(parents=True)
+        (codex_home / "config.toml").write_text(CODEX_CONFIG.format(base=f"http://127.0.0.1:{port}"))
+        extra = ("--url", http_server(world)) if transport == "http" else ()
+        connect = subprocess.run(
+            [str(BINARY), "--config", str(world.config), "mcp", "connect", "codex", "--write", *extra],
+            env={**world.environment(), "CODEX_HOME": str(codex_home)},
+            capture_output=True, text=True, timeout=WAIT,
+        )
+        assert connect.returncode == 0, connect.stderr
+        written = (codex_home / "config.toml").read_text()
+        assert 'default_tools_approval_mode = "approve"' in written and 'model_provider = "scripted"' in written
+        finished = subprocess.run(
+            ["codex", "exec", "--json", "--skip-git-repo-check", "Ask the echo agent to say ping."],
+            cwd=world.work,
+            env={**world.environment(), "CODEX_HOME": str(codex_home), "SCRIPTED_KEY": "test-key"},
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=WAIT,
+        )
+        messages = [
+            event["item"]["text"]
+            for event in lines(finished.stdout)
+            if event.get("type") == "item.completed" and event["item"].get("type") == "agent_message"
+        ]
+        assert messages and messages[-1] == "The echo agent said ping.", f"{finished.stdout[-3000:]}\n{finished.stderr[-2000:]}"
+        handed = [json.loads(line) for line in bodies.read_text().splitlines()]
+        outputs = [item for body in handed for item in body.get("input", []) if item.get("type") == "function_call_output"]
+        assert outputs and ANSWER in json.dumps(outputs), "the model's next request carries the answer"
+        assert "usage_total" in json.dumps(outputs), "and the call's usage"
+        shutil.rmtree(codex_home, ignore_errors=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
