@@ -57,6 +57,9 @@ impl Session {
     }
 }
 
+/// Where a waiting approval's answer goes, with who gave it.
+pub(crate) type ApprovalSlot = oneshot::Sender<(ApprovalDecision, Answerer)>;
+
 /// Who answered an approval: the person at the app or terminal, or an MCP client
 /// asked by elicitation, which may have shown it to a person or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +88,7 @@ impl Answerer {
 pub struct TurnControl {
     pub(crate) root: CancellationToken,
     calls: Arc<Mutex<HashMap<String, CancellationToken>>>,
-    pub(crate) approvals: Arc<Mutex<HashMap<String, oneshot::Sender<(ApprovalDecision, Answerer)>>>>,
+    pub(crate) approvals: Arc<Mutex<HashMap<String, ApprovalSlot>>>,
     /// Questions of remote agents waiting for the user, by call id.
     pub(crate) questions: Arc<Mutex<HashMap<String, AnswerSlot>>>,
     pub(crate) policy: ApprovalPolicy,

@@ -54,8 +54,22 @@ impl ClaudeRunner {
         if !instructions.is_empty() {
             args.extend(["--append-system-prompt".into(), instructions.to_string()]);
         }
+        if let Some(model) = &self.agent.model {
+            args.push(format!("--model={model}"));
+        }
         args.extend(self.agent.args.iter().cloned());
         let mut run = self.agent.clone();
+        // The fields HTTP agents have, as Claude Code reads them (as the
+        // `claude-code` preset does); `env` given by the user wins.
+        if let Some(url) = &self.agent.url {
+            let base = url.trim_end_matches('/');
+            run.env
+                .entry("ANTHROPIC_BASE_URL".into())
+                .or_insert_with(|| base.strip_suffix("/v1").unwrap_or(base).to_string());
+        }
+        if let Some(variable) = &self.agent.api_key_env {
+            run.env.entry("ANTHROPIC_API_KEY".into()).or_insert_with(|| format!("${{{variable}}}"));
+        }
         run.provider = Provider::Subprocess;
         run.command = Some(self.agent.command.clone().unwrap_or_else(|| "claude".into()));
         run.args = args;

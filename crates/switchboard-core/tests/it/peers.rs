@@ -24,7 +24,7 @@ pub(crate) fn repository_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
@@ -43,7 +43,7 @@ impl Drop for Peer {
 }
 
 impl Peer {
-    fn start(mut command: Command, port: u16, folder: tempfile::TempDir) -> Peer {
+    pub(crate) fn start(mut command: Command, port: u16, folder: tempfile::TempDir) -> Peer {
         let program = command.get_program().to_string_lossy().into_owned();
         let child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap_or_else(|error| {
             panic!("cannot start {program} ({error}); run `make setup` to install the test peers")

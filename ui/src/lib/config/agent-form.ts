@@ -71,7 +71,17 @@ const fieldsByProvider: Record<Provider, Field[]> = {
   "gemini-cli": ["model", "url", "api_key_env", "autonomy", ...cli],
   "qwen-code": ["model", "url", "api_key_env", "autonomy", ...cli],
   subprocess: ["command", "args", "request_via", "cwd", "env", "api_key_env", "output", "timeout_secs", "prices"],
-  "claude-cli": ["command", "args", "cwd", "model", "system_prompt", "experimental_cli_tool_calls", "timeout_secs"],
+  "claude-cli": [
+    "command",
+    "args",
+    "cwd",
+    "model",
+    "url",
+    "api_key_env",
+    "system_prompt",
+    "experimental_cli_tool_calls",
+    "timeout_secs",
+  ],
   mcp: [
     "transport",
     "command",
