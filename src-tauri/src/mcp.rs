@@ -63,6 +63,50 @@ pub struct McpServerStatus {
     pub client_config: Option<String>,
     /// Why it is not running although it was switched on (the port is taken…).
     pub error: Option<String>,
+    /// Each MCP client's own config for the endpoint, as `switchboard mcp connect` gives it.
+    #[serde(default)]
+    pub clients: Vec<McpClientSetup>,
+}
+
+/// One MCP client's setup for the endpoint, to copy.
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+pub struct McpClientSetup {
+    /// `claude-code`, `codex`, `gemini` or `qwen`: the name `switchboard mcp connect` takes.
+    pub client: String,
+    pub label: String,
+    /// Where the entry goes (`.mcp.json` in the project, `~/.codex/config.toml`…).
+    pub file: String,
+    pub entry: String,
+    /// The client's own command that adds it, where it has one.
+    pub command: Option<String>,
+    /// Whether it reads the structured result, and what it does with approvals.
+    pub notes: String,
+}
+
+/// Every client's setup for the endpoint at `url`.
+fn client_setups(url: &str) -> Vec<McpClientSetup> {
+    use switchboard_mcp::connect::{setup, Launch, McpClient};
+    let launch = Launch::Http { url: url.to_string(), token_env: None };
+    [
+        ("claude-code", "Claude Code", McpClient::ClaudeCode),
+        ("codex", "Codex", McpClient::Codex),
+        ("gemini", "Gemini CLI", McpClient::Gemini),
+        ("qwen", "Qwen Code", McpClient::Qwen),
+    ]
+    .into_iter()
+    .map(|(name, label, client)| {
+        let shown = setup(client, &launch);
+        let file = if client.in_project() { shown.file.to_string() } else { format!("~/{}", shown.file) };
+        McpClientSetup {
+            client: name.into(),
+            label: label.into(),
+            file,
+            entry: shown.entry,
+            command: shown.command,
+            notes: shown.notes.into(),
+        }
+    })
+    .collect()
 }
 
 /// The running endpoint and its server, while the switch is on.
@@ -74,12 +118,13 @@ pub struct Running {
 impl Running {
     pub fn status(&self) -> McpServerStatus {
         let url = self.endpoint.url();
-        let snippet = serde_json::json!({ "mcpServers": { "switchboard": { "type": "http", "url": url } } });
+        let clients = client_setups(&url);
         McpServerStatus {
             running: true,
+            client_config: clients.first().map(|claude| claude.entry.clone()),
             url: Some(url),
-            client_config: Some(serde_json::to_string_pretty(&snippet).unwrap_or_default()),
             error: None,
+            clients,
         }
     }
 

@@ -286,6 +286,15 @@ fn the_built_in_mcp_endpoint_switches_on_and_off_and_is_remembered() {
     assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
     let snippet: Value = serde_json::from_str(on["client_config"].as_str().unwrap()).unwrap();
     assert_eq!(snippet["mcpServers"]["switchboard"]["url"], json!(url));
+    // Each client's own config for the endpoint, Codex's with the approval mode it needs.
+    let clients: Vec<&str> =
+        on["clients"].as_array().unwrap().iter().map(|setup| setup["client"].as_str().unwrap()).collect();
+    assert_eq!(clients, ["claude-code", "codex", "gemini", "qwen"]);
+    let codex = &on["clients"][1];
+    assert_eq!(codex["file"], json!("~/.codex/config.toml"));
+    assert!(codex["entry"].as_str().unwrap().contains(&format!("url = \"{url}\"")), "{codex}");
+    assert!(codex["entry"].as_str().unwrap().contains("default_tools_approval_mode = \"approve\""), "{codex}");
+    assert_eq!(on["clients"][2]["entry"].as_str().map(|entry| entry.contains("httpUrl")), Some(true));
     let address = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
     std::net::TcpStream::connect(&address).expect("the endpoint listens");
     assert_eq!(invoke(&webview, "get_mcp_server", json!({})).unwrap()["url"], json!(url));

@@ -863,6 +863,37 @@ export type LocalServer = {
 	models: string[],
 };
 
+/**  One MCP client's setup for the endpoint, to copy. */
+export type McpClientSetup = McpClientSetup_Serialize | McpClientSetup_Deserialize;
+
+/**  One MCP client's setup for the endpoint, to copy. */
+export type McpClientSetup_Deserialize = {
+	/**  `claude-code`, `codex`, `gemini` or `qwen`: the name `switchboard mcp connect` takes. */
+	client: string,
+	label: string,
+	/**  Where the entry goes (`.mcp.json` in the project, `~/.codex/config.toml`…). */
+	file: string,
+	entry: string,
+	/**  The client's own command that adds it, where it has one. */
+	command?: string | null,
+	/**  Whether it reads the structured result, and what it does with approvals. */
+	notes: string,
+};
+
+/**  One MCP client's setup for the endpoint, to copy. */
+export type McpClientSetup_Serialize = {
+	/**  `claude-code`, `codex`, `gemini` or `qwen`: the name `switchboard mcp connect` takes. */
+	client: string,
+	label: string,
+	/**  Where the entry goes (`.mcp.json` in the project, `~/.codex/config.toml`…). */
+	file: string,
+	entry: string,
+	/**  The client's own command that adds it, where it has one. */
+	command: string | null,
+	/**  Whether it reads the structured result, and what it does with approvals. */
+	notes: string,
+};
+
 /**  The built-in endpoint as settings show it. */
 export type McpServerStatus = McpServerStatus_Serialize | McpServerStatus_Deserialize;
 
@@ -875,6 +906,8 @@ export type McpServerStatus_Deserialize = {
 	client_config?: string | null,
 	/**  Why it is not running although it was switched on (the port is taken…). */
 	error?: string | null,
+	/**  Each MCP client's own config for the endpoint, as `switchboard mcp connect` gives it. */
+	clients?: McpClientSetup_Deserialize[],
 };
 
 /**  The built-in endpoint as settings show it. */
@@ -886,6 +919,8 @@ export type McpServerStatus_Serialize = {
 	client_config: string | null,
 	/**  Why it is not running although it was switched on (the port is taken…). */
 	error: string | null,
+	/**  Each MCP client's own config for the endpoint, as `switchboard mcp connect` gives it. */
+	clients: McpClientSetup_Serialize[],
 };
 
 export type OutputFormat = "text" | 

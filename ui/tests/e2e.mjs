@@ -228,7 +228,19 @@ test("the MCP server switch shows the address and a client config to copy, and w
   await section.getByRole("button", { name: "Copy config" }).click();
   await section.getByRole("button", { name: "Copied" }).waitFor();
   assert.deepEqual(JSON.parse(await page.evaluate(() => navigator.clipboard.readText())), snippet);
+  // Each client's own config: Codex's table with the approval mode it needs, in its file.
+  await section.getByRole("combobox", { name: "Client" }).selectOption("codex");
+  await section.getByTestId("mcp-client-file").getByText("~/.codex/config.toml").waitFor();
+  assert.match(
+    await section.getByTestId("mcp-snippet").textContent(),
+    /\[mcp_servers\.switchboard\][\s\S]*default_tools_approval_mode = "approve"/,
+  );
+  assert.match(await section.getByTestId("mcp-client-notes").textContent(), /structured result/);
+  await section.getByRole("button", { name: "Copy config" }).click();
+  await section.getByRole("button", { name: "Copied" }).waitFor();
+  assert.match(await page.evaluate(() => navigator.clipboard.readText()), /^\[mcp_servers\.switchboard\]/);
   await section.screenshot({ path: path.join(artifacts, "settings-mcp.png") });
+  await section.getByRole("combobox", { name: "Client" }).selectOption("claude-code");
 
   // The settings remember it: shown again as running when the tab comes back.
   await page.getByRole("tab", { name: "Calls" }).click();

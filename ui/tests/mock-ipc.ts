@@ -269,23 +269,60 @@ for (const count of (new URLSearchParams(location.search).get("stored") ?? "").s
   storeSession(Number(count));
 
 /** The built-in MCP endpoint: it starts on any port but the privileged ones (below 1024). */
-let mcpStatus: McpServerStatus = { running: false, url: null, client_config: null, error: null };
+let mcpStatus: McpServerStatus = { running: false, url: null, client_config: null, error: null, clients: [] };
 
 function switchMcpServer(enabled: boolean, requested: number | null): McpServerStatus {
   const port = requested ?? (preferences.mcpPort as number | undefined) ?? 8765;
   Object.assign(preferences, { mcpServer: enabled, mcpPort: port });
-  if (!enabled) mcpStatus = { running: false, url: null, client_config: null, error: null };
+  if (!enabled) mcpStatus = { running: false, url: null, client_config: null, error: null, clients: [] };
   else if (port > 0 && port < 1024)
     mcpStatus = {
       running: false,
       url: null,
       client_config: null,
       error: `cannot listen on 127.0.0.1:${port}: Permission denied (os error 13)`,
+      clients: [],
     };
   else {
     const url = `http://127.0.0.1:${port || 49152}/mcp`;
     const snippet = { mcpServers: { switchboard: { type: "http", url } } };
-    mcpStatus = { running: true, url, client_config: JSON.stringify(snippet, null, 2), error: null };
+    const claude = JSON.stringify(snippet, null, 2);
+    // As the shell's switchboard_mcp::connect::setup gives them (tested there and on the real window).
+    const clients = [
+      {
+        client: "claude-code",
+        label: "Claude Code",
+        file: ".mcp.json",
+        entry: claude,
+        command: `claude mcp add --transport http switchboard ${url}`,
+        notes: "Claude Code gives its model the structured result.",
+      },
+      {
+        client: "codex",
+        label: "Codex",
+        file: "~/.codex/config.toml",
+        entry: `[mcp_servers.switchboard]\nurl = "${url}"\ndefault_tools_approval_mode = "approve"\n`,
+        command: null,
+        notes: "Codex gives its model the structured result.",
+      },
+      {
+        client: "gemini",
+        label: "Gemini CLI",
+        file: "~/.gemini/settings.json",
+        entry: JSON.stringify({ mcpServers: { switchboard: { httpUrl: url, trust: true } } }, null, 2),
+        command: null,
+        notes: "Gemini CLI gives its model the text result.",
+      },
+      {
+        client: "qwen",
+        label: "Qwen Code",
+        file: "~/.qwen/settings.json",
+        entry: JSON.stringify({ mcpServers: { switchboard: { httpUrl: url, trust: true } } }, null, 2),
+        command: null,
+        notes: "Qwen Code gives its model the text result.",
+      },
+    ];
+    mcpStatus = { running: true, url, client_config: claude, error: null, clients };
   }
   return mcpStatus;
 }

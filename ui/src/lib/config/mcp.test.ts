@@ -24,6 +24,7 @@ describe("endpointProblem", () => {
     url: running ? "http://127.0.0.1:8765/mcp" : null,
     client_config: null,
     error,
+    clients: [],
   });
   const check = (running: boolean, error: string | null, switchedOn: boolean, expected: string | null) =>
     expect(endpointProblem(status(running, error), switchedOn)).toBe(expected);

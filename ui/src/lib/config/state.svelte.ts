@@ -177,7 +177,7 @@ export async function applyEdit(
   return null;
 }
 
-const stopped: McpServerStatus = { running: false, url: null, client_config: null, error: null };
+const stopped: McpServerStatus = { running: false, url: null, client_config: null, error: null, clients: [] };
 
 /**
  * The built-in MCP endpoint as settings show it. The switch is what the user asked
