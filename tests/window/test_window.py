@@ -345,6 +345,84 @@ def test_an_mcp_client_calls_through_the_apps_endpoint_and_the_call_shows_live(t
         screenshot(ARTIFACTS / "window-mcp-call.png")
 
 
+def claude_through_mcp(url: str, folder: Path, model: str, outcome: dict) -> None:
+    """The real Claude Code (from tests/peers) calling `agent_researcher` at `url`,
+    set up by `switchboard mcp connect claude-code --url … --write` in `folder`,
+    its model on aimock at `model`."""
+    peers = ROOT / "tests" / "peers" / "node_modules" / ".bin"
+    home = folder / "claude-home"
+    home.mkdir(exist_ok=True)
+    environment = {
+        "PATH": f"{peers}:{os.environ['PATH']}",
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": model,
+        "ANTHROPIC_API_KEY": "test-key",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
+    connect = subprocess.run(
+        [str(ROOT / "target" / "debug" / "switchboard"), "mcp", "connect", "claude-code", "--url", url, "--write"],
+        cwd=folder, env=environment, capture_output=True, text=True, timeout=60,
+    )
+    outcome["connect"] = connect.returncode
+    finished = subprocess.run(
+        ["claude", "-p", "--output-format", "stream-json", "--verbose", "--model", "claude-code-m",
+         "--allowedTools", "mcp__switchboard__agent_researcher", "--", "Ask the researcher about otters."],
+        cwd=folder, env=environment, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180,
+    )
+    events = [json.loads(line) for line in finished.stdout.splitlines() if line.startswith("{")]
+    outcome["result"] = next((event.get("result") for event in events if event.get("type") == "result"), None)
+    outcome["stdout"] = finished.stdout[-3000:]
+
+
+def test_claude_code_calls_through_the_apps_endpoint_and_the_call_shows_in_its_tree(tmp_path):
+    from aimock_peer import aimock
+
+    fixtures = {"fixtures": [
+        {"match": {"model": "claude-code-m", "toolResultContains": "AGENT_RESULT"},
+         "response": {"content": "The researcher answered."}},
+        {"match": {"model": "claude-code-m", "hasToolResult": True}, "response": {"content": "NO ANSWER"}},
+        {"match": {"model": "claude-code-m", "hasToolResult": False},
+         "response": {"toolCalls": [{"id": "c1", "name": "mcp__switchboard__agent_researcher",
+                                     "arguments": {"request": "otters in rivers"}}]}},
+    ]}
+    preferences = tmp_path / "data" / "dev.switchboard.desktop" / "prefs.json"
+    preferences.parent.mkdir(parents=True)
+    preferences.write_text(json.dumps({"mcpPort": 0}))
+    with aimock(fixtures) as model, launch(tmp_path) as session:
+        click_tab(session, "Settings")
+        WebDriverWait(session, 20).until(
+            expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, '[data-testid="mcp-switch"]'))
+        ).click()
+        url = WebDriverWait(session, 20).until(
+            expected_conditions.visibility_of_element_located((By.CSS_SELECTOR, '[data-testid="mcp-url"]'))
+        ).text.strip()
+        outcome: dict = {}
+        client = threading.Thread(target=claude_through_mcp, args=(url, tmp_path, model, outcome), daemon=True)
+        client.start()
+        WebDriverWait(session, 60).until(
+            expected_conditions.element_to_be_clickable(
+                (By.XPATH, '//nav[@aria-label="Sessions"]//button[.//*[normalize-space()="MCP calls"]]')
+            )
+        ).click()
+        click_tab(session, "Calls")
+        try:
+            treeitem(session, "researcher, waiting for approval")
+        except Exception:
+            client.join(timeout=60)
+            raise AssertionError(f"no call waiting: {outcome}")
+        click_button(session, "Approve researcher once")
+        treeitem(session, "researcher, ok")
+        client.join(timeout=120)
+        assert not client.is_alive(), "Claude Code got no answer"
+        assert outcome.get("connect") == 0
+        assert outcome["result"] == "The researcher answered.", outcome.get("stdout")
+        chat = session.find_element(By.CSS_SELECTOR, "main").text
+        assert "MCP client" in chat and "agent_researcher" in chat, chat
+
+
 def write_config(path: Path, config: dict) -> None:
     """As an editor saves: a new file renamed over the old one."""
     staging = path.with_suffix(".json.new")

@@ -148,7 +148,10 @@ struct McpArgs {
     /// Serve streamable HTTP on this address (loopback, e.g. 127.0.0.1:8765; port 0 picks one) instead of stdio.
     #[arg(long, value_name = "ADDR")]
     http: Option<std::net::SocketAddr>,
-    /// How approval requests of `ask` entries are answered.
+    /// How approval requests of `ask` entries are answered: `ask` through the client
+    /// (MCP elicitation; interactive Claude Code shows it, `claude -p` and `codex exec`
+    /// cannot and their calls are then denied, saying the client did not ask anyone),
+    /// `all` runs them, `none` denies them. `mcp connect` says what each client does.
     #[arg(long, value_enum, default_value = "ask")]
     approve: McpApprove,
     /// Require `Authorization: Bearer <token>`, the token read from this environment variable.

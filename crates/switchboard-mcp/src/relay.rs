@@ -105,11 +105,18 @@ fn answer_approval(relay: &Relay, event: &CallEvent, report: &mut RelayReport) {
     if relay.ask_client {
         let (peer, control, done) = (relay.peer.clone(), relay.control.clone(), relay.done.clone());
         let (call_id, message) = (event.call_id.clone(), approval_message(event));
+        // With an observer whose user answers too (the app's window), a client that
+        // did not ask anyone (`claude -p` cancels every elicitation) leaves the
+        // question to that user; the first answer, from either, decides.
+        let leave_to_observer = relay.observer_answers;
         tokio::spawn(async move {
             let (decision, answerer) = tokio::select! {
                 answered = elicit(&peer, message) => answered,
                 () = done.cancelled() => return,
             };
+            if answerer == Answerer::ClientDidNotAsk && leave_to_observer {
+                return;
+            }
             control.resolve_approval_by(&call_id, decision, answerer);
         });
     } else if !relay.observer_answers {
