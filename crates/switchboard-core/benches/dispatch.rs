@@ -72,13 +72,13 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 }
 
 /// The three requests of a nested call, with the bodies the dispatcher sent, each
-/// answer's SSE parsed as the `local` runner does (eventsource-stream, then JSON).
+/// answer's SSE parsed as the `local` runner does (its capped SSE reader, then JSON).
 async fn bare_three_requests(client: &reqwest::Client, endpoint: &str, bodies: &[String]) {
-    use eventsource_stream::Eventsource;
+    use switchboard_core::runner::sse::SseReader;
     for body in bodies {
         let response =
             client.post(endpoint).header("content-type", "application/json").body(body.clone()).send().await.unwrap();
-        let mut events = response.bytes_stream().eventsource();
+        let mut events = SseReader::new(response.bytes_stream(), 10 * 1024 * 1024);
         while let Some(event) = events.next().await {
             let event = event.unwrap();
             if event.data != "[DONE]" {

@@ -14,6 +14,7 @@ pub mod demo;
 pub mod local;
 pub mod mcp;
 mod mcp_progress;
+pub mod sse;
 pub mod subprocess;
 pub mod tool_tags;
 
@@ -300,6 +301,12 @@ pub(crate) fn remote_latency(
             "endpoint": endpoint, "connect_ms": connect_ms, "first_event_ms": first_event_ms, "total_ms": total_ms,
         }})),
     }
+}
+
+/// The most one stream event (or one CLI's output) of `agent` may hold:
+/// `max_output_bytes`, 10 MB when absent.
+pub(crate) fn max_output_bytes(agent: &AgentConfig) -> usize {
+    usize::try_from(agent.max_output_bytes.unwrap_or(subprocess::DEFAULT_MAX_OUTPUT_BYTES)).unwrap_or(usize::MAX)
 }
 
 /// Receives deltas as they stream.

@@ -14,9 +14,8 @@
 
 use std::time::{Duration, Instant};
 
+use super::sse::SseReader;
 use async_trait::async_trait;
-use eventsource_stream::Eventsource;
-use futures::StreamExt;
 use serde_json::{json, Value};
 
 use super::a2a_progress::{short_state, Progress};
@@ -181,7 +180,7 @@ impl A2aRunner {
         idle: Duration,
     ) -> Result<(), RunnerError> {
         let response = self.rpc(card, "SendStreamingMessage", json!({ "message": message }), true).await?;
-        let mut events = response.bytes_stream().eventsource();
+        let mut events = SseReader::new(response.bytes_stream(), super::max_output_bytes(&self.agent));
         loop {
             let next = tokio::time::timeout(idle, events.next())
                 .await

@@ -9,9 +9,8 @@
 
 use std::time::Duration;
 
+use super::sse::SseReader;
 use async_trait::async_trait;
-use eventsource_stream::Eventsource;
-use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -38,6 +37,8 @@ pub struct LocalRunner {
     api_key_env: Option<String>,
     timeout_secs: u64,
     idle_timeout_secs: u64,
+    /// The longest one stream event may be (`max_output_bytes`, 10 MB when absent).
+    max_event_bytes: usize,
 }
 
 /// The chat-completions endpoint for a configured `url`: a server root gets
@@ -68,6 +69,7 @@ impl LocalRunner {
             api_key_env: agent.api_key_env.clone(),
             timeout_secs: agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS),
             idle_timeout_secs: agent.idle_timeout_secs.unwrap_or(DEFAULT_IDLE_TIMEOUT_SECS),
+            max_event_bytes: super::max_output_bytes(agent),
         })
     }
 
@@ -165,7 +167,7 @@ impl LocalRunner {
                 format!("the server answered with {content_type}, not an event stream or a chat completion: {excerpt}");
             return Err(self.malformed(message, key));
         }
-        let mut events = response.bytes_stream().eventsource();
+        let mut events = SseReader::new(response.bytes_stream(), self.max_event_bytes);
         let mut assembly = Assembly::default();
         while let Some(event) = self.idle(idle_secs, events.next()).await? {
             let event = event.map_err(|error| self.malformed(format!("stream broke: {error}"), key))?;

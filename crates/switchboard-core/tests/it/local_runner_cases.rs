@@ -170,6 +170,41 @@ async fn a_whole_json_completion_is_accepted_and_other_bodies_are_named() {
     }
 }
 
+/// A hostile stream: one `data:` line that never ends, `pieces` of 64 KB each
+/// `pause` ms apart.
+fn endless_line(pieces: usize, pause: u64) -> Vec<Piece> {
+    let mut script =
+        vec![(0, "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\ndata: ".to_string())];
+    script.extend((0..pieces).map(|_| (pause, "x".repeat(64 * 1024))));
+    script
+}
+
+#[tokio::test]
+async fn an_endless_line_is_cut_at_its_cap_and_a_trickling_one_by_the_idle_timeout() {
+    // 64 MB with no line end: refused once one event passes max_output_bytes.
+    let base = scripted_server(|_, _| endless_line(1024, 0)).await;
+    let mut capped = agent(base, None);
+    capped.max_output_bytes = Some(1024 * 1024);
+    match ask(&LocalRunner::new(&capped).unwrap()).await {
+        Err(error @ RunnerError::MalformedStream { .. }) => {
+            assert!(error.to_string().contains("over 1048576 bytes"), "{error}");
+        }
+        other => panic!("expected the event cap, got {other:?}"),
+    }
+    // A line that trickles in for 10 s under a large cap: bytes keep coming but no
+    // event ends, so the idle timeout fires (it could not while a parser re-scanned
+    // its buffer on every chunk without yielding); the stream's own end would be
+    // a different error.
+    let base = scripted_server(|_, _| endless_line(200, 50)).await;
+    let mut trickled = agent(base, None);
+    trickled.max_output_bytes = Some(100 * 1024 * 1024);
+    trickled.idle_timeout_secs = Some(1);
+    match ask(&LocalRunner::new(&trickled).unwrap()).await {
+        Err(error @ RunnerError::Idle { .. }) => assert!(error.to_string().contains("silent for 1 s"), "{error}"),
+        other => panic!("expected the idle timeout, got {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn a_silent_stream_ends_after_the_idle_timeout_and_keeps_what_came() {
     let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n".to_string();
