@@ -208,7 +208,8 @@ mod tests {
 
     #[test]
     fn events_are_read_across_chunks_as_the_format_says() {
-        let cases: [(&[&[u8]], Vec<Result<SseEvent, SseError>>); 5] = [
+        type Case<'a> = (&'a [&'a [u8]], Vec<Result<SseEvent, SseError>>);
+        let cases: [Case; 5] = [
             (&[b"data: one\n\ndata: two\n\n"], vec![data("one"), data("two")]),
             (&[b"da", b"ta: sp", b"lit\r\n", b"\r\n"], vec![data("split")]),
             (&[b": keep-alive\n\ndata:a\ndata: b\n\n"], vec![data("a\nb")]),
