@@ -19,7 +19,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use switchboard_core::runner::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use switchboard_core::{AgentConfig, AgentToolEntry, Config, Dispatcher, Provider, TurnControl, TurnRequest, Usage};
 use tokio::sync::Semaphore;
