@@ -19,7 +19,9 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::a2a_progress::{short_state, Progress};
-use super::{redact, truncate, AnswerSlot, DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use super::{
+    redact, truncate, AnswerSlot, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError,
+};
 use crate::config::AgentConfig;
 
 pub use super::a2a_card::{parse_card, AgentCard, Dialect};
@@ -33,6 +35,32 @@ pub struct A2aRunner {
     agent: AgentConfig,
     client: reqwest::Client,
     card: tokio::sync::Mutex<Option<AgentCard>>,
+    /// Tasks whose turn ended waiting for the next one (Google's server ends every
+    /// turn `input-required`), by the conversation they answered: a persistent
+    /// entry's next call, whose earlier messages are that conversation, continues
+    /// the task instead of starting over.
+    open_tasks: std::sync::Mutex<std::collections::HashMap<String, OpenTask>>,
+}
+
+/// A remote task left open after a finished turn.
+#[derive(Debug, Clone)]
+struct OpenTask {
+    task: String,
+    context: Option<String>,
+}
+
+/// The most open tasks remembered (past it, all are forgotten: they start over).
+const OPEN_TASKS: usize = 256;
+
+/// A conversation's fingerprint: its messages but the system prompt, in order.
+fn conversation_key(messages: &[Message]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for message in messages.iter().filter(|message| !matches!(message, Message::System { .. })) {
+        hasher.update(serde_json::to_vec(message).unwrap_or_default());
+        hasher.update([0]);
+    }
+    format!("{:x}", hasher.finalize())
 }
 
 impl A2aRunner {
@@ -40,7 +68,12 @@ impl A2aRunner {
         if agent.url.is_none() {
             return Err(RunnerError::Config(format!("agent {:?}: an a2a agent needs `url`", agent.name)));
         }
-        Ok(A2aRunner { agent: agent.clone(), client: reqwest::Client::new(), card: tokio::sync::Mutex::new(None) })
+        Ok(A2aRunner {
+            agent: agent.clone(),
+            client: reqwest::Client::new(),
+            card: tokio::sync::Mutex::new(None),
+            open_tasks: std::sync::Mutex::new(std::collections::HashMap::new()),
+        })
     }
 
     fn card_url(&self) -> String {
@@ -127,8 +160,31 @@ impl A2aRunner {
         let card = self.card().await?;
         let connected = started.elapsed();
         on_delta(super::remote_connected(&card.endpoint, connected));
-        let text = request.prompt_text();
+        // A persistent entry's next call: its earlier messages are a conversation
+        // whose task is still open there, so only the new request goes, on that task.
+        let (last, earlier) =
+            request.messages.split_last().map_or((None, &[][..]), |(last, earlier)| (Some(last), earlier));
+        let open = match last {
+            Some(Message::User { content }) if !earlier.is_empty() => {
+                self.open_tasks.lock().unwrap().remove(&conversation_key(earlier)).map(|open| (open, content.clone()))
+            }
+            _ => None,
+        };
+        let text = match &open {
+            Some((_, content)) => content.clone(),
+            None => request.prompt_text(),
+        };
         let mut message = card.dialect.user_message(crate::dispatch::random_nonce(), &text);
+        if let Some((open, _)) = &open {
+            message["taskId"] = json!(open.task);
+            if let Some(context) = &open.context {
+                message["contextId"] = json!(context);
+            }
+            on_delta(ModelDelta::Progress {
+                message: format!("continuing task {}", truncate(&open.task, 40)),
+                data: Some(json!({ "a2a_task": open.task })),
+            });
+        }
         let mut guard =
             CancelOnDrop { endpoint: card.endpoint.clone(), dialect: card.dialect, token: self.token()?, task: None };
         let mut progress = Progress { started, ..Progress::default() };
@@ -142,10 +198,23 @@ impl A2aRunner {
             let Some(question) = progress.question.take() else {
                 // Done, failed or rejected there: nothing to cancel. A call that gave
                 // up on the task (silent, a broken stream, an error) cancels it.
+                let open_task = guard.task.clone();
                 if outcome.is_ok() || progress.ended_there() {
                     guard.task = None;
                 }
                 outcome?;
+                // A turn that ended waiting for the next: the task stays open for
+                // the conversation this answer extends.
+                if let (Some(task), Some("TASK_STATE_INPUT_REQUIRED")) = (open_task, progress.state.as_deref()) {
+                    let mut answered = request.messages.clone();
+                    answered.push(Message::assistant(progress.answer.clone()));
+                    let mut open_tasks = self.open_tasks.lock().unwrap();
+                    if open_tasks.len() >= OPEN_TASKS {
+                        open_tasks.clear();
+                    }
+                    open_tasks
+                        .insert(conversation_key(&answered), OpenTask { task, context: progress.context.clone() });
+                }
                 break;
             };
             // The task waits for input: the user is asked, and the answer continues

@@ -358,3 +358,129 @@ async fn every_agent_cli_reaches_only_loopback() {
         assert!(world.nothing_left());
     }
 }
+
+/// Google's A2A server (`@google/gemini-cli-a2a-server`) on a free port, its model
+/// Gemini on `model`; in its own process group, ended on drop.
+struct GoogleAgent {
+    child: std::process::Child,
+    url: String,
+    _home: tempfile::TempDir,
+}
+
+impl Drop for GoogleAgent {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        let _ = self.child.wait();
+    }
+}
+
+async fn google_agent(model: &Peer) -> GoogleAgent {
+    use std::os::unix::process::CommandExt;
+    let peers = repository_root().join("tests/peers/node_modules");
+    let home = tempfile::tempdir().unwrap();
+    let bin = home.path().join(".gemini/tmp/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(peers.join("@qwen-code/qwen-code/vendor/ripgrep/x64-linux/rg"), bin.join("rg")).unwrap();
+    let settings = json!({
+        "security": { "auth": { "selectedType": "gemini-api-key" } },
+        "telemetry": { "enabled": false },
+        "privacy": { "usageStatisticsEnabled": false },
+        "general": { "enableAutoUpdate": false, "enableAutoUpdateNotification": false }
+    });
+    std::fs::write(home.path().join(".gemini/settings.json"), settings.to_string()).unwrap();
+    let workspace = home.path().join("workspace");
+    std::fs::create_dir(&workspace).unwrap();
+    let port = crate::peers::free_port();
+    let closed = format!("http://127.0.0.1:{}", crate::peers::free_port());
+    let child = std::process::Command::new("node")
+        .arg(peers.join("@google/gemini-cli-a2a-server/dist/a2a-server.mjs"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("TMPDIR", home.path())
+        .env("CODER_AGENT_PORT", port.to_string())
+        .env("CODER_AGENT_WORKSPACE_PATH", &workspace)
+        .env("GEMINI_API_KEY", "test-key")
+        .env("GOOGLE_GEMINI_BASE_URL", &model.base)
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .env("GEMINI_CLI_NO_RELAUNCH", "true")
+        .env("HTTPS_PROXY", &closed)
+        .env("HTTP_PROXY", &closed)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("node runs Google's A2A server");
+    let agent = GoogleAgent { child, url: format!("http://127.0.0.1:{port}"), _home: home };
+    // It listens before its card is ready (tool discovery): wait for the card.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let card = reqwest::get(format!("{}/.well-known/agent-card.json", agent.url)).await;
+        if let Ok(response) = card {
+            if response.status().is_success() {
+                return agent;
+            }
+        }
+        assert!(Instant::now() < deadline, "Google's A2A server's card did not answer within 60 s");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// A persistent entry's second call to Google's agent continues the task its first
+/// call left waiting (`input-required` after answering): the agent's model sees the
+/// first exchange as history (aimock's `turnIndex` 1), not a new task.
+#[tokio::test]
+async fn googles_a2a_agent_continues_its_task_for_a_persistent_entry() {
+    let peer = aimock(json!({ "fixtures": [
+        { "match": { "model": "primary-m", "userMessage": "first", "hasToolResult": false },
+          "response": { "toolCalls": [{ "id": "c1", "name": "agent_coder", "arguments": { "request": "FIRST_Q say hello" } }] } },
+        { "match": { "model": "primary-m", "userMessage": "second", "hasToolResult": false },
+          "response": { "toolCalls": [{ "id": "c2", "name": "agent_coder", "arguments": { "request": "SECOND_Q again" } }] } },
+        { "match": { "model": "primary-m", "hasToolResult": true }, "response": { "content": "Done." } },
+        { "match": { "userMessage": "FIRST_Q" }, "response": { "content": "Hello once." } },
+        { "match": { "userMessage": "SECOND_Q", "turnIndex": 1 }, "response": { "content": "Continued the task." } },
+        { "match": { "userMessage": "SECOND_Q" }, "response": { "content": "Started over." } }
+    ]}));
+    let google = google_agent(&peer).await;
+    let mut coder = AgentConfig::new("coder", Provider::A2a);
+    coder.url = Some(google.url.clone());
+    coder.timeout_secs = Some(60);
+    let mut entry = AgentToolEntry::new("coder", "Google's coding agent.");
+    entry.session = Some(switchboard_core::config::SessionMode::Persistent);
+    let mut config = Config {
+        agents: vec![http_agent("primary", peer.base.clone(), "primary-m"), coder],
+        agent_tools: vec![entry],
+        ..Config::default()
+    };
+    config.primary = Some("primary".into());
+    let dispatcher = Dispatcher::new(config);
+    let session = switchboard_core::Session::default();
+    let mut history = Vec::new();
+    let mut answers = Vec::new();
+    for message in ["first question", "second question"] {
+        let recorder = Recorder::default();
+        let control = TurnControl::new(switchboard_core::ApprovalPolicy::ApproveAll, session.clone());
+        let request = TurnRequest { message: message.into(), history: history.clone(), ..Default::default() };
+        let outcome = dispatcher.run_turn(request, recorder.sink(), control).await;
+        assert_eq!(outcome.status, CallStatus::Ok, "{:?}", outcome.error);
+        let events = recorder.take();
+        let answer = events
+            .iter()
+            .find_map(|event| match &event.kind {
+                EventKind::CallFinished { result, status, error, .. } if event.agent == "coder" => {
+                    assert_eq!(*status, CallStatus::Ok, "{error:?}");
+                    result.clone()
+                }
+                _ => None,
+            })
+            .unwrap();
+        answers.push(answer);
+        history.push(Message::user(message));
+        history.push(Message::assistant(outcome.text));
+    }
+    assert_eq!(answers, ["Hello once.", "Continued the task."]);
+}
