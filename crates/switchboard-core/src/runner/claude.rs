@@ -59,16 +59,10 @@ impl ClaudeRunner {
         }
         args.extend(self.agent.args.iter().cloned());
         let mut run = self.agent.clone();
-        // The fields HTTP agents have, as Claude Code reads them (as the
-        // `claude-code` preset does); `env` given by the user wins.
-        if let Some(url) = &self.agent.url {
-            let base = url.trim_end_matches('/');
-            run.env
-                .entry("ANTHROPIC_BASE_URL".into())
-                .or_insert_with(|| base.strip_suffix("/v1").unwrap_or(base).to_string());
-        }
-        if let Some(variable) = &self.agent.api_key_env {
-            run.env.entry("ANTHROPIC_API_KEY".into()).or_insert_with(|| format!("${{{variable}}}"));
+        // The fields HTTP agents have, as the `claude-code` preset passes them;
+        // `env` given by the user wins.
+        for (name, value) in super::cli_presets::anthropic_environment(&self.agent) {
+            run.env.entry(name).or_insert(value);
         }
         run.provider = Provider::Subprocess;
         run.command = Some(self.agent.command.clone().unwrap_or_else(|| "claude".into()));

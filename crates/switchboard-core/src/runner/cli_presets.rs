@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 mod agents;
 
 use crate::config::{AgentConfig, Autonomy, OutputRules, Provider, ResultPick, UsageCombine};
+pub(crate) use agents::anthropic_environment;
+pub use agents::autonomy_flag;
 use agents::{claude_code, codex, gemini_cli, qwen_code};
 
 /// A command-line agent, ready to run: the program, its arguments (the request
@@ -129,15 +131,7 @@ pub fn autonomy_note(agent: &AgentConfig) -> Option<String> {
         Provider::QwenCode => "Qwen Code",
         _ => return None,
     };
-    let flag = invocation(agent)
-        .args
-        .into_iter()
-        .find(|argument| {
-            argument.starts_with("--permission-mode=")
-                || argument.starts_with("--sandbox=")
-                || argument.starts_with("--approval-mode=")
-        })
-        .unwrap_or_default();
+    let flag = autonomy_flag(agent.provider, autonomy)?;
     let what = match autonomy {
         Autonomy::ReadOnly => "may read files and answer; edits and commands are refused, never waited for",
         Autonomy::Edit => "may edit files in its working folder; commands are refused or sandboxed",

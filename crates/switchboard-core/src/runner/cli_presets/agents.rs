@@ -6,7 +6,52 @@
 use std::collections::BTreeMap;
 
 use super::{openai_environment, AnswerSource, Invocation};
-use crate::config::{AgentConfig, Autonomy, OutputFormat, OutputRules};
+use crate::config::{AgentConfig, Autonomy, OutputFormat, OutputRules, Provider};
+
+/// The flag that tells `provider`'s program what it may do unattended at
+/// `autonomy`: Claude Code's permission mode, Codex's sandbox, Gemini's and Qwen's
+/// approval mode; `None` for providers without one.
+pub fn autonomy_flag(provider: Provider, autonomy: Autonomy) -> Option<String> {
+    let (flag, value) = match (provider, autonomy) {
+        // Nothing that needs a yes is waited for: refused, and reported as denied.
+        (Provider::ClaudeCode, Autonomy::ReadOnly) => ("--permission-mode", "dontAsk"),
+        (Provider::ClaudeCode, Autonomy::Edit) => ("--permission-mode", "acceptEdits"),
+        (Provider::ClaudeCode, Autonomy::Full) => ("--permission-mode", "bypassPermissions"),
+        // `exec` never asks for approval; the sandbox is what bounds it.
+        (Provider::Codex, Autonomy::ReadOnly) => ("--sandbox", "read-only"),
+        (Provider::Codex, Autonomy::Edit) => ("--sandbox", "workspace-write"),
+        (Provider::Codex, Autonomy::Full) => ("--sandbox", "danger-full-access"),
+        (Provider::GeminiCli, Autonomy::ReadOnly) => ("--approval-mode", "default"),
+        (Provider::GeminiCli, Autonomy::Edit) => ("--approval-mode", "auto_edit"),
+        (Provider::GeminiCli, Autonomy::Full) => ("--approval-mode", "yolo"),
+        (Provider::QwenCode, Autonomy::ReadOnly) => ("--approval-mode", "default"),
+        (Provider::QwenCode, Autonomy::Edit) => ("--approval-mode", "auto-edit"),
+        (Provider::QwenCode, Autonomy::Full) => ("--approval-mode", "yolo"),
+        _ => return None,
+    };
+    Some(format!("{flag}={value}"))
+}
+
+/// The agent's own autonomy flag (read-only when it sets none).
+fn own_autonomy_flag(agent: &AgentConfig) -> Option<String> {
+    autonomy_flag(agent.provider, agent.autonomy.unwrap_or_default())
+}
+
+/// `url` and `api_key_env` as Claude Code reads them: `ANTHROPIC_BASE_URL` (an
+/// Anthropic Messages base, no `/v1`) and `ANTHROPIC_API_KEY`; with no key
+/// variable it uses its own login. For the `claude-code` preset and the
+/// `claude-cli` caller alike.
+pub(crate) fn anthropic_environment(agent: &AgentConfig) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    if let Some(url) = &agent.url {
+        let base = url.trim_end_matches('/');
+        env.insert("ANTHROPIC_BASE_URL".into(), base.strip_suffix("/v1").unwrap_or(base).to_string());
+    }
+    if let Some(key) = key_reference(agent) {
+        env.insert("ANTHROPIC_API_KEY".into(), key);
+    }
+    env
+}
 
 /// The request as the value of a flag (`--prompt=<request>`): these programs read
 /// no request after `--`, and inside one argument it can never be an option.
@@ -33,24 +78,11 @@ pub(super) fn claude_code(agent: &AgentConfig) -> Invocation {
     if let Some(model) = &agent.model {
         args.push(format!("--model={model}"));
     }
-    let mode = match agent.autonomy.unwrap_or_default() {
-        // Nothing that needs a yes is waited for: refused, and reported as denied.
-        Autonomy::ReadOnly => "dontAsk",
-        Autonomy::Edit => "acceptEdits",
-        Autonomy::Full => "bypassPermissions",
-    };
-    args.push(format!("--permission-mode={mode}"));
+    args.extend(own_autonomy_flag(agent));
     if let Some(prompt) = &agent.system_prompt {
         args.push(format!("--append-system-prompt={prompt}"));
     }
-    let mut env = BTreeMap::new();
-    if let Some(url) = &agent.url {
-        let base = url.trim_end_matches('/');
-        env.insert("ANTHROPIC_BASE_URL".into(), base.strip_suffix("/v1").unwrap_or(base).to_string());
-    }
-    if let Some(key) = key_reference(agent) {
-        env.insert("ANTHROPIC_API_KEY".into(), key);
-    }
+    let mut env = anthropic_environment(agent);
     for variable in ["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER"] {
         env.insert(variable.into(), "1".into());
     }
@@ -66,18 +98,13 @@ pub(super) fn claude_code(agent: &AgentConfig) -> Invocation {
 /// Codex, once: `codex exec --json`. `url` becomes a model provider of its own
 /// (`-c model_providers.switchboard…`, Responses API: Codex speaks no other), so
 /// the user's `config.toml` is read as it is and only this run is pointed
-/// elsewhere. Autonomy is Codex's sandbox; `exec` never asks for approval.
+/// elsewhere. Autonomy is Codex's sandbox (`autonomy_flag`).
 pub(super) fn codex(agent: &AgentConfig) -> Invocation {
     let mut args: Vec<String> = ["exec", "--json", "--skip-git-repo-check"].map(String::from).to_vec();
     if let Some(model) = &agent.model {
         args.push(format!("--model={model}"));
     }
-    let sandbox = match agent.autonomy.unwrap_or_default() {
-        Autonomy::ReadOnly => "read-only",
-        Autonomy::Edit => "workspace-write",
-        Autonomy::Full => "danger-full-access",
-    };
-    args.push(format!("--sandbox={sandbox}"));
+    args.extend(own_autonomy_flag(agent));
     // A one-shot run checks for no update of itself.
     args.extend(["-c".into(), "check_for_update_on_startup=false".into()]);
     if let Some(url) = &agent.url {
@@ -116,12 +143,7 @@ pub(super) fn gemini_cli(agent: &AgentConfig) -> Invocation {
     if let Some(model) = &agent.model {
         args.push(format!("--model={model}"));
     }
-    let mode = match agent.autonomy.unwrap_or_default() {
-        Autonomy::ReadOnly => "default",
-        Autonomy::Edit => "auto_edit",
-        Autonomy::Full => "yolo",
-    };
-    args.push(format!("--approval-mode={mode}"));
+    args.extend(own_autonomy_flag(agent));
     args.extend(request_flag(agent, "--prompt"));
     let mut env = BTreeMap::new();
     if let Some(url) = &agent.url {
@@ -148,12 +170,7 @@ pub(super) fn qwen_code(agent: &AgentConfig) -> Invocation {
     if let Some(model) = &agent.model {
         args.push(format!("--model={model}"));
     }
-    let mode = match agent.autonomy.unwrap_or_default() {
-        Autonomy::ReadOnly => "default",
-        Autonomy::Edit => "auto-edit",
-        Autonomy::Full => "yolo",
-    };
-    args.push(format!("--approval-mode={mode}"));
+    args.extend(own_autonomy_flag(agent));
     args.extend(request_flag(agent, "--prompt"));
     let mut env = BTreeMap::new();
     if agent.url.is_some() || agent.api_key_env.is_some() {
