@@ -60,8 +60,7 @@ impl EventLines {
 
     /// The answer, usage and cost once the program has exited.
     pub fn finish(mut self) -> Result<ReadOutput, String> {
-        let rest = std::mem::take(&mut self.partial);
-        self.line(rest.trim(), &mut Vec::new());
+        self.last_line();
         if let Some(failure) = self.failure {
             return Err(failure);
         }
@@ -137,12 +136,12 @@ impl EventLines {
                     } else {
                         subtype.replace('_', " ")
                     };
-                    self.failure = Some(format!("the agent reported an error: {}", error_excerpt(&why)));
+                    self.failure = Some(reported(&why));
                 }
                 // Qwen Code reports a failed model call as a successful result
                 // whose text is "[API Error: 400 …]", and exits 0.
                 if self.failure.is_none() && result.starts_with("[API Error: ") {
-                    self.failure = Some(format!("the agent reported an error: {}", error_excerpt(&result)));
+                    self.failure = Some(reported(&result));
                 }
                 self.denied(&event["permission_denials"], deltas);
                 self.answer = Some(result);
@@ -201,7 +200,7 @@ impl EventLines {
             }
             (Some("turn.failed"), _) => {
                 let message = codex_message(event["error"]["message"].as_str().unwrap_or("the turn failed"));
-                self.failure = Some(format!("the agent reported an error: {}", error_excerpt(&message)));
+                self.failure = Some(reported(&message));
             }
             _ => {}
         }
@@ -254,7 +253,7 @@ impl EventLines {
                         .map(gemini_message)
                         .or_else(|| self.last_error.clone())
                         .unwrap_or_else(|| format!("status {}", event["status"]));
-                    self.failure = Some(format!("the agent reported an error: {}", error_excerpt(&why)));
+                    self.failure = Some(reported(&why));
                 }
             }
             _ => {}
@@ -275,15 +274,18 @@ impl EventLines {
         }
     }
 
+    /// Reads what is left without a line end once the program has exited.
+    fn last_line(&mut self) {
+        let rest = std::mem::take(&mut self.partial);
+        self.line(rest.trim(), &mut Vec::new());
+    }
+
     /// Why the program failed, in its own words, once it exited with a failure:
     /// its failure result, else the last error it reported; `None` when it said
     /// nothing (its stderr is then the best word).
     pub fn failure_reason(mut self) -> Option<String> {
-        let rest = std::mem::take(&mut self.partial);
-        self.line(rest.trim(), &mut Vec::new());
-        self.failure.or_else(|| {
-            self.last_error.map(|message| format!("the agent reported an error: {}", error_excerpt(&message)))
-        })
+        self.last_line();
+        self.failure.or_else(|| self.last_error.as_deref().map(reported))
     }
 
     fn text(&mut self, text: Option<&str>, deltas: &mut Vec<ModelDelta>) {
@@ -322,6 +324,11 @@ fn gemini_message(message: &str) -> String {
 
 /// The longest excerpt of a program's own error kept in the call's error.
 const ERROR_LIMIT: usize = 2_000;
+
+/// The program's own error, as the call's error says it.
+fn reported(why: &str) -> String {
+    format!("the agent reported an error: {}", error_excerpt(why))
+}
 
 fn error_excerpt(text: &str) -> String {
     truncate(text.trim(), ERROR_LIMIT)
