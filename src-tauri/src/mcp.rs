@@ -87,26 +87,21 @@ pub struct McpClientSetup {
 fn client_setups(url: &str) -> Vec<McpClientSetup> {
     use switchboard_mcp::connect::{setup, Launch, McpClient};
     let launch = Launch::Http { url: url.to_string(), token_env: None };
-    [
-        ("claude-code", "Claude Code", McpClient::ClaudeCode),
-        ("codex", "Codex", McpClient::Codex),
-        ("gemini", "Gemini CLI", McpClient::Gemini),
-        ("qwen", "Qwen Code", McpClient::Qwen),
-    ]
-    .into_iter()
-    .map(|(name, label, client)| {
-        let shown = setup(client, &launch);
-        let file = if client.in_project() { shown.file.to_string() } else { format!("~/{}", shown.file) };
-        McpClientSetup {
-            client: name.into(),
-            label: label.into(),
-            file,
-            entry: shown.entry,
-            command: shown.command,
-            notes: shown.notes.into(),
-        }
-    })
-    .collect()
+    McpClient::ALL
+        .into_iter()
+        .map(|client| {
+            let shown = setup(client, &launch);
+            let file = if client.in_project() { shown.file.to_string() } else { format!("~/{}", shown.file) };
+            McpClientSetup {
+                client: client.name().into(),
+                label: client.label().into(),
+                file,
+                entry: shown.entry,
+                command: shown.command,
+                notes: shown.notes.into(),
+            }
+        })
+        .collect()
 }
 
 /// The running endpoint and its server, while the switch is on.

@@ -38,8 +38,10 @@ pub(crate) struct ConnectArgs {
 
 pub(crate) fn connect(config: &Path, arguments: ConnectArgs) -> Result<ExitCode, Failure> {
     let failure = |message: String| Failure { code: 1, message };
-    let client = McpClient::parse(&arguments.client)
-        .ok_or_else(|| failure(format!("{:?}: one of claude-code, codex, gemini, qwen", arguments.client)))?;
+    let client = McpClient::parse(&arguments.client).ok_or_else(|| {
+        let names: Vec<&str> = McpClient::ALL.into_iter().map(McpClient::name).collect();
+        failure(format!("{:?}: one of {}", arguments.client, names.join(", ")))
+    })?;
     let launch = match arguments.url {
         Some(url) => Launch::Http { url, token_env: arguments.token_env },
         None => {

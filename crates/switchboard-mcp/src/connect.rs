@@ -46,15 +46,38 @@ pub struct ClientSetup {
 }
 
 impl McpClient {
-    /// From its name on the command line.
-    pub fn parse(name: &str) -> Option<McpClient> {
-        match name {
-            "claude-code" | "claude" => Some(McpClient::ClaudeCode),
-            "codex" => Some(McpClient::Codex),
-            "gemini" | "gemini-cli" => Some(McpClient::Gemini),
-            "qwen" | "qwen-code" => Some(McpClient::Qwen),
-            _ => None,
+    /// Every client, in the order they are shown.
+    pub const ALL: [McpClient; 4] = [McpClient::ClaudeCode, McpClient::Codex, McpClient::Gemini, McpClient::Qwen];
+
+    /// Its name on the command line (`switchboard mcp connect NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            McpClient::ClaudeCode => "claude-code",
+            McpClient::Codex => "codex",
+            McpClient::Gemini => "gemini",
+            McpClient::Qwen => "qwen",
         }
+    }
+
+    /// Its name for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            McpClient::ClaudeCode => "Claude Code",
+            McpClient::Codex => "Codex",
+            McpClient::Gemini => "Gemini CLI",
+            McpClient::Qwen => "Qwen Code",
+        }
+    }
+
+    /// From its name on the command line (or its program's, or its provider's).
+    pub fn parse(name: &str) -> Option<McpClient> {
+        let alias = match name {
+            "claude" => "claude-code",
+            "gemini-cli" => "gemini",
+            "qwen-code" => "qwen",
+            other => other,
+        };
+        McpClient::ALL.into_iter().find(|client| client.name() == alias)
     }
 
     /// The file the entry goes in: relative to the project folder for Claude Code,
@@ -224,6 +247,16 @@ mod tests {
 
     fn http() -> Launch {
         Launch::Http { url: "http://127.0.0.1:8765/mcp".into(), token_env: Some("SB_TOKEN".into()) }
+    }
+
+    #[test]
+    fn clients_are_named_by_their_names_and_aliases() {
+        for client in McpClient::ALL {
+            assert_eq!(McpClient::parse(client.name()), Some(client));
+        }
+        assert_eq!(McpClient::parse("claude"), Some(McpClient::ClaudeCode));
+        assert_eq!(McpClient::parse("qwen-code"), Some(McpClient::Qwen));
+        assert_eq!(McpClient::parse("cursor"), None);
     }
 
     #[test]
