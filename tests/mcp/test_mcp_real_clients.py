@@ -215,8 +215,9 @@ def test_a_real_client_calls_a_tool_agent_and_its_model_reads_the_answer(client,
         assert ANSWER in handed and "total_tokens" in handed, handed[:2000]
 
 
-CODEX_CONFIG = """check_for_update_on_startup = false
-model = "codex-m"
+# The offline switches every Codex config in the tests has, with the scripted
+# server as its model provider.
+CODEX_PROVIDER = """model = "codex-m"
 model_provider = "scripted"
 
 [model_providers.scripted]
@@ -224,21 +225,8 @@ name = "scripted"
 base_url = "{base}/v1"
 env_key = "SCRIPTED_KEY"
 wire_api = "responses"
-
-[analytics]
-enabled = false
-
-[features]
-plugins = false
-remote_plugin = false
-plugin_sharing = false
-apps = false
-api_key_model_discovery = false
-in_app_updates = false
-daemon_auto_start = false
-skill_mcp_dependency_install = false
-workspace_dependencies = false
 """
+CODEX_OFFLINE = (ROOT / "tests" / "peers" / "codex-offline.toml").read_text()
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -255,7 +243,10 @@ def test_codex_calls_a_tool_agent_in_its_namespace_and_its_model_reads_the_answe
         codex_home = ROOT / "target" / f"codex-home-{transport}-{os.getpid()}"
         shutil.rmtree(codex_home, ignore_errors=True)
         codex_home.mkdir(parents=True)
-        (codex_home / "config.toml").write_text(CODEX_CONFIG.format(base=f"http://127.0.0.1:{port}"))
+        provider = CODEX_PROVIDER.format(base=f"http://127.0.0.1:{port}")
+        # Top-level keys first, then every table.
+        top, tables = provider.split("\n\n", 1)
+        (codex_home / "config.toml").write_text(f"{top}\n{CODEX_OFFLINE}\n{tables}")
         extra = ("--url", http_server(world)) if transport == "http" else ()
         connect = subprocess.run(
             [str(BINARY), "--config", str(world.config), "mcp", "connect", "codex", "--write", *extra],

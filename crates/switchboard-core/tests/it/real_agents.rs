@@ -51,7 +51,10 @@ impl World {
             std::fs::write(path, contents).unwrap();
         };
         match provider {
-            Provider::Codex => write(".codex/config.toml", CODEX_CONFIG.to_string()),
+            Provider::Codex => write(
+                ".codex/config.toml",
+                std::fs::read_to_string(repository_root().join("tests/peers/codex-offline.toml")).unwrap(),
+            ),
             Provider::GeminiCli => write(
                 ".gemini/settings.json",
                 json!({
@@ -122,25 +125,6 @@ impl World {
         }
     }
 }
-
-/// A user's Codex config, the switches that keep it from looking up github.com
-/// and chatgpt.com at start.
-const CODEX_CONFIG: &str = "check_for_update_on_startup = false
-
-[analytics]
-enabled = false
-
-[features]
-plugins = false
-remote_plugin = false
-plugin_sharing = false
-apps = false
-api_key_model_discovery = false
-in_app_updates = false
-daemon_auto_start = false
-skill_mcp_dependency_install = false
-workspace_dependencies = false
-";
 
 pub(crate) fn program_of(provider: Provider) -> &'static str {
     match provider {
