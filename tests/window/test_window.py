@@ -287,6 +287,39 @@ def test_quitting_the_app_ends_a_kept_mcp_server_even_a_stubborn_one(tmp_path):
         assert not alive(pid), "the MCP server outlived the app"
 
 
+def mcp_on_a_free_port(home: Path) -> None:
+    """Port 0 in the app's preferences: the endpoint takes a free port (the default,
+    8765, may be in use here)."""
+    preferences = home / "data" / "dev.switchboard.desktop" / "prefs.json"
+    preferences.parent.mkdir(parents=True)
+    preferences.write_text(json.dumps({"mcpPort": 0}))
+
+
+def switch_on_mcp(session) -> str:
+    """Switches the built-in MCP endpoint on in Settings; its address."""
+    click_tab(session, "Settings")
+    WebDriverWait(session, 20).until(
+        expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, '[data-testid="mcp-switch"]'))
+    ).click()
+    return WebDriverWait(session, 20).until(
+        expected_conditions.visibility_of_element_located((By.CSS_SELECTOR, '[data-testid="mcp-url"]'))
+    ).text.strip()
+
+
+def approve_the_researcher_in_mcp_calls(session, wait: float) -> None:
+    """Opens the "MCP calls" session once a call has made it (within `wait` s), and
+    approves the researcher waiting there in the tree (the entry says ask)."""
+    WebDriverWait(session, wait).until(
+        expected_conditions.element_to_be_clickable(
+            (By.XPATH, '//nav[@aria-label="Sessions"]//button[.//*[normalize-space()="MCP calls"]]')
+        )
+    ).click()
+    click_tab(session, "Calls")
+    treeitem(session, "researcher, waiting for approval")
+    click_button(session, "Approve researcher once")
+    treeitem(session, "researcher, ok")
+
+
 def call_through_mcp(url: str, outcome: dict) -> None:
     """A real MCP client (the Python `mcp` package) calling a tool-agent at `url`."""
     from mcp import Client
@@ -303,19 +336,9 @@ def call_through_mcp(url: str, outcome: dict) -> None:
 
 
 def test_an_mcp_client_calls_through_the_apps_endpoint_and_the_call_shows_live(tmp_path):
-    # Port 0: the endpoint takes a free port (the default, 8765, may be in use here).
-    preferences = tmp_path / "data" / "dev.switchboard.desktop" / "prefs.json"
-    preferences.parent.mkdir(parents=True)
-    preferences.write_text(json.dumps({"mcpPort": 0}))
+    mcp_on_a_free_port(tmp_path)
     with launch(tmp_path) as session:
-        click_tab(session, "Settings")
-        WebDriverWait(session, 20).until(
-            expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, '[data-testid="mcp-switch"]'))
-        ).click()
-        url_element = WebDriverWait(session, 20).until(
-            expected_conditions.visibility_of_element_located((By.CSS_SELECTOR, '[data-testid="mcp-url"]'))
-        )
-        url = url_element.text.strip()
+        url = switch_on_mcp(session)
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
         screenshot(ARTIFACTS / "window-mcp-settings.png")
 
@@ -324,15 +347,7 @@ def test_an_mcp_client_calls_through_the_apps_endpoint_and_the_call_shows_live(t
         client.start()
         # The call is a turn of the "MCP calls" session: open it; the delegate waits
         # for approval in the tree (the entry says ask), and the user approves it there.
-        WebDriverWait(session, 30).until(
-            expected_conditions.element_to_be_clickable(
-                (By.XPATH, '//nav[@aria-label="Sessions"]//button[.//*[normalize-space()="MCP calls"]]')
-            )
-        ).click()
-        click_tab(session, "Calls")
-        treeitem(session, "researcher, waiting for approval")
-        click_button(session, "Approve researcher once")
-        treeitem(session, "researcher, ok")
+        approve_the_researcher_in_mcp_calls(session, wait=30)
         client.join(timeout=60)
         assert not client.is_alive(), "the MCP client got no answer"
         assert "error" not in outcome, outcome.get("error")
@@ -388,33 +403,18 @@ def test_claude_code_calls_through_the_apps_endpoint_and_the_call_shows_in_its_t
          "response": {"toolCalls": [{"id": "c1", "name": "mcp__switchboard__agent_researcher",
                                      "arguments": {"request": "otters in rivers"}}]}},
     ]}
-    preferences = tmp_path / "data" / "dev.switchboard.desktop" / "prefs.json"
-    preferences.parent.mkdir(parents=True)
-    preferences.write_text(json.dumps({"mcpPort": 0}))
+    mcp_on_a_free_port(tmp_path)
     with aimock(fixtures) as model, launch(tmp_path) as session:
-        click_tab(session, "Settings")
-        WebDriverWait(session, 20).until(
-            expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, '[data-testid="mcp-switch"]'))
-        ).click()
-        url = WebDriverWait(session, 20).until(
-            expected_conditions.visibility_of_element_located((By.CSS_SELECTOR, '[data-testid="mcp-url"]'))
-        ).text.strip()
+        url = switch_on_mcp(session)
         outcome: dict = {}
         client = threading.Thread(target=claude_through_mcp, args=(url, tmp_path, model, outcome), daemon=True)
         client.start()
-        WebDriverWait(session, 60).until(
-            expected_conditions.element_to_be_clickable(
-                (By.XPATH, '//nav[@aria-label="Sessions"]//button[.//*[normalize-space()="MCP calls"]]')
-            )
-        ).click()
-        click_tab(session, "Calls")
         try:
-            treeitem(session, "researcher, waiting for approval")
+            # Claude Code takes a few seconds to start before it calls.
+            approve_the_researcher_in_mcp_calls(session, wait=60)
         except Exception:
             client.join(timeout=60)
-            raise AssertionError(f"no call waiting: {outcome}")
-        click_button(session, "Approve researcher once")
-        treeitem(session, "researcher, ok")
+            raise AssertionError(f"no call waited for approval in the tree: {outcome}")
         client.join(timeout=120)
         assert not client.is_alive(), "Claude Code got no answer"
         assert outcome.get("connect") == 0
