@@ -146,6 +146,11 @@ pub struct AgentConfig {
     /// Models a caller may pick for this agent with `ask_agent`'s `model` hint.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_models: Vec<String>,
+    /// HTTP agents (models, MCP, A2A): origins besides `url`'s that requests may go
+    /// to (an A2A card's endpoint elsewhere, a redirect). None when empty: a
+    /// request steered to another origin is refused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_origins: Vec<String>,
     #[serde(flatten)]
     #[specta(skip)]
     pub extra: Map<String, Value>,
@@ -182,6 +187,7 @@ impl AgentConfig {
             prices: None,
             skill: None,
             allowed_models: Vec::new(),
+            allowed_origins: Vec::new(),
             extra: Map::new(),
         }
     }

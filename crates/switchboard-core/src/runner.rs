@@ -11,9 +11,13 @@ pub mod cli_events;
 pub mod cli_output;
 pub mod cli_presets;
 pub mod demo;
+pub(crate) mod http;
 pub mod local;
 pub mod mcp;
+mod mcp_arguments;
 mod mcp_progress;
+mod mcp_transport;
+pub mod redact;
 pub mod sse;
 pub mod subprocess;
 pub mod tool_tags;
@@ -21,6 +25,8 @@ pub mod tool_tags;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use redact::{redact, Secrets};
 
 use crate::config::{AgentConfig, Provider};
 use crate::event::{CallError, CallErrorKind, Usage};
@@ -232,29 +238,6 @@ impl RunnerError {
     }
 }
 
-/// `text` with secrets taken out, for error texts that quote a server: the value
-/// of `key` wherever it appears, and the token after any `Bearer ` (a server may
-/// echo the request's `Authorization` header back in an error body).
-pub fn redact(text: &str, key: Option<&str>) -> String {
-    let mut redacted = match key.filter(|key| key.len() >= 4) {
-        Some(key) => text.replace(key, "[redacted]"),
-        None => text.to_string(),
-    };
-    let mut search_from = 0;
-    while let Some(found) = redacted[search_from..].to_ascii_lowercase().find("bearer ") {
-        let token_start = search_from + found + "bearer ".len();
-        let token_end = redacted[token_start..]
-            .find(|character: char| character.is_whitespace() || matches!(character, '"' | '\'' | ',' | '}' | ']'))
-            .map(|offset| token_start + offset)
-            .unwrap_or(redacted.len());
-        if redacted[token_start..token_end] != *"[redacted]" {
-            redacted.replace_range(token_start..token_end, "[redacted]");
-        }
-        search_from = token_start + "[redacted]".len().min(redacted.len() - token_start);
-    }
-    redacted
-}
-
 /// `text` cut to `limit` characters, with an ellipsis when cut: for excerpts of
 /// what a server or a program wrote, in errors and progress lines.
 pub(crate) fn truncate(text: &str, limit: usize) -> String {
@@ -325,8 +308,14 @@ pub trait Runner: Send + Sync {
     }
 }
 
-/// Builds the runner for an agent (the standard runner-building path of spec section 3).
+/// Builds the runner for an agent (the standard runner-building path of spec
+/// section 3), wrapped so that nothing it hands on holds the agent's secrets.
 pub fn build(agent: &AgentConfig) -> Result<std::sync::Arc<dyn Runner>, RunnerError> {
+    let inner = build_bare(agent)?;
+    Ok(std::sync::Arc::new(redact::Redacting { inner, agent: agent.clone() }))
+}
+
+fn build_bare(agent: &AgentConfig) -> Result<std::sync::Arc<dyn Runner>, RunnerError> {
     match agent.provider {
         Provider::Demo => Ok(std::sync::Arc::new(demo::DemoRunner::new(agent))),
         Provider::Local => Ok(std::sync::Arc::new(local::LocalRunner::new(agent)?)),
@@ -340,29 +329,5 @@ pub fn build(agent: &AgentConfig) -> Result<std::sync::Arc<dyn Runner>, RunnerEr
         | Provider::QwenCode => Ok(std::sync::Arc::new(subprocess::SubprocessRunner::new(agent)?)),
         Provider::Mcp => Ok(std::sync::Arc::new(mcp::McpRunner::new(agent)?)),
         Provider::A2a => Ok(std::sync::Arc::new(a2a::A2aRunner::new(agent)?)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact;
-
-    #[test]
-    fn keys_and_bearer_tokens_are_taken_out() {
-        let cases = [
-            ("invalid key sk-live-123456", Some("sk-live-123456"), "invalid key [redacted]"),
-            (
-                r#"{"headers":{"authorization":"Bearer sk-abc"}}"#,
-                None,
-                r#"{"headers":{"authorization":"Bearer [redacted]"}}"#,
-            ),
-            ("authorization: bearer tok1, BEARER tok2", None, "authorization: bearer [redacted], BEARER [redacted]"),
-            ("nothing secret here", Some("sk-live-123456"), "nothing secret here"),
-            ("a key too short to look for: ab", Some("ab"), "a key too short to look for: ab"),
-            ("ends with Bearer ", None, "ends with Bearer [redacted]"),
-        ];
-        for (text, key, expected) in cases {
-            assert_eq!(redact(text, key), expected, "{text}");
-        }
     }
 }

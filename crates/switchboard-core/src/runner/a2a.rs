@@ -19,6 +19,8 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::a2a_progress::{short_state, Progress};
+use super::http::{body_prefix, body_within, error_chain, Origins};
+use super::local::ERROR_BODY_BYTES;
 use super::{
     redact, truncate, AnswerSlot, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError,
 };
@@ -29,11 +31,15 @@ pub use super::a2a_card::{parse_card, AgentCard, Dialect};
 const CARD_PATH: &str = "/.well-known/agent-card.json";
 const DEFAULT_TIMEOUT_SECS: u64 = 600;
 const POLL_EVERY: Duration = Duration::from_millis(250);
+/// The largest agent card read (a card is a few kilobytes).
+const MAX_CARD_BYTES: usize = 1024 * 1024;
 
 #[derive(Debug)]
 pub struct A2aRunner {
     agent: AgentConfig,
     client: reqwest::Client,
+    /// Where its requests may go: `url`'s origin and `allowed_origins`.
+    origins: Origins,
     card: tokio::sync::Mutex<Option<AgentCard>>,
     /// Tasks whose turn ended waiting for the next one (Google's server ends every
     /// turn `input-required`), by the conversation they answered: a persistent
@@ -68,9 +74,11 @@ impl A2aRunner {
         if agent.url.is_none() {
             return Err(RunnerError::Config(format!("agent {:?}: an a2a agent needs `url`", agent.name)));
         }
+        let origins = Origins::of(agent);
         Ok(A2aRunner {
             agent: agent.clone(),
-            client: reqwest::Client::new(),
+            client: origins.client(reqwest::Client::builder())?,
+            origins,
             card: tokio::sync::Mutex::new(None),
             open_tasks: std::sync::Mutex::new(std::collections::HashMap::new()),
         })
@@ -106,17 +114,25 @@ impl A2aRunner {
             .get(&url)
             .send()
             .await
-            .map_err(|error| RunnerError::Unreachable { url: url.clone(), message: error.to_string() })?;
+            .map_err(|error| RunnerError::Unreachable { url: url.clone(), message: error_chain(&error) })?;
         let status = response.status();
-        let body = response.text().await.unwrap_or_default();
         if !status.is_success() {
-            return Err(RunnerError::Http { status: status.as_u16(), url, body: truncate(&body, 300) });
+            let body = body_prefix(response, ERROR_BODY_BYTES).await;
+            let body = truncate(&redact(&body, self.token()?.as_deref()), 300);
+            return Err(RunnerError::Http { status: status.as_u16(), url, body });
         }
+        let body = body_within(response, MAX_CARD_BYTES).await.map_err(|error| RunnerError::MalformedStream {
+            url: url.clone(),
+            message: format!("the agent card: {error}").replace("(max_output_bytes)", "(1 MiB)"),
+        })?;
         let value: Value = serde_json::from_str(&body).map_err(|error| RunnerError::MalformedStream {
             url: url.clone(),
             message: format!("the agent card is not JSON: {error}"),
         })?;
         let card = parse_card(&value).map_err(|message| RunnerError::Config(format!("{url}: {message}")))?;
+        // A card names where calls go: never an origin the config did not name
+        // (the user's token would follow the calls there).
+        self.origins.check(&card.endpoint, &format!("the agent card at {url}: its endpoint"))?;
         *slot = Some(card.clone());
         Ok(card)
     }
@@ -145,10 +161,10 @@ impl A2aRunner {
         let response = request
             .send()
             .await
-            .map_err(|error| RunnerError::Unreachable { url: endpoint.to_string(), message: error.to_string() })?;
+            .map_err(|error| RunnerError::Unreachable { url: endpoint.to_string(), message: error_chain(&error) })?;
         if !response.status().is_success() {
             let status = response.status().as_u16();
-            let body = response.text().await.unwrap_or_default();
+            let body = body_prefix(response, ERROR_BODY_BYTES).await;
             let body = truncate(&redact(&body, token.as_deref()), 500);
             return Err(RunnerError::Http { status, url: endpoint.to_string(), body });
         }
@@ -187,7 +203,7 @@ impl A2aRunner {
         }
         let mut guard =
             CancelOnDrop { endpoint: card.endpoint.clone(), dialect: card.dialect, token: self.token()?, task: None };
-        let mut progress = Progress { started, ..Progress::default() };
+        let mut progress = Progress { started, limit: super::max_output_bytes(&self.agent), ..Progress::default() };
         let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
         loop {
             let outcome = if card.streaming {
@@ -282,10 +298,13 @@ impl A2aRunner {
 
     /// One JSON-RPC call's result, in the 1.0 shape; its JSON-RPC error as a `remote` error.
     async fn call_result(&self, card: &AgentCard, method: &'static str, params: Value) -> Result<Value, RunnerError> {
+        let response = self.rpc(card, method, params, false).await?;
+        let malformed = |message: String| RunnerError::MalformedStream { url: card.endpoint.clone(), message };
+        let body = body_within(response, super::max_output_bytes(&self.agent))
+            .await
+            .map_err(|error| malformed(error.to_string()))?;
         let answer: Value =
-            self.rpc(card, method, params, false).await?.json().await.map_err(|error| {
-                RunnerError::MalformedStream { url: card.endpoint.clone(), message: error.to_string() }
-            })?;
+            serde_json::from_str(&body).map_err(|error| malformed(format!("the answer is not JSON: {error}")))?;
         if let Some(error) = answer.get("error") {
             return Err(rpc_error(&card.endpoint, error));
         }
@@ -361,7 +380,10 @@ impl Drop for CancelOnDrop {
         let sender = std::thread::spawn(move || {
             let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
             runtime.block_on(async move {
-                let mut request = reqwest::Client::new().post(&endpoint).json(&body);
+                // The endpoint was checked against the config's origins; no redirect is followed.
+                let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build();
+                let Ok(client) = client else { return };
+                let mut request = client.post(&endpoint).json(&body);
                 if let Some(version) = dialect.header() {
                     request = request.header("A2A-Version", version);
                 }

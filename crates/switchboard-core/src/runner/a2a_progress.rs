@@ -31,6 +31,10 @@ pub(super) struct Progress {
     /// The words of the working statuses, in order: the answer of a task that
     /// ends with no artifacts and no words of its own.
     pub(super) status_words: Vec<String>,
+    /// The most the answer (and the status words) may hold: `max_output_bytes`.
+    pub(super) limit: usize,
+    /// How much text came, counted past the limit too.
+    pub(super) received: usize,
 }
 
 impl Default for Progress {
@@ -46,6 +50,8 @@ impl Default for Progress {
             context: None,
             question: None,
             status_words: Vec::new(),
+            limit: usize::MAX,
+            received: 0,
         }
     }
 }
@@ -78,13 +84,40 @@ impl Progress {
     pub(super) fn text(&mut self, text: &str, on_delta: DeltaSink<'_>) {
         self.first_event.get_or_insert_with(|| self.started.elapsed());
         self.news += 1;
+        self.received = self.received.saturating_add(text.len());
+        if self.received > self.limit {
+            return;
+        }
         self.answer.push_str(text);
         on_delta(ModelDelta::Text(text.to_string()));
+    }
+
+    /// An error once the task has sent more text than `limit` (what came is dropped).
+    fn within_limit(&self, endpoint: &str) -> Result<(), RunnerError> {
+        if self.received <= self.limit {
+            return Ok(());
+        }
+        Err(RunnerError::MalformedStream {
+            url: endpoint.to_string(),
+            message: format!("the task's answer is over {} bytes (max_output_bytes); the call was ended", self.limit),
+        })
     }
 
     /// Takes one result (`task`, `message`, `statusUpdate`, `artifactUpdate`);
     /// true when the call is over (an error when it ended badly).
     pub(super) fn take(
+        &mut self,
+        result: &Value,
+        guard: &mut CancelOnDrop,
+        on_delta: DeltaSink<'_>,
+        endpoint: &str,
+    ) -> Result<bool, RunnerError> {
+        let over = self.take_unchecked(result, guard, on_delta, endpoint);
+        self.within_limit(endpoint)?;
+        over
+    }
+
+    fn take_unchecked(
         &mut self,
         result: &Value,
         guard: &mut CancelOnDrop,
@@ -143,6 +176,7 @@ impl Progress {
             });
         }
         if state == "TASK_STATE_WORKING" && !words.is_empty() && words != self.last_words {
+            self.received = self.received.saturating_add(words.len());
             self.status_words.push(words.clone());
         }
         // A new state, or new words (a status polled again says nothing new).

@@ -14,6 +14,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::http::error_chain;
 use super::{
     redact, truncate, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall,
 };
@@ -28,6 +29,8 @@ pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;
 pub const MAX_RETRIES: u32 = 3;
 /// The longest wait between retries, whatever `Retry-After` asks for.
 pub const MAX_RETRY_WAIT_SECS: u64 = 30;
+/// How much of an error answer's body is read (its excerpt is shorter still).
+pub(crate) const ERROR_BODY_BYTES: usize = 64 * 1024;
 
 #[derive(Debug)]
 pub struct LocalRunner {
@@ -58,10 +61,8 @@ impl LocalRunner {
     pub fn new(agent: &AgentConfig) -> Result<LocalRunner, RunnerError> {
         let url =
             agent.url.as_deref().ok_or_else(|| RunnerError::Config(format!("agent {:?} has no url", agent.name)))?;
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|error| RunnerError::Internal(format!("cannot build HTTP client: {error}")))?;
+        let client = super::http::Origins::of(agent)
+            .client(reqwest::Client::builder().connect_timeout(Duration::from_secs(10)))?;
         Ok(LocalRunner {
             client,
             endpoint: endpoint_for(url),
@@ -130,7 +131,7 @@ impl LocalRunner {
                 continue;
             }
             if !status.is_success() {
-                let body = response.text().await.unwrap_or_default();
+                let body = super::http::body_prefix(response, ERROR_BODY_BYTES).await;
                 return Err(RunnerError::Http {
                     status: status.as_u16(),
                     url: self.endpoint.clone(),
@@ -155,13 +156,13 @@ impl LocalRunner {
         if content_type.starts_with("application/json") {
             // A server that ignores `stream` answers with the whole completion.
             let body = self
-                .idle(idle_secs, response.text())
+                .idle(idle_secs, super::http::body_within(response, self.max_event_bytes))
                 .await?
-                .map_err(|error| self.malformed(error_chain(&error), key))?;
+                .map_err(|error| self.malformed(error.to_string(), key))?;
             return self.completion(&body, key, on_delta);
         }
         if !content_type.is_empty() && !content_type.starts_with("text/event-stream") {
-            let body = self.idle(idle_secs, response.text()).await?.unwrap_or_default();
+            let body = self.idle(idle_secs, super::http::body_prefix(response, ERROR_BODY_BYTES)).await?;
             let excerpt = truncate(body.trim(), 200);
             let message =
                 format!("the server answered with {content_type}, not an event stream or a chat completion: {excerpt}");
@@ -405,17 +406,6 @@ impl Assembly {
 /// falls back to the default wait).
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<u64> {
     headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(inner) = source {
-        message.push_str(": ");
-        message.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    message
 }
 
 #[cfg(test)]

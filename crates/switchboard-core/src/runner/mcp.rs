@@ -19,7 +19,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, ContentBlock,
-    JsonObject, ProgressNotificationParam, RequestId, ServerResult, Tool,
+    JsonObject, RequestId, ServerResult, Tool,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -28,7 +28,12 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::mcp_progress::{forward_sorted, Client, RouteGuard, Routes, REORDER_WINDOW};
+use rmcp::transport::async_rw::AsyncRwTransport;
+
+use super::http::{error_chain, Origins};
+use super::mcp_arguments::{argument_type, first_required_string};
+use super::mcp_progress::{forward, Client, RouteGuard};
+use super::mcp_transport::{LineWatch, Oversized, Routes, Tapped};
 use super::subprocess::{ProcessGroup, SubprocessRunner};
 use super::{truncate, DeltaSink, ModelReply, ModelRequest, Runner, RunnerError};
 use crate::config::AgentConfig;
@@ -59,6 +64,8 @@ struct Connection {
     _group: Option<ProcessGroup>,
     /// What the stdio server wrote to stderr lately, for errors.
     stderr: Arc<Mutex<String>>,
+    /// How many messages were over the cap and dropped (a waiting call fails at once).
+    oversized: Arc<Oversized>,
 }
 
 impl McpRunner {
@@ -94,7 +101,8 @@ impl McpRunner {
     async fn connect(&self) -> Result<Connection, RunnerError> {
         let routes = Arc::new(Mutex::new(Routes::default()));
         let stderr = Arc::new(Mutex::new(String::new()));
-        let (service, group) = self.open(Client { routes: routes.clone() }, stderr.clone()).await?;
+        let oversized = Arc::new(tokio::sync::watch::channel(0).0);
+        let (service, group) = self.open(routes.clone(), oversized.clone(), stderr.clone()).await?;
         let unreachable = |message: String| RunnerError::Unreachable { url: self.endpoint(), message };
         let tools = service.list_all_tools().await.map_err(|error| unreachable(format!("tools/list: {error}")))?;
         let tool = match &self.agent.tool {
@@ -141,36 +149,49 @@ impl McpRunner {
             )),
             None => None,
         };
-        Ok(Connection { service, tool, request_argument, context_argument, routes, _group: group, stderr })
+        Ok(Connection { service, tool, request_argument, context_argument, routes, _group: group, stderr, oversized })
+    }
+
+    /// The longest message read from the server: a result of `max_output_bytes`
+    /// and 64 KiB for its envelope.
+    fn message_limit(&self) -> usize {
+        super::max_output_bytes(&self.agent).saturating_add(64 * 1024)
     }
 
     /// A session with the server: over streamable HTTP, or with a stdio server
     /// started now in its own process group (returned, so it ends with the session).
     async fn open(
         &self,
-        client: Client,
+        routes: Arc<Mutex<Routes>>,
+        oversized: Arc<Oversized>,
         stderr: Arc<Mutex<String>>,
     ) -> Result<(RunningService<RoleClient, Client>, Option<ProcessGroup>), RunnerError> {
         let Some(url) = &self.agent.url else {
-            let (service, group) = self.spawn(client, stderr).await?;
+            let (service, group) = self.spawn(routes, oversized, stderr).await?;
             return Ok((service, Some(group)));
         };
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+        config.max_sse_event_size = self.message_limit();
+        config.max_json_response_size = self.message_limit();
         if let Some(variable) = &self.agent.api_key_env {
             let token = std::env::var(variable)
                 .map_err(|_| RunnerError::Config(format!("agent {:?}: {variable} is not set", self.agent.name)))?;
             config = config.auth_header(token);
         }
-        let service = client
-            .serve(StreamableHttpClientTransport::from_config(config))
-            .await
-            .map_err(|error| RunnerError::Unreachable { url: self.endpoint(), message: error.to_string() })?;
+        // Redirects are followed only within the origins the config names.
+        let client = Origins::of(&self.agent).client(reqwest::Client::builder())?;
+        let transport = Tapped { inner: StreamableHttpClientTransport::with_client(client, config), routes };
+        let service = Client.serve(transport).await.map_err(|error| RunnerError::Unreachable {
+            url: self.endpoint(),
+            message: format!("no MCP session: {}", error_chain(&error)),
+        })?;
         Ok((service, None))
     }
 
     async fn spawn(
         &self,
-        client: Client,
+        routes: Arc<Mutex<Routes>>,
+        oversized: Arc<Oversized>,
         stderr: Arc<Mutex<String>>,
     ) -> Result<(RunningService<RoleClient, Client>, ProcessGroup), RunnerError> {
         let command_name = self.agent.command.clone().unwrap_or_default();
@@ -218,10 +239,18 @@ impl McpRunner {
         tokio::spawn(async move {
             let _ = child.wait().await;
         });
-        let service = client.serve((stdout, stdin)).await.map_err(|error| RunnerError::Unreachable {
-            url: command_name,
-            message: format!("the MCP server of agent {:?} did not start a session: {error}", self.agent.name),
-        })?;
+        let limit = self.message_limit();
+        let stdout = LineWatch { inner: stdout, limit, line: 0, oversized };
+        let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(limit);
+        let service =
+            Client.serve(Tapped { inner: transport, routes }).await.map_err(|error| RunnerError::Unreachable {
+                url: command_name,
+                message: format!(
+                    "the MCP server of agent {:?} did not start a session: {}",
+                    self.agent.name,
+                    error_chain(&error)
+                ),
+            })?;
         Ok((service, group))
     }
 
@@ -245,54 +274,45 @@ impl McpRunner {
             .await
             .map_err(|error| self.failure(&connection, format!("tools/call: {error}")))?;
         let (progress_sender, mut progress) = mpsc::unbounded_channel();
-        {
-            let mut routes = connection.routes.lock().unwrap();
-            for early in routes.early.remove(&handle.progress_token).unwrap_or_default() {
-                let _ = progress_sender.send(early);
-            }
-            routes.calls.insert(handle.progress_token.clone(), progress_sender);
-        }
+        connection.routes.lock().unwrap().claim(&handle.progress_token, progress_sender);
         let mut guard = CancelOnDrop { peer, id: Some(handle.id.clone()) };
         let _route = RouteGuard { routes: connection.routes.clone(), token: handle.progress_token.clone() };
         let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
+        let limit = super::max_output_bytes(&self.agent);
+        let mut oversized = connection.oversized.subscribe();
         let mut response = handle.rx;
         let mut streamed = String::new();
         let mut first_event: Option<Duration> = None;
-        // The SDK hands each notification to its own task, so they can arrive out of
-        // order: they wait a moment and go out sorted by their (increasing) progress.
-        let mut waiting: Vec<ProgressNotificationParam> = Vec::new();
-        let mut flush_at: Option<tokio::time::Instant> = None;
         let mut last_news = tokio::time::Instant::now();
         let result = loop {
-            let flush = async {
-                match flush_at {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            };
             tokio::select! {
-                answer = &mut response => break answer,
+                // Progress read before the answer is in the channel before the answer
+                // is delivered (`mcp_transport.rs`): it goes out first, in order.
+                biased;
                 Some(notification) = progress.recv() => {
                     first_event.get_or_insert_with(|| started.elapsed());
-                    waiting.push(notification);
-                    flush_at.get_or_insert(tokio::time::Instant::now() + REORDER_WINDOW);
+                    forward(notification, on_delta, &mut streamed, limit);
                     last_news = tokio::time::Instant::now();
                 }
-                () = flush => {
-                    forward_sorted(&mut waiting, on_delta, &mut streamed);
-                    flush_at = None;
+                answer = &mut response => break answer,
+                Ok(()) = oversized.changed() => {
+                    return Err(RunnerError::MalformedStream {
+                        url: self.endpoint(),
+                        message: format!(
+                            "the server sent a message of more than {} bytes (max_output_bytes and 64 KiB): \
+                             too large, dropped; raise the agent's max_output_bytes to take it",
+                            self.message_limit()
+                        ),
+                    });
                 }
                 () = tokio::time::sleep_until(last_news + idle) => {
                     return Err(RunnerError::Idle { url: self.endpoint(), secs: idle.as_secs() });
                 }
             }
         };
-        // Notifications sent just before the answer may still be on their way.
-        tokio::time::sleep(REORDER_WINDOW).await;
         while let Ok(notification) = progress.try_recv() {
-            waiting.push(notification);
+            forward(notification, on_delta, &mut streamed, limit);
         }
-        forward_sorted(&mut waiting, on_delta, &mut streamed);
         guard.id = None; // answered: nothing to cancel
         let result = match result {
             Ok(Ok(ServerResult::CallToolResult(result))) => result,
@@ -313,7 +333,8 @@ impl McpRunner {
             // A server that answers but lacks the configured tool still has a list
             // to show: a session of its own, ended when the list is read.
             Err(RunnerError::Config(_)) => {
-                let (service, _group) = self.open(Client { routes: Arc::default() }, Arc::default()).await?;
+                let (service, _group) =
+                    self.open(Arc::default(), Arc::new(tokio::sync::watch::channel(0).0), Arc::default()).await?;
                 return service.list_all_tools().await.map_err(|error| RunnerError::Unreachable {
                     url: self.endpoint(),
                     message: format!("tools/list: {error}"),
@@ -352,6 +373,15 @@ impl McpRunner {
         if text.is_empty() {
             text = streamed;
         }
+        let limit = super::max_output_bytes(&self.agent);
+        if text.len() > limit {
+            let cut = (0..=limit).rev().find(|index| text.is_char_boundary(*index)).unwrap_or(0);
+            let dropped = text.len() - cut;
+            text.truncate(cut);
+            text.push_str(&format!(
+                "\n[output cut at {limit} bytes (max_output_bytes): {dropped} more bytes were dropped]"
+            ));
+        }
         if result.is_error == Some(true) {
             return Err(RunnerError::Remote {
                 url: self.endpoint(),
@@ -365,36 +395,6 @@ impl McpRunner {
         let cost = structured.and_then(|content| content.get("cost_total")).and_then(Value::as_f64);
         Ok(ModelReply { text, tool_calls: vec![], usage, cost })
     }
-}
-
-/// The tool's first required argument whose type is `string`.
-fn first_required_string(schema: &JsonObject) -> Option<String> {
-    let required = schema.get("required")?.as_array()?;
-    let properties = schema.get("properties")?.as_object()?;
-    required.iter().filter_map(Value::as_str).find_map(|name| {
-        let is_string =
-            properties.get(name).and_then(|property| property.get("type")).and_then(Value::as_str) == Some("string");
-        is_string.then(|| name.to_string())
-    })
-}
-
-/// The JSON Schema type of the tool's argument `name` ("any" when it names none;
-/// `["string", "null"]` is a string).
-fn argument_type(schema: &JsonObject, name: &str) -> Option<String> {
-    let property = schema.get("properties")?.as_object()?.get(name)?;
-    let kind = match property.get("type") {
-        Some(Value::String(kind)) => kind.clone(),
-        Some(Value::Array(kinds)) => {
-            let named: Vec<&str> = kinds.iter().filter_map(Value::as_str).filter(|kind| *kind != "null").collect();
-            if named.len() == 1 {
-                named[0].to_string()
-            } else {
-                "any".to_string()
-            }
-        }
-        _ => "any".to_string(),
-    };
-    Some(kind)
 }
 
 /// Sends `notifications/cancelled` for a call dropped before its answer.
@@ -443,43 +443,5 @@ impl Runner for McpRunner {
 
     fn accepts_tools(&self) -> bool {
         false
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{argument_type, first_required_string};
-    use serde_json::json;
-
-    #[test]
-    fn the_request_goes_into_the_first_required_string_argument() {
-        let schema = |value: serde_json::Value| value.as_object().unwrap().clone();
-        let cases = [
-            (
-                json!({"properties": {"n": {"type": "integer"}, "q": {"type": "string"}}, "required": ["n", "q"]}),
-                Some("q"),
-            ),
-            (json!({"properties": {"q": {"type": "string"}}}), None),
-            (
-                json!({"properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["b", "a"]}),
-                Some("b"),
-            ),
-        ];
-        for (input, expected) in cases {
-            assert_eq!(first_required_string(&schema(input.clone())).as_deref(), expected, "{input}");
-        }
-    }
-
-    #[test]
-    fn the_context_argument_is_found_with_its_type() {
-        let schema = json!({"properties": {"q": {"type": "string"}, "ctx": {"type": "object"}, "free": {}}});
-        let schema = schema.as_object().unwrap();
-        assert_eq!(argument_type(schema, "q").as_deref(), Some("string"));
-        assert_eq!(argument_type(schema, "ctx").as_deref(), Some("object"));
-        assert_eq!(argument_type(schema, "free").as_deref(), Some("any"));
-        assert_eq!(argument_type(schema, "missing"), None);
-        let nullable = json!({"properties": {"c": {"type": ["string", "null"]}, "d": {"type": ["object", "null"]}}});
-        assert_eq!(argument_type(nullable.as_object().unwrap(), "c").as_deref(), Some("string"));
-        assert_eq!(argument_type(nullable.as_object().unwrap(), "d").as_deref(), Some("object"));
     }
 }

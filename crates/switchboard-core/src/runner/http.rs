@@ -1,0 +1,170 @@
+//! What every HTTP runner shares (models, MCP over HTTP, A2A): requests go only to
+//! the origins the config names (the agent's `url`, and any in its
+//! `allowed_origins`), so a redirect or an agent card pointing elsewhere is
+//! refused in words that name both; bodies are read within a cap; errors carry
+//! their whole chain.
+
+use reqwest::Url;
+
+use super::RunnerError;
+use crate::config::AgentConfig;
+
+/// How many same-origin redirects a request follows.
+const MAX_REDIRECTS: usize = 5;
+
+/// The origins an agent's requests may go to.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Origins {
+    named: Vec<String>,
+}
+
+impl Origins {
+    /// The agent's `url` and its `allowed_origins`.
+    pub(crate) fn of(agent: &AgentConfig) -> Origins {
+        let named = agent.url.iter().chain(agent.allowed_origins.iter()).filter_map(|url| origin(url)).collect();
+        Origins { named }
+    }
+
+    pub(crate) fn allows(&self, url: &Url) -> bool {
+        self.named.iter().any(|named| *named == origin_of(url))
+    }
+
+    /// `Ok` when `url` is at a named origin, else an error naming `what` sent us
+    /// there, the origin and the ones allowed.
+    pub(crate) fn check(&self, url: &str, what: &str) -> Result<(), RunnerError> {
+        match Url::parse(url) {
+            Ok(parsed) if self.allows(&parsed) => Ok(()),
+            Ok(parsed) => Err(RunnerError::Config(format!(
+                "{what} points to {}, an origin the config does not name (it names {}); add it to the agent's \
+                 `allowed_origins` to allow it",
+                origin_of(&parsed),
+                self.named.join(", ")
+            ))),
+            Err(error) => Err(RunnerError::Config(format!("{what} is not a URL ({error}): {url:?}"))),
+        }
+    }
+
+    /// A client that follows redirects only within these origins (at most
+    /// `MAX_REDIRECTS`), refusing any other with an error naming both ends.
+    pub(crate) fn client(&self, builder: reqwest::ClientBuilder) -> Result<reqwest::Client, RunnerError> {
+        let origins = self.clone();
+        let policy = reqwest::redirect::Policy::custom(move |attempt| {
+            let from = attempt.previous().last().map(origin_of).unwrap_or_default();
+            if attempt.previous().len() > MAX_REDIRECTS {
+                attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+            } else if origins.allows(attempt.url()) {
+                attempt.follow()
+            } else {
+                let to = origin_of(attempt.url());
+                attempt.error(format!(
+                    "refused a redirect from {from} to {to}, an origin the config does not name \
+                     (add it to the agent's `allowed_origins` to allow it)"
+                ))
+            }
+        });
+        builder
+            .redirect(policy)
+            .build()
+            .map_err(|error| RunnerError::Internal(format!("cannot build HTTP client: {error}")))
+    }
+}
+
+/// `scheme://host:port` of a URL, the port always written; the loopback names
+/// (`localhost`, `127.0.0.0/8`, `[::1]`) are one host, written `localhost` (an
+/// agent on loopback may name itself either way: Google's A2A server's card says
+/// `localhost` to a user who typed `127.0.0.1`).
+fn origin_of(url: &Url) -> String {
+    let host = url.host_str().unwrap_or_default();
+    let address = host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>();
+    let loopback = host.eq_ignore_ascii_case("localhost") || address.is_ok_and(|address| address.is_loopback());
+    let host = if loopback { "localhost" } else { host };
+    match url.port_or_known_default() {
+        Some(port) => format!("{}://{host}:{port}", url.scheme()),
+        None => format!("{}://{host}", url.scheme()),
+    }
+}
+
+/// The origin of `url`, when it is a URL.
+pub(crate) fn origin(url: &str) -> Option<String> {
+    Url::parse(url).ok().map(|url| origin_of(&url))
+}
+
+/// A response body read to at most `limit` bytes: `Err` with the limit when it is
+/// longer (the rest is never read).
+pub(crate) async fn body_within(mut response: reqwest::Response, limit: usize) -> Result<String, BodyError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|error| BodyError::Broken(error_chain(&error)))? {
+        if body.len() + chunk.len() > limit {
+            return Err(BodyError::TooLarge { limit });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// The first `limit` bytes of a response body (an error answer's words; the rest
+/// is never read).
+pub(crate) async fn body_prefix(mut response: reqwest::Response, limit: usize) -> String {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        let room = limit - body.len();
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= limit {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BodyError {
+    #[error("the answer is over {limit} bytes (max_output_bytes)")]
+    TooLarge { limit: usize },
+    #[error("the answer broke off: {0}")]
+    Broken(String),
+}
+
+/// An error with its sources, `: `-joined (reqwest's own text names only the outermost).
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        let text = inner.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = inner.source();
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_compare_scheme_host_and_port() {
+        let mut agent = AgentConfig::new("a", crate::config::Provider::A2a);
+        agent.url = Some("http://127.0.0.1:8000/a2a/".into());
+        agent.allowed_origins = vec!["https://agents.example.com".into()];
+        let origins = Origins::of(&agent);
+        let cases = [
+            ("http://127.0.0.1:8000/other/path", true),
+            ("http://127.0.0.1:8001/", false),
+            ("https://127.0.0.1:8000/", false),
+            ("http://0.0.0.0:8000/", false),
+            ("https://agents.example.com:443/rpc", true),
+            ("https://agents.example.com.evil/rpc", false),
+            ("http://localhost:8000/", true),
+            ("http://[::1]:8000/", true),
+            ("http://127.0.0.2:8000/", true),
+            ("http://localhost.example.com:8000/", false),
+        ];
+        for (url, allowed) in cases {
+            assert_eq!(origins.allows(&Url::parse(url).unwrap()), allowed, "{url}");
+        }
+        let refused = origins.check("http://0.0.0.0:47412/", "the agent card's endpoint").unwrap_err().to_string();
+        assert!(refused.contains("http://0.0.0.0:47412") && refused.contains("http://localhost:8000"), "{refused}");
+    }
+}
