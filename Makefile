@@ -93,7 +93,7 @@ test-rust:
 # Inspector CLI and the official conformance suite (node 22 from tests/peers).
 test-mcp:
 	$(CARGO) build -p switchboard-cli
-	$(VENV)/bin/pytest -q -p no:cacheprovider --timeout=600 tests/mcp tests/a2a
+	$(VENV)/bin/pytest -q -p no:cacheprovider --timeout=600 tests/mcp tests/a2a tests/hostile
 
 # Trace export read back through a real Arize Phoenix on loopback.
 test-otel:

@@ -610,8 +610,14 @@ pub fn configure<R: Runtime>(
 /// the platform config dir names.
 pub fn run() {
     let drawing = desktop::choose_drawing_mode();
+    // Diagnostics only (every failure a user meets is reported in words): warnings
+    // and up, without the MCP SDK's own lines, which quote what servers send
+    // (`RUST_LOG=rmcp=debug` shows them); colour only on a terminal.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
     let mut arguments = std::env::args().skip(1);

@@ -5,7 +5,9 @@ interruption in $REMOTE_LOG); `broken(task)` fails (isError); `fragile(task)`
 answers with the server's pid, or exits the whole server mid-call when the task
 says "crash"; `inspect(request, context)` answers with the arguments it was given
 (and the folder it runs in);
-`silent(task)` works a minute without a word unless cancelled (logged like `slow`).
+`silent(task)` works a minute without a word unless cancelled (logged like `slow`);
+`big(task)` answers $REMOTE_BIG_BYTES bytes at once; `chatty(task)` sends 200 progress
+notifications back to back and answers.
 
   python remote_server.py              # stdio (REMOTE_STUBBORN=1: it ignores SIGTERM and
                                        # outlives its stdin, logging its pid in $REMOTE_LOG)
@@ -85,6 +87,20 @@ def inspect(request: str, context: dict | None = None) -> str:
     import json
 
     return json.dumps({"request": request, "context": context, "cwd": os.getcwd()})
+
+
+@server.tool()
+def big(task: str) -> str:
+    """Answers $REMOTE_BIG_BYTES bytes of text at once (a result too large for some caps)."""
+    return "x" * int(os.environ.get("REMOTE_BIG_BYTES", "1000"))
+
+
+@server.tool()
+async def chatty(task: str, ctx: Context = None) -> str:  # type: ignore[assignment]
+    """Reports 200 steps of progress as fast as it can, then answers at once."""
+    for step in range(1, 201):
+        await ctx.report_progress(step, 200, f"step {step}")
+    return f"chatty done with {task[:20]}"
 
 
 if __name__ == "__main__":

@@ -272,8 +272,14 @@ struct AskArgs {
 }
 
 fn main() -> ExitCode {
+    // Diagnostics only (every failure a user meets is reported in words): warnings
+    // and up, without the MCP SDK's own lines, which quote what servers send
+    // (`SWITCHBOARD_LOG=rmcp=debug` shows them); colour only on a terminal.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("SWITCHBOARD_LOG"))
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();

@@ -1,0 +1,176 @@
+"""Hostile peers through `switchboard ask`, as the engine meets them: servers that
+echo the caller's key back (in an error, in an answer spelled out in chunks),
+an A2A card or a redirect that points to another origin, a card that never
+ends, an A2A agent that floods artifacts, an MCP server whose one line is over
+the cap. Each ends with a clear error inside its timeout, no secret in any
+output (events, stderr, the session log, `sessions export`, the next request to
+the primary model) and no request to an origin the config did not name."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from aimock_peer import aimock  # noqa: E402
+from loopback import free_port, wait_for_port  # noqa: E402
+
+BINARY = ROOT / "target" / "debug" / "switchboard"
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+HOSTILE = str(pathlib.Path(__file__).with_name("hostile_server.py"))
+REMOTE = str(ROOT / "tests" / "mcp" / "remote_server.py")
+KEY = "sk-hostile-0123456789abcdef"
+WAIT = 60
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """The hostile server: its URL, and the log of what reached the other origin."""
+    folder = tmp_path_factory.mktemp("hostile")
+    port, other = free_port(), free_port()
+    log = folder / "other-origin.log"
+    process = subprocess.Popen([PYTHON, HOSTILE, str(port), str(other)], env=dict(os.environ, HOSTILE_LOG=str(log)))
+    wait_for_port(port, process, "the hostile server")
+    yield f"http://127.0.0.1:{port}", log
+    process.terminate()
+    process.wait(timeout=WAIT)
+
+
+def primary_fixtures(tool: str) -> dict:
+    """An aimock primary that calls `tool` once and says whether the key reached it."""
+    return {
+        "fixtures": [
+            {"match": {"model": "boss-m", "hasToolResult": False},
+             "response": {"toolCalls": [{"id": "call_1", "name": tool, "arguments": {"request": "go"}}]}},
+            {"match": {"model": "boss-m", "toolResultContains": KEY}, "response": {"content": "THE KEY LEAKED"}},
+            {"match": {"model": "boss-m", "hasToolResult": True}, "response": {"content": "The primary saw no key."}},
+        ]
+    }
+
+
+def run(folder: pathlib.Path, primary_url: str, agent: dict, *more):
+    """`ask` with an aimock primary delegating to `agent` (named "peer"), the key
+    in HOSTILE_KEY: the finished process, its events and every byte it left."""
+    config = {
+        "primary": "boss",
+        "agents": [{"name": "boss", "provider": "local", "url": primary_url, "model": "boss-m"},
+                   {"name": "peer", "timeout_secs": 30, "idle_timeout_secs": 20, **agent}],
+        "agent_tools": [{"agent": "peer", "description": "A peer.", "approval": "auto"}],
+    }
+    path = folder / "config.json"
+    path.write_text(json.dumps(config))
+    data = folder / "data"
+    base = [str(BINARY), "--config", str(path), "--data-dir", str(data)]
+    environment = {"PATH": os.environ["PATH"], "HOME": str(folder), "HOSTILE_KEY": KEY}
+    started = time.monotonic()
+    finished = subprocess.run([*base, "ask", "--session", "hostile", "--events", "jsonl", "go", *more],
+                              capture_output=True, text=True,
+                              timeout=WAIT * 2, env=environment)
+    took = time.monotonic() - started
+    events = [json.loads(line) for line in finished.stdout.splitlines() if line.startswith("{")]
+    exported = subprocess.run([*base, "sessions", "export", "hostile"], capture_output=True, text=True,
+                              timeout=WAIT, env=environment)
+    logs = "".join(path.read_text(errors="replace") for path in data.rglob("*") if path.is_file())
+    everything = finished.stdout + finished.stderr + exported.stdout + exported.stderr + logs
+    return finished, events, everything, took
+
+
+def peer_end(events: list) -> dict:
+    started = next(event for event in events if event["type"] == "call_started" and event.get("agent") == "peer")
+    return [event for event in events if event["call_id"] == started["call_id"]][-1]
+
+
+def answer_of(events: list) -> str:
+    return "".join(event.get("text", "") for event in events
+                   if event["type"] == "text_delta" and event.get("parent_id") is None)
+
+
+@pytest.mark.parametrize("kind, path", [("local", "/echo-model"), ("mcp", "/mcp-echo")])
+def test_a_server_that_echoes_the_key_in_its_error_leaks_it_nowhere(hostile, tmp_path, kind, path):
+    url, _ = hostile
+    agent = {"provider": kind, "url": url + path, "api_key_env": "HOSTILE_KEY"}
+    if kind == "local":
+        agent["model"] = "m"
+    with aimock(primary_fixtures("agent_peer")) as model:
+        finished, events, everything, _ = run(tmp_path, model, agent)
+    end = peer_end(events)
+    assert end["status"] == "error", end
+    assert "[redacted]" in json.dumps(end), end
+    assert KEY not in everything
+    assert "The primary saw no key." in answer_of(events), answer_of(events)
+
+
+def test_an_answer_that_spells_the_key_out_in_chunks_reaches_no_one(hostile, tmp_path):
+    url, _ = hostile
+    agent = {"provider": "local", "url": url + "/echo-stream", "model": "m", "api_key_env": "HOSTILE_KEY"}
+    with aimock(primary_fixtures("agent_peer")) as model:
+        finished, events, everything, _ = run(tmp_path, model, agent)
+    assert peer_end(events)["status"] == "ok"
+    streamed = "".join(event["text"] for event in events if event["type"] == "text_delta" and event["parent_id"])
+    assert streamed.count("[redacted]") == 2, streamed
+    assert KEY not in everything
+    assert "The primary saw no key." in answer_of(events)
+
+
+@pytest.mark.parametrize("path, what", [("/elsewhere", "endpoint"), ("/redirect", "redirect")])
+def test_an_a2a_agent_cannot_steer_the_call_or_its_token_to_another_origin(hostile, tmp_path, path, what):
+    url, log = hostile
+    before = log.read_text() if log.exists() else ""
+    agent = {"provider": "a2a", "url": url + path, "api_key_env": "HOSTILE_KEY"}
+    with aimock(primary_fixtures("agent_peer")) as model:
+        finished, events, everything, _ = run(tmp_path, model, agent)
+    end = peer_end(events)
+    message = end["error"]["message"]
+    assert end["status"] == "error" and "0.0.0.0" in message and "localhost" in message, message
+    assert "allowed_origins" in message and what in message, message
+    after = log.read_text() if log.exists() else ""
+    assert after == before, f"the other origin was reached: {after[len(before):]}"
+    assert KEY not in everything
+
+
+def test_an_endless_card_and_an_artifact_flood_end_inside_the_cap(hostile, tmp_path):
+    url, _ = hostile
+    with aimock(primary_fixtures("agent_peer")) as model:
+        _, events, _, _ = run(tmp_path, model, {"provider": "a2a", "url": url + "/huge-card"})
+        card = peer_end(events)
+        (tmp_path / "flood").mkdir()
+        _, events, _, took = run(tmp_path / "flood", model,
+                                 {"provider": "a2a", "url": url + "/flood", "max_output_bytes": 200000})
+        flood = peer_end(events)
+    assert card["status"] == "error" and "agent card" in card["error"]["message"], card
+    assert "1 MiB" in card["error"]["message"], card
+    assert flood["status"] == "error" and "200000 bytes (max_output_bytes)" in flood["error"]["message"], flood
+    assert took < 30, f"the flood was ended by the cap, not the 30 s timeout ({took:.1f} s)"
+
+
+def test_an_mcp_line_over_the_cap_is_too_large_at_once_and_a_result_under_it_is_cut(tmp_path):
+    stdio = {"provider": "mcp", "command": PYTHON, "args": [REMOTE], "tool": "big", "max_output_bytes": 20000,
+             "env": {"REMOTE_BIG_BYTES": "200000"}, "timeout_secs": 600}
+    with aimock(primary_fixtures("agent_peer")) as model:
+        _, events, _, took = run(tmp_path, model, stdio)
+        over = peer_end(events)
+        (tmp_path / "cut").mkdir()
+        stdio["env"] = {"REMOTE_BIG_BYTES": "30000"}
+        _, events, _, _ = run(tmp_path / "cut", model, stdio)
+        cut = peer_end(events)
+    assert over["status"] == "error" and "too large" in over["error"]["message"], over
+    assert took < 60, f"the call waited for its 600 s timeout ({took:.1f} s)"
+    assert cut["status"] == "ok", cut
+    finished = next(event for event in events if event["type"] == "call_finished" and event["call_id"] == cut["call_id"])
+    assert "output cut at 20000 bytes (max_output_bytes): 10000 more bytes" in json.dumps(finished), finished
+
+
+def test_progress_sent_just_before_the_answer_arrives_whole_and_in_order(tmp_path):
+    stdio = {"provider": "mcp", "command": PYTHON, "args": [REMOTE], "tool": "chatty"}
+    with aimock(primary_fixtures("agent_peer")) as model:
+        _, events, _, _ = run(tmp_path, model, stdio)
+    end = peer_end(events)
+    assert end["status"] == "ok", end
+    steps = [event["message"] for event in events
+             if event["type"] == "tool_progress" and event["call_id"] == end["call_id"] and event["message"].startswith("step ")]
+    assert steps == [f"step {step}" for step in range(1, 201)], steps[:5]
