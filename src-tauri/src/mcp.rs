@@ -7,7 +7,6 @@
 //! trace like one, when trace export is on).
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -146,7 +145,7 @@ pub struct Shared {
 pub async fn start(shared: Shared, port: u16) -> Result<Running, String> {
     let Shared { emit, dispatcher, sessions, telemetry } = shared;
     let observer =
-        Arc::new(WindowObserver { emit, sessions, next: AtomicU64::new(1), telemetry, dispatcher: dispatcher.clone() });
+        Arc::new(WindowObserver { emit, sessions, telemetry, dispatcher: dispatcher.clone() });
     let options =
         ServerOptions { as_agent: None, approve: ApprovalMode::Ask, observer: Some(observer), keepalive: None };
     let server = McpServer::new(dispatcher, options);
@@ -159,7 +158,6 @@ pub async fn start(shared: Shared, port: u16) -> Result<Running, String> {
 struct WindowObserver {
     emit: Emitter,
     sessions: Arc<ChatSessions>,
-    next: AtomicU64,
     telemetry: Option<Arc<Telemetry>>,
     dispatcher: Arc<Dispatcher>,
 }
@@ -168,7 +166,7 @@ impl CallObserver for WindowObserver {
     fn started(&self, call: &IncomingCall, control: &TurnControl) -> Box<dyn ObservedCall> {
         let turn = OutsideTurn {
             session_id: SESSION_ID.into(),
-            turn_id: format!("mcp-{}-{}", now_ms(), self.next.fetch_add(1, Ordering::Relaxed)),
+            turn_id: switchboard_core::sessions::new_turn_id("mcp-", now_ms()),
         };
         let line = format!("MCP client {} → {}: {}", call.client, call.tool, call.request);
         let logged = self

@@ -43,7 +43,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
         }
         None => None,
     };
-    let turn_id = format!("t{}", switchboard_core::event::now_ms());
+    let turn_id = switchboard_core::sessions::new_turn_id("t", switchboard_core::event::now_ms());
     let control = TurnControl::new(policy, Session::default());
     // Approvals and Ctrl-C reach the turn through its control, or through the
     // session's running turns when it runs in a session.

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -171,7 +171,7 @@ fn end_torn_line(file: &mut File) -> std::io::Result<()> {
 #[derive(Debug)]
 pub struct SessionStore {
     folder: PathBuf,
-    writers: Mutex<HashMap<String, BufWriter<File>>>,
+    writers: Mutex<HashMap<String, File>>,
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> SessionError + '_ {
@@ -223,12 +223,15 @@ impl SessionStore {
             }
             let mut file = OpenOptions::new().read(true).append(true).open(&path).map_err(io_error(&path))?;
             end_torn_line(&mut file).map_err(io_error(&path))?;
-            writers.insert(id.to_string(), BufWriter::new(file));
+            writers.insert(id.to_string(), file);
         }
-        let writer = writers.get_mut(id).expect("inserted above");
+        let file = writers.get_mut(id).expect("inserted above");
         let mut line = serde_json::to_vec(record).expect("records serialize");
         line.push(b'\n');
-        writer.write_all(&line).and_then(|_| writer.flush()).map_err(io_error(&path))
+        // One write(2) of the whole line on a file opened to append: records of
+        // turns that other processes append to the same session never interleave
+        // inside a line.
+        file.write_all(&line).map_err(io_error(&path))
     }
 
     /// Every record of a session, skipping lines that do not parse (a torn write).
