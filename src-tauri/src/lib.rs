@@ -609,6 +609,8 @@ pub fn configure<R: Runtime>(
 /// Starts the desktop app on the config that `--config`, `$SWITCHBOARD_CONFIG` or
 /// the platform config dir names.
 pub fn run() {
+    // First: whatever happens to this process later, even SIGKILL, its agents end with it.
+    switchboard_core::runner::subprocess::start_reaper();
     let drawing = desktop::choose_drawing_mode();
     // Diagnostics only (every failure a user meets is reported in words): warnings
     // and up, without the MCP SDK's own lines, which quote what servers send

@@ -144,8 +144,7 @@ pub struct Shared {
 /// Starts the endpoint on loopback `port` (0 picks a free one).
 pub async fn start(shared: Shared, port: u16) -> Result<Running, String> {
     let Shared { emit, dispatcher, sessions, telemetry } = shared;
-    let observer =
-        Arc::new(WindowObserver { emit, sessions, telemetry, dispatcher: dispatcher.clone() });
+    let observer = Arc::new(WindowObserver { emit, sessions, telemetry, dispatcher: dispatcher.clone() });
     let options =
         ServerOptions { as_agent: None, approve: ApprovalMode::Ask, observer: Some(observer), keepalive: None };
     let server = McpServer::new(dispatcher, options);

@@ -272,6 +272,8 @@ struct AskArgs {
 }
 
 fn main() -> ExitCode {
+    // First: whatever happens to this process later, even SIGKILL, its agents end with it.
+    switchboard_core::runner::subprocess::start_reaper();
     // Diagnostics only (every failure a user meets is reported in words): warnings
     // and up, without the MCP SDK's own lines, which quote what servers send
     // (`SWITCHBOARD_LOG=rmcp=debug` shows them); colour only on a terminal.

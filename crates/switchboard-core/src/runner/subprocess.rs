@@ -11,6 +11,7 @@
 //! Subprocess agents are targets only (spec section 5, v1): they are offered no tools.
 
 mod groups;
+mod reaper;
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 pub(crate) use groups::ProcessGroup;
 pub use groups::{end_every_group, end_pending_groups, ending_signal};
+pub use reaper::start_reaper;
 
 use async_trait::async_trait;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};

@@ -1,6 +1,7 @@
 //! What must not outlive a call: each agent's process group, ended when its
 //! call ends (SIGTERM, SIGKILL after the grace period), the groups still alive
-//! listed so a shell can end them as it exits, and the signals both shells end on.
+//! listed so a shell can end them as it exits (and told to the reaper, which
+//! ends them if the shell is killed), and the signals both shells end on.
 
 use std::sync::Mutex;
 use std::time::Instant;
@@ -28,6 +29,7 @@ impl ProcessGroup {
         let group = child.id().map(|id| Pid::from_raw(id as i32));
         if let Some(group) = group {
             LIVE.lock().unwrap().push(group);
+            super::reaper::tell(group, true);
         }
         ProcessGroup(group)
     }
@@ -45,6 +47,7 @@ impl Drop for ProcessGroup {
 fn terminate(group: Pid) {
     {
         if killpg(group, Signal::SIGTERM).is_err() {
+            super::reaper::tell(group, false);
             return; // nothing of the group is left
         }
         let deadline = Instant::now() + GRACE;
@@ -88,6 +91,7 @@ fn finish(group: Pid) {
     if let Some(position) = pending.iter().position(|(pending_group, _)| *pending_group == group) {
         pending.remove(position);
         let _ = killpg(group, Signal::SIGKILL);
+        super::reaper::tell(group, false);
     }
 }
 
