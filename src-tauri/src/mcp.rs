@@ -149,7 +149,13 @@ pub async fn start(shared: Shared, port: u16) -> Result<Running, String> {
         ServerOptions { as_agent: None, approve: ApprovalMode::Ask, observer: Some(observer), keepalive: None };
     let server = McpServer::new(dispatcher, options);
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let http_options = HttpOptions { address, bearer_token: None, allow_remote: false };
+    let http_options = HttpOptions {
+        address,
+        bearer_token: None,
+        allow_remote: false,
+        session_idle: switchboard_mcp::sessions::DEFAULT_IDLE,
+        max_sessions: switchboard_mcp::sessions::DEFAULT_CAP,
+    };
     let endpoint = http::serve(server.clone(), http_options).await.map_err(|error| error.to_string())?;
     Ok(Running { server, endpoint })
 }

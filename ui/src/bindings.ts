@@ -176,6 +176,12 @@ export type AgentConfig_Deserialize = {
 	skill?: SkillSetting | null,
 	/**  Models a caller may pick for this agent with `ask_agent`'s `model` hint. */
 	allowed_models?: string[],
+	/**
+	 *  HTTP agents (models, MCP, A2A): origins besides `url`'s that requests may go
+	 *  to (an A2A card's endpoint elsewhere, a redirect). None when empty: a
+	 *  request steered to another origin is refused.
+	 */
+	allowed_origins?: string[],
 };
 
 /**  One configured agent. */
@@ -253,6 +259,12 @@ export type AgentConfig_Serialize = {
 	skill?: SkillSetting,
 	/**  Models a caller may pick for this agent with `ask_agent`'s `model` hint. */
 	allowed_models?: string[],
+	/**
+	 *  HTTP agents (models, MCP, A2A): origins besides `url`'s that requests may go
+	 *  to (an A2A card's endpoint elsewhere, a redirect). None when empty: a
+	 *  request steered to another origin is refused.
+	 */
+	allowed_origins?: string[],
 };
 
 /**  One tool-agent entry (spec section 1, "AgentToolEntry"). */

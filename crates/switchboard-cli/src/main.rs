@@ -164,6 +164,13 @@ struct McpArgs {
     /// so clients that reset their timeout on progress keep waiting.
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     keepalive: u64,
+    /// --http: a session silent this long is closed (a running call's progress is
+    /// not silence).
+    #[arg(long, value_name = "SECS", default_value_t = 900, requires = "http")]
+    session_idle: u64,
+    /// --http: the most sessions kept at once; past it the oldest is closed.
+    #[arg(long, value_name = "N", default_value_t = 256, requires = "http")]
+    max_sessions: usize,
 }
 
 #[derive(Subcommand)]

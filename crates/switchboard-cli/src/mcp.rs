@@ -73,7 +73,7 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
         })
         .map_err(Failure::from)?;
         let served = match arguments.http {
-            Some(address) => serve_http(server, address, bearer_token, arguments.allow_remote).await,
+            Some(address) => serve_http(server, address, bearer_token, &arguments).await,
             None => {
                 let shutdown = CancellationToken::new();
                 tokio::select! {
@@ -105,9 +105,15 @@ async fn serve_http(
     server: McpServer,
     address: SocketAddr,
     bearer_token: Option<String>,
-    allow_remote: bool,
+    arguments: &McpArgs,
 ) -> Result<(), Failure> {
-    let options = HttpOptions { address, bearer_token, allow_remote };
+    let options = HttpOptions {
+        address,
+        bearer_token,
+        allow_remote: arguments.allow_remote,
+        session_idle: std::time::Duration::from_secs(arguments.session_idle.max(1)),
+        max_sessions: arguments.max_sessions.max(1),
+    };
     let endpoint =
         http::serve(server, options).await.map_err(|error| Failure { code: 1, message: error.to_string() })?;
     // The address line is for people and scripts alike (a port of 0 picks one).

@@ -8,7 +8,6 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{combinators::BoxBody, BodyExt, Full};
@@ -33,6 +32,10 @@ pub struct HttpOptions {
     pub bearer_token: Option<String>,
     /// Allow a non-loopback address (the user asked for it explicitly).
     pub allow_remote: bool,
+    /// How long a silent session lives (`sessions::DEFAULT_IDLE` is the usual).
+    pub session_idle: std::time::Duration,
+    /// How many sessions are kept at once (`sessions::DEFAULT_CAP`).
+    pub max_sessions: usize,
 }
 
 /// Why the endpoint could not start.
@@ -79,8 +82,9 @@ pub async fn serve(server: McpServer, options: HttpOptions) -> Result<Endpoint, 
     let address = listener.local_addr().map_err(|source| HttpError::Bind { address: options.address, source })?;
     let shutdown = CancellationToken::new();
     let mut sessions = LocalSessionManager::default();
-    // Long silent calls must not lose their session; progress flows while they run.
-    sessions.session_config.keep_alive = Some(Duration::from_secs(3600));
+    // A session silent this long ends (a running call's progress and keep-alive
+    // notifications are activity); past the cap, the oldest is closed.
+    sessions.session_config.keep_alive = Some(options.session_idle);
     // No SSE priming events (an id with empty data, so a client may resume a
     // stream): the TypeScript SDK that Gemini CLI 0.61 bundles parses their empty
     // data as JSON, fails, and drops the server. A stream that breaks is not
@@ -95,6 +99,7 @@ pub async fn serve(server: McpServer, options: HttpOptions) -> Result<Endpoint, 
     // The same for standalone streams (see the session config above).
     config.sse_retry = None;
     let factory_server = server.clone();
+    let sessions = crate::sessions::CappedSessions::new(sessions, options.max_sessions);
     let service = StreamableHttpService::new(move || Ok(factory_server.clone()), Arc::new(sessions), config);
     let guard = Arc::new(Guard { token_digest: options.bearer_token.as_deref().map(digest) });
     let stop = shutdown.clone();

@@ -16,6 +16,7 @@ pub mod outcome;
 pub mod progress;
 mod relay;
 mod server;
+pub mod sessions;
 pub mod stdio;
 
 pub use server::{ApprovalMode, CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
