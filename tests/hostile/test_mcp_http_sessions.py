@@ -81,3 +81,14 @@ def test_sessions_are_capped_and_memory_stays_flat_across_a_thousand_hostile_cli
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_blank_or_guessable_token_is_refused_in_words(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"agents": [{"name": "a", "provider": "demo"}]}))
+    for weak in [" ", "abc", " padded-token-value "]:
+        finished = subprocess.run(
+            [str(BINARY), "--config", str(config), "mcp", "--http", "127.0.0.1:0", "--token-env", "WEAK"],
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "WEAK": weak}, capture_output=True, text=True,
+            timeout=30)
+        assert finished.returncode == 1 and "too weak" in finished.stderr, (weak, finished.stderr)

@@ -30,7 +30,15 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
     }
     let bearer_token = match &arguments.token_env {
         Some(name) => match std::env::var(name) {
-            Ok(token) if !token.is_empty() => Some(token),
+            // A token anyone could guess (blank, or a few characters) protects nothing.
+            Ok(token) if token.trim().len() >= 8 && token.trim() == token => Some(token),
+            Ok(value) if !value.is_empty() => {
+                let message = format!(
+                    "--token-env {name}: the token is too weak (at least 8 characters, no spaces around it; \
+                     `openssl rand -hex 32` makes one)"
+                );
+                return Err(Failure { code: 1, message });
+            }
             _ => return Err(Failure { code: 1, message: format!("--token-env {name}: that variable is not set") }),
         },
         None => None,

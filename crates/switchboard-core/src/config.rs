@@ -81,8 +81,10 @@ pub struct AgentConfig {
     /// variable NAME. Nothing else of the app's environment is passed on.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
-    /// Subprocess agents: how much of stdout is kept (10 MB when absent); the rest
-    /// is dropped, and the result says how much.
+    /// How much of an agent's output is kept (10 MB when absent): a subprocess's
+    /// stdout and an MCP result are cut there (the result says how much was
+    /// dropped); one stream event (models, A2A), an A2A answer and an MCP message
+    /// (with 64 KiB for its envelope) over it end the call as too large.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[specta(type = Option<Number>)]
     pub max_output_bytes: Option<u64>,
