@@ -101,6 +101,7 @@ def test_a_server_that_echoes_the_key_in_its_error_leaks_it_nowhere(hostile, tmp
     end = peer_end(events)
     assert end["status"] == "error", end
     assert "[redacted]" in json.dumps(end), end
+    assert "rmcp::" not in json.dumps(end), "an error names a Rust type"
     assert KEY not in everything
     assert "The primary saw no key." in answer_of(events), answer_of(events)
 

@@ -2,7 +2,7 @@
 them: past `--max-sessions` the oldest is closed (its id is refused), and the
 server's memory stays flat across 1,000 `initialize`s and hostile calls (a
 `tools/call` with arguments that are not an object, a progress token of its
-own)."""
+own, the first answered `invalid params` naming `arguments`)."""
 
 import json
 import os
@@ -60,8 +60,9 @@ def test_sessions_are_capped_and_memory_stays_flat_across_a_thousand_hostile_cli
             status, session, _ = post(url, INITIALIZE)
             assert status == 200 and session, status
             post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
-            post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                       "params": {"name": "agent_helper", "arguments": f"not an object {n}"}}, session)
+            _, _, refused = post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                       "params": {"name": "agent_helper", "arguments": f"not an object {n}"}}, session)
+            assert b"-32602" in refused and b"arguments" in refused, refused
             post(url, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                        "params": {"name": "agent_helper", "arguments": {"request": f"echo {n}"},
                                   "_meta": {"progressToken": f"mine-{n}"}}}, session)
@@ -92,3 +93,23 @@ def test_a_blank_or_guessable_token_is_refused_in_words(tmp_path):
             env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "WEAK": weak}, capture_output=True, text=True,
             timeout=30)
         assert finished.returncode == 1 and "too weak" in finished.stderr, (weak, finished.stderr)
+
+
+def test_a_body_that_is_not_json_rpc_is_a_parse_error_not_a_wrong_media_type(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"agents": [{"name": "a", "provider": "demo"}]}))
+    port = free_port()
+    server = subprocess.Popen([str(BINARY), "--config", str(config), "mcp", "--http", f"127.0.0.1:{port}"],
+                              env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)}, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, server, "switchboard mcp --http")
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=b"{not json", headers=HEADERS,
+                                         method="POST")
+        try:
+            urllib.request.urlopen(request, timeout=30)
+            raise AssertionError("a broken body was accepted")
+        except urllib.error.HTTPError as error:
+            assert error.code == 400 and json.loads(error.read())["error"]["code"] == -32700
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -120,8 +120,10 @@ export type AgentConfig_Deserialize = {
 	 */
 	env?: { [key in string]: string },
 	/**
-	 *  Subprocess agents: how much of stdout is kept (10 MB when absent); the rest
-	 *  is dropped, and the result says how much.
+	 *  How much of an agent's output is kept (10 MB when absent): a subprocess's
+	 *  stdout and an MCP result are cut there (the result says how much was
+	 *  dropped); one stream event (models, A2A), an A2A answer and an MCP message
+	 *  (with 64 KiB for its envelope) over it end the call as too large.
 	 */
 	max_output_bytes?: number | null,
 	/**  Subprocess agents: which part of stdout is the answer, and where its usage is. */
@@ -203,8 +205,10 @@ export type AgentConfig_Serialize = {
 	 */
 	env?: { [key in string]: string },
 	/**
-	 *  Subprocess agents: how much of stdout is kept (10 MB when absent); the rest
-	 *  is dropped, and the result says how much.
+	 *  How much of an agent's output is kept (10 MB when absent): a subprocess's
+	 *  stdout and an MCP result are cut there (the result says how much was
+	 *  dropped); one stream event (models, A2A), an A2A answer and an MCP message
+	 *  (with 64 KiB for its envelope) over it end the call as too large.
 	 */
 	max_output_bytes?: number,
 	/**  Subprocess agents: which part of stdout is the answer, and where its usage is. */
@@ -1195,21 +1199,40 @@ export type SendRequest_Serialize = {
 	message: string,
 };
 
-/**  A session's records, and how many damaged lines were skipped. */
+/**
+ *  A session's records, and what was skipped: damaged lines (a torn write, a
+ *  hand edit) and records of a kind a newer version writes.
+ */
 export type SessionLog = SessionLog_Serialize | SessionLog_Deserialize;
 
-/**  A session's records, and how many damaged lines were skipped. */
+/**
+ *  A session's records, and what was skipped: damaged lines (a torn write, a
+ *  hand edit) and records of a kind a newer version writes.
+ */
 export type SessionLog_Deserialize = {
 	id: string,
 	records: SessionRecord_Deserialize[],
+	/**  How many damaged lines were skipped. */
 	skipped_lines: number,
+	/**  The numbers (from 1) of the first damaged lines, at most `DAMAGED_NAMED`. */
+	damaged_lines: number[],
+	/**  Records of a type this version does not know (a newer one wrote them). */
+	newer_records: number,
 };
 
-/**  A session's records, and how many damaged lines were skipped. */
+/**
+ *  A session's records, and what was skipped: damaged lines (a torn write, a
+ *  hand edit) and records of a kind a newer version writes.
+ */
 export type SessionLog_Serialize = {
 	id: string,
 	records: SessionRecord_Serialize[],
+	/**  How many damaged lines were skipped. */
 	skipped_lines: number,
+	/**  The numbers (from 1) of the first damaged lines, at most `DAMAGED_NAMED`. */
+	damaged_lines: number[],
+	/**  Records of a type this version does not know (a newer one wrote them). */
+	newer_records: number,
 };
 
 /**  Whether a caller sees the previous messages of its own conversation. */

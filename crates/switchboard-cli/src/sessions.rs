@@ -74,7 +74,19 @@ pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: Sessions
                 }
             }
             if log.skipped_lines > 0 {
-                eprintln!("switchboard: {} damaged line(s) of the log were skipped", log.skipped_lines);
+                let named: Vec<String> = log.damaged_lines.iter().map(u32::to_string).collect();
+                let more = if log.skipped_lines as usize > named.len() { " and more" } else { "" };
+                eprintln!(
+                    "switchboard: {} damaged line(s) of the log were skipped (line {}{more})",
+                    log.skipped_lines,
+                    named.join(", ")
+                );
+            }
+            if log.newer_records > 0 {
+                eprintln!(
+                    "switchboard: {} record(s) of a newer version of Switchboard were skipped",
+                    log.newer_records
+                );
             }
         }
         SessionsCommand::Export { session, turn, otlp: true } => {

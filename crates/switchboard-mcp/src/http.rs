@@ -117,7 +117,18 @@ pub async fn serve(server: McpServer, options: HttpOptions) -> Result<Endpoint, 
                     if let Some(refusal) = guard.check(&request) {
                         return Ok::<_, Infallible>(refusal);
                     }
-                    Ok(service.handle(request).await)
+                    let json = request
+                        .headers()
+                        .get(hyper::header::CONTENT_TYPE)
+                        .and_then(|value| value.to_str().ok())
+                        .is_some_and(|kind| kind.starts_with("application/json"));
+                    let response = service.handle(request).await;
+                    // The SDK answers a JSON body it cannot parse with 415, as if the
+                    // type were wrong: it is a JSON-RPC parse error, HTTP 400.
+                    if json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+                        return Ok(parse_error());
+                    }
+                    Ok(response)
                 }
             });
             let connection_stop = stop.clone();
@@ -158,6 +169,17 @@ impl Guard {
             .is_some_and(|presented| presented.iter().zip(expected.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0);
         (!matches).then(|| plain(StatusCode::UNAUTHORIZED, "unauthorized: a valid bearer token is required"))
     }
+}
+
+/// HTTP 400 with a JSON-RPC parse error (-32700), for a body that is not JSON-RPC.
+fn parse_error() -> Response<BoxBody<Bytes, Infallible>> {
+    let body = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the body is not a JSON-RPC message"}}"#;
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response
+        .headers_mut()
+        .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
+    response
 }
 
 fn digest(token: &str) -> [u8; 32] {

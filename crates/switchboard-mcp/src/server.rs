@@ -311,6 +311,27 @@ fn refused(agent: &str, message: String) -> CallToolResult {
 }
 
 impl ServerHandler for McpServer {
+    /// A request the SDK could not read as its method: a known method whose
+    /// params do not fit (`tools/call` with `arguments` that are not an object) is
+    /// `invalid params` saying so, not "method not found".
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        let method = request.method;
+        let known = ["initialize", "ping", "tools/list", "tools/call"];
+        if known.contains(&method.as_str()) {
+            let why = if method == "tools/call" {
+                "`params` must hold `name` (a string) and, if any, `arguments` as a JSON object"
+            } else {
+                "its `params` do not have the shape the protocol gives them"
+            };
+            return Err(McpError::invalid_params(format!("{method}: {why}"), None));
+        }
+        Err(McpError::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, format!("no method {method:?}"), None))
+    }
+
     fn get_info(&self) -> ServerConfig {
         let whose = match &self.inner.options.as_agent {
             Some(agent) => format!("the tool-agents of {agent:?}"),

@@ -81,13 +81,16 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         if inner.is_syntax() || inner.is_eof() {
             ConfigError::Syntax { path: path.to_path_buf(), line, column, message: strip_position(&inner.to_string()) }
         } else {
-            ConfigError::Type {
-                path: path.to_path_buf(),
-                json_path,
-                line,
-                column,
-                message: strip_position(&inner.to_string()),
+            let mut message = strip_position(&inner.to_string());
+            let others: Vec<String> = other_type_errors(text)
+                .into_iter()
+                .filter(|(other, _)| *other != json_path)
+                .map(|(p, m)| format!("{p}: {m}"))
+                .collect();
+            if !others.is_empty() {
+                message = format!("{message}; and {} more: {}", others.len(), others.join("; "));
             }
+            ConfigError::Type { path: path.to_path_buf(), json_path, line, column, message }
         }
     })?;
     deserializer.end().map_err(|inner| ConfigError::Syntax {
@@ -97,6 +100,36 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         message: strip_position(&inner.to_string()),
     })?;
     Ok(config)
+}
+
+/// Every entry's type error, not only the first (serde stops at one): each agent
+/// and each global tool entry read on its own, then the rest of the file. Each is
+/// its JSON path and message.
+fn other_type_errors(text: &str) -> Vec<(String, String)> {
+    use serde_json::Value;
+    let Ok(mut value) = serde_json::from_str::<Value>(text) else { return Vec::new() };
+    let mut found = Vec::new();
+    let mut each = |key: &str, value: &mut Value, read: &dyn Fn(Value) -> Option<(String, String)>| {
+        if let Some(items) = value.get_mut(key).and_then(Value::as_array_mut) {
+            for (index, item) in std::mem::take(items).into_iter().enumerate() {
+                if let Some((inner, message)) = read(item) {
+                    let inner = if inner == "." { String::new() } else { format!(".{inner}") };
+                    found.push((format!("{key}[{index}]{inner}"), message));
+                }
+            }
+        }
+    };
+    fn read_as<T: serde::de::DeserializeOwned>(item: Value) -> Option<(String, String)> {
+        serde_path_to_error::deserialize::<_, T>(item)
+            .err()
+            .map(|error| (error.path().to_string(), strip_position(&error.into_inner().to_string())))
+    }
+    each("agents", &mut value, &read_as::<super::AgentConfig>);
+    each("agent_tools", &mut value, &read_as::<super::AgentToolEntry>);
+    if let Some((inner, message)) = read_as::<Config>(value) {
+        found.push((inner, message));
+    }
+    found
 }
 
 fn strip_position(message: &str) -> String {

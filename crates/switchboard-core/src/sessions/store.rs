@@ -67,13 +67,22 @@ pub struct SessionSummary {
     pub turns: u32,
 }
 
-/// A session's records, and how many damaged lines were skipped.
+/// A session's records, and what was skipped: damaged lines (a torn write, a
+/// hand edit) and records of a kind a newer version writes.
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
 pub struct SessionLog {
     pub id: String,
     pub records: Vec<SessionRecord>,
+    /// How many damaged lines were skipped.
     pub skipped_lines: u32,
+    /// The numbers (from 1) of the first damaged lines, at most `DAMAGED_NAMED`.
+    pub damaged_lines: Vec<u32>,
+    /// Records of a type this version does not know (a newer one wrote them).
+    pub newer_records: u32,
 }
+
+/// How many damaged lines a log names.
+pub const DAMAGED_NAMED: usize = 10;
 
 impl SessionLog {
     /// The turns taken back (retry, edit and resend).
@@ -167,6 +176,35 @@ fn end_torn_line(file: &mut File) -> std::io::Result<()> {
     Ok(())
 }
 
+enum Parsed {
+    Record(Box<SessionRecord>),
+    /// A JSON object with a `type` this version does not know.
+    Newer,
+    Damaged,
+}
+
+/// One line of a log: a record (an invalid UTF-8 byte read as U+FFFD rather than
+/// losing the line), a record of a newer version, or damage.
+fn parse_record(line: &[u8]) -> Parsed {
+    if let Ok(record) = serde_json::from_slice::<SessionRecord>(line) {
+        return Parsed::Record(Box::new(record));
+    }
+    let text = String::from_utf8_lossy(line);
+    if let Ok(record) = serde_json::from_str::<SessionRecord>(&text) {
+        return Parsed::Record(Box::new(record));
+    }
+    #[derive(Deserialize)]
+    struct Typed {
+        #[serde(rename = "type")]
+        kind: String,
+    }
+    const KNOWN: [&str; 6] = ["created", "renamed", "user_message", "event", "turn_ended", "retracted"];
+    match serde_json::from_str::<Typed>(&text) {
+        Ok(typed) if !KNOWN.contains(&typed.kind.as_str()) => Parsed::Newer,
+        _ => Parsed::Damaged,
+    }
+}
+
 /// The folder of session logs.
 #[derive(Debug)]
 pub struct SessionStore {
@@ -252,19 +290,30 @@ impl SessionStore {
             std::io::ErrorKind::NotFound => SessionError::NotFound(id.to_string()),
             _ => SessionError::Io { path: path.clone(), source },
         })?;
-        let mut records = Vec::new();
-        let mut skipped_lines = 0;
-        for line in BufReader::new(file).split(b'\n') {
+        let mut log = SessionLog {
+            id: id.to_string(),
+            records: Vec::new(),
+            skipped_lines: 0,
+            damaged_lines: vec![],
+            newer_records: 0,
+        };
+        for (number, line) in BufReader::new(file).split(b'\n').enumerate() {
             let line = line.map_err(io_error(&path))?;
             if line.iter().all(u8::is_ascii_whitespace) || (!with_events && line.starts_with(b"{\"type\":\"event\"")) {
                 continue;
             }
-            match serde_json::from_slice::<SessionRecord>(&line) {
-                Ok(record) => records.push(record),
-                Err(_) => skipped_lines += 1,
+            match parse_record(&line) {
+                Parsed::Record(record) => log.records.push(*record),
+                Parsed::Newer => log.newer_records += 1,
+                Parsed::Damaged => {
+                    log.skipped_lines += 1;
+                    if log.damaged_lines.len() < DAMAGED_NAMED {
+                        log.damaged_lines.push(u32::try_from(number + 1).unwrap_or(u32::MAX));
+                    }
+                }
             }
         }
-        Ok(SessionLog { id: id.to_string(), records, skipped_lines })
+        Ok(log)
     }
 
     /// The sessions, most recently updated first.

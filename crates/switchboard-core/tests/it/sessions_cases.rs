@@ -139,3 +139,32 @@ fn after_a_torn_write_the_next_record_lands_on_a_line_of_its_own() {
     assert_eq!(log.records.last(), Some(&message), "the first record after the crash is kept");
     assert_eq!(store.list().unwrap()[0].turns, 1);
 }
+
+#[test]
+fn an_invalid_byte_keeps_its_line_damage_is_named_and_newer_records_are_not_damage() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = SessionStore::open(folder.path()).unwrap();
+    store.create("mixed", "Mixed", 100).unwrap();
+    let path = folder.path().join("mixed.jsonl");
+    let mut bytes = std::fs::read(&path).unwrap();
+    // Line 2: a user message with one invalid UTF-8 byte; line 3: damage; line 4: a
+    // record a newer version writes; line 5: damage again.
+    bytes.extend_from_slice(
+        b"{\"type\":\"user_message\",\"turn_id\":\"t1\",\"text\":\"caf\xe9 question\",\"agent\":null,\"ts_ms\":200}\n",
+    );
+    bytes.extend_from_slice(b"{\"type\":\"user_mess\n");
+    bytes.extend_from_slice(b"{\"type\":\"call_steered\",\"turn_id\":\"t1\",\"by\":\"user\"}\n");
+    bytes.extend_from_slice(b"not json at all\n");
+    std::fs::write(&path, bytes).unwrap();
+    let log = SessionStore::open(folder.path()).unwrap().load("mixed").unwrap();
+    let texts: Vec<&str> = log
+        .records
+        .iter()
+        .filter_map(|record| match record {
+            SessionRecord::UserMessage { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["caf\u{FFFD} question"], "the question survives its bad byte");
+    assert_eq!((log.skipped_lines, log.damaged_lines.clone(), log.newer_records), (2, vec![3, 5], 1));
+}

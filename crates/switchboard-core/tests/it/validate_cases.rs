@@ -168,3 +168,19 @@ fn a_problem_reads_as_severity_path_and_message() {
         ],
     );
 }
+
+#[test]
+fn every_wrong_type_is_reported_at_once_not_only_the_first() {
+    let text = r#"{"agent_tools":[{"agent":"a","description":"d"},{"agent":"a","description":7}],
+        "agents":[{"name":"a","provider":"demo"},{"name":"b","provider":"demo","tools":[{"agent":"a","description":"d","enabled":"yes"}]}],
+        "limits":{"max_depth":"deep"}}"#;
+    let error = parse(Path::new("c.json"), text).unwrap_err();
+    let Err(ConfigError::Type { json_path, message, .. }) = parse(Path::new("c.json"), text) else {
+        panic!("expected a type error, got {error:?}")
+    };
+    assert_eq!(json_path, "agent_tools[1].description", "the first in the file is the one with a position");
+    for other in ["agents[1].tools[0].enabled", "limits.max_depth"] {
+        assert!(message.contains(other), "{other} is not reported: {message}");
+    }
+    assert!(message.contains("and 2 more"), "{message}");
+}
