@@ -112,7 +112,8 @@ test-window:
 	PATH="$(CARGO_BIN):$$PATH" xvfb-run -a -s "-screen 0 1280x800x24" $(VENV)/bin/pytest -p no:cacheprovider --timeout=600 -W ignore::DeprecationWarning tests/window
 
 # Benchmarks print figures beside a baseline measured in the same run (never asserted).
-bench:
+bench: python-packages
+	$(CARGO) build --release -p switchboard-cli
 	$(CARGO) bench -p switchboard-core -p switchboard-otel
 
 # Frame times of the live tree replaying 1,000 calls and 20,000 deltas in headless Chromium.

@@ -5,6 +5,7 @@ script), for Switchboard's `a2a` provider tests. The message decides:
            comes back as "Facts about <answer>."
   "fail"   raises (the task fails)
   "quiet"  says it works, then nothing for a minute (to be timed out; the cancel is logged)
+  "quick"  one artifact and completed at once (the benchmark's trivial call)
   else     a working status, four artifact chunks, completed
 
 Env: PORT, STREAMING=0 (the card says it does not stream: clients poll),
@@ -61,6 +62,10 @@ class Scripted(AgentExecutor):
             return
         if "input" in text:
             await updater.requires_input(message=updater.new_agent_message(parts=[Part(text="Which river?")]))
+            return
+        if "quick" in text:
+            await updater.add_artifact(parts=[Part(text="quick answer")], artifact_id="answer", name="answer")
+            await updater.complete()
             return
         await updater.start_work(message=updater.new_agent_message(parts=[Part(text="reading the sources")]))
         if "fail" in text:
