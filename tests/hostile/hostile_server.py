@@ -9,6 +9,7 @@ more than any cap allows. Each path is one behaviour:
   /huge-card/.well-known/agent-card.json   a card that never ends
   /flood/.well-known/agent-card.json       a streaming card whose answer is endless artifacts
   /mcp-echo                          an MCP endpoint answering 401 with the token quoted
+  /endless/v1/chat/completions      an event stream whose one data line never ends
 
   python hostile_server.py PORT OTHER_PORT   (OTHER_PORT: the "other origin",
   served as 0.0.0.0:OTHER_PORT by the recorder below; each request it gets is
@@ -92,6 +93,8 @@ class Hostile(BaseHTTPRequestHandler):
                 events += b"data: " + json.dumps(chunk).encode() + b"\n\n"
             events += b"data: [DONE]\n\n"
             self.send(200, events, "text/event-stream")
+        elif self.path == "/endless/v1/chat/completions":
+            self.endless("text/event-stream", b"data: {\"choices\": [{\"delta\": {\"content\": \"", b"x" * 65536)
         elif self.path == "/flood/rpc":
             request = json.loads(body or b"{}")
             update = {"jsonrpc": "2.0", "id": request.get("id"), "result": {"artifactUpdate": {

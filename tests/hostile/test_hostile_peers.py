@@ -9,6 +9,7 @@ the primary model) and no request to an origin the config did not name."""
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import time
@@ -175,3 +176,62 @@ def test_progress_sent_just_before_the_answer_arrives_whole_and_in_order(tmp_pat
     steps = [event["message"] for event in events
              if event["type"] == "tool_progress" and event["call_id"] == end["call_id"] and event["message"].startswith("step ")]
     assert steps == [f"step {step}" for step in range(1, 201)], steps[:5]
+
+
+MCP_CLIENT = """
+import asyncio, json, sys
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+async def main():
+    server = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("agent_peer", {"request": "go"})
+            print(json.dumps(result.structured_content))
+
+asyncio.run(main())
+"""
+
+
+def test_an_endless_line_through_switchboard_mcp_ends_inside_the_cap(hostile, tmp_path):
+    url, _ = hostile
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "agents": [{"name": "peer", "provider": "local", "url": url + "/endless", "model": "m",
+                    "max_output_bytes": 100000, "timeout_secs": 30}],
+        "agent_tools": [{"agent": "peer", "description": "A peer.", "approval": "auto"}],
+    }))
+    client = tmp_path / "client.py"
+    client.write_text(MCP_CLIENT)
+    started = time.monotonic()
+    finished = subprocess.run(
+        [PYTHON, str(client), str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data"), "mcp"],
+        capture_output=True, text=True, timeout=WAIT, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+    took = time.monotonic() - started
+    assert finished.returncode == 0, finished.stderr
+    outcome = json.loads(finished.stdout.splitlines()[-1])
+    assert outcome["status"] == "error" and "over 100000 bytes" in json.dumps(outcome), outcome
+    assert took < 30, f"ended by the 30 s timeout, not the cap ({took:.1f} s)"
+
+
+def test_sigterm_during_an_endless_line_ends_ask_at_once(hostile, tmp_path):
+    url, _ = hostile
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "primary": "peer",
+        "agents": [{"name": "peer", "provider": "local", "url": url + "/endless", "model": "m",
+                    "max_output_bytes": 10_000_000_000, "timeout_secs": 600, "idle_timeout_secs": 600}],
+    }))
+    process = subprocess.Popen(
+        [str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data"), "ask", "--events", "jsonl", "go"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+    # Once the stream has begun (the call's first event), the line is being read.
+    first = process.stdout.readline()
+    assert '"call_started"' in first, first
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=WAIT)
+    assert process.returncode == 143, (process.returncode, stderr)
+    assert "cancelled" in stderr, stderr
