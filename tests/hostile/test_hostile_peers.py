@@ -91,12 +91,19 @@ def answer_of(events: list) -> str:
                    if event["type"] == "text_delta" and event.get("parent_id") is None)
 
 
-@pytest.mark.parametrize("kind, path", [("local", "/echo-model"), ("mcp", "/mcp-echo")])
+# A subprocess agent given the key that prints it, in its answer and, failing, on stderr.
+ECHO_AGENT = 'echo "my key is $HOSTILE_KEY" >&2; echo "token=$HOSTILE_KEY"; exit 3'
+
+
+@pytest.mark.parametrize("kind, path", [("local", "/echo-model"), ("mcp", "/mcp-echo"), ("a2a", "/echo-a2a"),
+                                        ("subprocess", None)])
 def test_a_server_that_echoes_the_key_in_its_error_leaks_it_nowhere(hostile, tmp_path, kind, path):
     url, _ = hostile
-    agent = {"provider": kind, "url": url + path, "api_key_env": "HOSTILE_KEY"}
+    agent = {"provider": kind, "url": url + (path or ""), "api_key_env": "HOSTILE_KEY"}
     if kind == "local":
         agent["model"] = "m"
+    if kind == "subprocess":
+        agent = {"provider": kind, "command": "sh", "args": ["-c", ECHO_AGENT], "api_key_env": "HOSTILE_KEY"}
     with aimock(primary_fixtures("agent_peer")) as model:
         finished, events, everything, _ = run(tmp_path, model, agent)
     end = peer_end(events)
