@@ -242,3 +242,21 @@ def test_sigterm_during_an_endless_line_ends_ask_at_once(hostile, tmp_path):
     stdout, stderr = process.communicate(timeout=WAIT)
     assert process.returncode == 143, (process.returncode, stderr)
     assert "cancelled" in stderr, stderr
+
+
+def test_an_mcp_http_answer_over_the_cap_closes_the_call_at_once_and_says_why(tmp_path):
+    port = free_port()
+    server = subprocess.Popen([PYTHON, REMOTE, "http", str(port)], env=dict(os.environ, REMOTE_BIG_BYTES="200000"),
+                              stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, server, "the MCP server")
+        agent = {"provider": "mcp", "url": f"http://127.0.0.1:{port}/mcp", "tool": "big", "max_output_bytes": 20000,
+                 "timeout_secs": 600}
+        with aimock(primary_fixtures("agent_peer")) as model:
+            _, events, _, took = run(tmp_path, model, agent)
+    finally:
+        server.terminate()
+        server.wait(timeout=WAIT)
+    end = peer_end(events)
+    assert end["status"] == "error" and "over 85536 bytes" in end["error"]["message"], end
+    assert took < 60, f"the call waited for its 600 s timeout ({took:.1f} s)"

@@ -317,6 +317,16 @@ impl McpRunner {
         let result = match result {
             Ok(Ok(ServerResult::CallToolResult(result))) => result,
             Ok(Ok(other)) => return Err(self.failure(&connection, format!("tools/call answered {other:?}"))),
+            // Over HTTP the SDK closes the connection on a message over its limits,
+            // and says why only in its log: the likely cause is named.
+            Ok(Err(rmcp::ServiceError::TransportClosed)) if self.agent.url.is_some() => {
+                let message = format!(
+                    "tools/call: the connection closed before the answer (the server went away, or sent a message \
+                     over {} bytes: max_output_bytes and 64 KiB)",
+                    self.message_limit()
+                );
+                return Err(self.failure(&connection, message));
+            }
             Ok(Err(error)) => return Err(self.failure(&connection, format!("tools/call: {error}"))),
             Err(_) => return Err(self.failure(&connection, "the MCP session ended before the answer".into())),
         };
