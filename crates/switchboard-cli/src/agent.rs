@@ -31,7 +31,8 @@ pub(crate) fn probe(path: &Path, name: &str, as_json: bool) -> Result<ExitCode, 
         return Err(Failure { code: 1, message });
     }
     let runner = McpRunner::new(&agent).map_err(|error| Failure { code: 1, message: error.to_string() })?;
-    let tools = runtime.block_on(runner.probe());
+    let tools =
+        runtime.block_on(runner.probe()).map_err(|error| switchboard_core::runner::redact::error_of(&agent, error));
     drop(runner); // a stdio server's process group ends here
     switchboard_core::runner::subprocess::end_every_group();
     let tools = tools.map_err(|error| Failure { code: 1, message: error.to_string() })?;
@@ -70,7 +71,10 @@ pub(crate) fn probe(path: &Path, name: &str, as_json: bool) -> Result<ExitCode, 
 /// tool description its name, description and skills make.
 fn probe_card(runtime: &tokio::runtime::Runtime, agent: &AgentConfig, as_json: bool) -> Result<ExitCode, Failure> {
     let runner = A2aRunner::new(agent).map_err(|error| Failure { code: 1, message: error.to_string() })?;
-    let card = runtime.block_on(runner.card()).map_err(|error| Failure { code: 1, message: error.to_string() })?;
+    let card = runtime
+        .block_on(runner.card())
+        .map_err(|error| switchboard_core::runner::redact::error_of(agent, error))
+        .map_err(|error| Failure { code: 1, message: error.to_string() })?;
     if as_json {
         let row = json!({
             "agent": agent.name, "name": card.name, "endpoint": card.endpoint, "streaming": card.streaming,

@@ -10,13 +10,13 @@ mod store;
 pub use chat::{default_data_dir, ChatSessions, OutsideTurn, SessionTurn, DATA_DIR_ENV};
 pub use store::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
 
-/// A new turn id: `{prefix}{now_ms}-{8 random hex digits}`, time-ordered and unique
+/// A new turn id: `{prefix}{now_ms}-{12 random hex digits}`, time-ordered and unique
 /// across processes (twenty `ask --session same` started in one millisecond each
 /// get their own). Call ids are numbered within their turn (`c1`, `c2`…): every
 /// record carries its turn id, so a call is named by the two.
 pub fn new_turn_id(prefix: &str, now_ms: u64) -> String {
     let nonce = crate::dispatch::random_nonce();
-    format!("{prefix}{now_ms}-{}", &nonce[..8])
+    format!("{prefix}{now_ms}-{}", &nonce[..12])
 }
 
 #[cfg(test)]
@@ -26,6 +26,6 @@ mod tests {
         let ids: std::collections::HashSet<String> = (0..1000).map(|_| super::new_turn_id("t", 5)).collect();
         assert_eq!(ids.len(), 1000);
         assert!(super::new_turn_id("t", 1_000) < super::new_turn_id("t", 2_000));
-        assert!(ids.iter().all(|id| id.starts_with("t5-") && id.len() == "t5-".len() + 8));
+        assert!(ids.iter().all(|id| id.starts_with("t5-") && id.len() == "t5-".len() + 12));
     }
 }

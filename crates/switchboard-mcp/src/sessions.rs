@@ -21,7 +21,7 @@ pub const DEFAULT_CAP: usize = 256;
 
 pub(crate) struct CappedSessions {
     inner: LocalSessionManager,
-    /// Session ids, oldest first.
+    /// Session ids, the longest unused first.
     order: Mutex<VecDeque<SessionId>>,
     cap: usize,
 }
@@ -29,6 +29,16 @@ pub(crate) struct CappedSessions {
 impl CappedSessions {
     pub(crate) fn new(inner: LocalSessionManager, cap: usize) -> CappedSessions {
         CappedSessions { inner, order: Mutex::new(VecDeque::new()), cap: cap.max(1) }
+    }
+
+    /// `id` was used: it moves to the back, the last to be closed for room.
+    fn touch(&self, id: &SessionId) {
+        let mut order = self.order.lock().unwrap();
+        if let Some(position) = order.iter().position(|kept| kept == id) {
+            if let Some(kept) = order.remove(position) {
+                order.push_back(kept);
+            }
+        }
     }
 }
 
@@ -58,6 +68,7 @@ impl SessionManager for CappedSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        self.touch(id);
         self.inner.initialize_session(id, message).await
     }
 
@@ -75,10 +86,12 @@ impl SessionManager for CappedSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id);
         self.inner.create_stream(id, message).await
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        self.touch(id);
         self.inner.accept_message(id, message).await
     }
 
@@ -86,6 +99,7 @@ impl SessionManager for CappedSessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id);
         self.inner.create_standalone_stream(id).await
     }
 
@@ -94,6 +108,7 @@ impl SessionManager for CappedSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id);
         self.inner.resume(id, last_event_id).await
     }
 }

@@ -269,6 +269,9 @@ impl McpRunner {
         let params = CallToolRequestParams::new(connection.tool.name.clone()).with_arguments(arguments);
         let request_message = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let peer = connection.service.peer().clone();
+        // Watched from before the request goes, so a message dropped as too large
+        // while it is sent is seen.
+        let mut oversized = connection.oversized.subscribe();
         let handle = peer
             .send_request_with_option(request_message, PeerRequestOptions::no_options())
             .await
@@ -279,7 +282,6 @@ impl McpRunner {
         let _route = RouteGuard { routes: connection.routes.clone(), token: handle.progress_token.clone() };
         let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
         let limit = super::max_output_bytes(&self.agent);
-        let mut oversized = connection.oversized.subscribe();
         let mut response = handle.rx;
         let mut streamed = String::new();
         let mut first_event: Option<Duration> = None;

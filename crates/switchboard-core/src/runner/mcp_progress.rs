@@ -45,6 +45,15 @@ pub(super) fn forward(
     if let Some(CallEvent { parent_id: None, kind: EventKind::TextDelta { text }, .. }) = &event {
         if streamed.len() + text.len() <= limit {
             streamed.push_str(text);
+        } else if streamed.len() <= limit {
+            // Full: the rest is dropped, and the answer says so (past `limit`, so
+            // nothing more is added after the note).
+            let mut cut = limit - streamed.len();
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            streamed.push_str(&text[..cut]);
+            streamed.push_str(&format!("\n[output cut at {limit} bytes (max_output_bytes): the rest was dropped]"));
         }
         on_delta(ModelDelta::Text(text.clone()));
         return;

@@ -36,12 +36,21 @@ const UNCLAIMED_CALLS: usize = 1024;
 pub(super) struct Routes {
     calls: HashMap<ProgressToken, mpsc::UnboundedSender<ProgressNotificationParam>>,
     unclaimed: HashMap<ProgressToken, Vec<ProgressNotificationParam>>,
+    /// Tokens of calls that claimed their route before the transport saw their
+    /// request go out.
+    claimed_first: std::collections::HashSet<ProgressToken>,
+    /// Tokens of calls that ended before their request went out: `asked` must not
+    /// open a route for them that no one would close.
+    released: std::collections::HashSet<ProgressToken>,
 }
 
 impl Routes {
     /// A `tools/call` of ours went out with `token`.
     fn asked(&mut self, token: ProgressToken) {
-        if !self.calls.contains_key(&token) && self.unclaimed.len() < UNCLAIMED_CALLS {
+        if self.claimed_first.remove(&token) || self.released.remove(&token) {
+            return;
+        }
+        if self.unclaimed.len() < UNCLAIMED_CALLS {
             self.unclaimed.entry(token).or_default();
         }
     }
@@ -61,8 +70,10 @@ impl Routes {
     /// The call with `token` takes its notifications from now on (those that came
     /// early first).
     pub(super) fn claim(&mut self, token: &ProgressToken, sender: mpsc::UnboundedSender<ProgressNotificationParam>) {
-        for early in self.unclaimed.remove(token).unwrap_or_default() {
-            let _ = sender.send(early);
+        match self.unclaimed.remove(token) {
+            Some(early) => early.into_iter().for_each(|notification| drop(sender.send(notification))),
+            None if self.claimed_first.len() < UNCLAIMED_CALLS => drop(self.claimed_first.insert(token.clone())),
+            None => {}
         }
         self.calls.insert(token.clone(), sender);
     }
@@ -71,11 +82,19 @@ impl Routes {
     pub(super) fn release(&mut self, token: &ProgressToken) {
         self.calls.remove(token);
         self.unclaimed.remove(token);
+        // Released before the transport saw its request go: remembered so that
+        // request opens no route.
+        if self.claimed_first.remove(token) && self.released.len() < UNCLAIMED_CALLS {
+            self.released.insert(token.clone());
+        }
     }
 
     #[cfg(test)]
     fn held(&self) -> usize {
-        self.calls.len() + self.unclaimed.values().map(|early| early.len() + 1).sum::<usize>()
+        self.calls.len()
+            + self.unclaimed.values().map(|early| early.len() + 1).sum::<usize>()
+            + self.claimed_first.len()
+            + self.released.len()
     }
 }
 
@@ -197,6 +216,14 @@ mod tests {
         routes.release(&token);
         routes.route(progress(7, 3.0));
         assert_eq!(routes.held(), 0, "nothing is kept for ended calls or strangers");
+        // A call that claims its route, and ends, before its request goes out.
+        let late = ProgressToken(NumberOrString::Number(8));
+        let (sender, _receiver) = mpsc::unbounded_channel();
+        routes.claim(&late, sender);
+        routes.release(&late);
+        routes.asked(late.clone());
+        routes.route(progress(8, 1.0));
+        assert_eq!(routes.held(), 0, "the late request opens no route");
     }
 
     #[tokio::test]

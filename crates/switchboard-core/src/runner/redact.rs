@@ -61,8 +61,27 @@ impl Secrets {
         Secrets::new(values.iter().map(String::as_str))
     }
 
-    /// `text` with every known secret taken out.
+    /// `text` with every known secret taken out, and a secret's start where the
+    /// text was cut (at its end, or before a `…` or an `[output cut` note) too.
     pub fn known(&self, text: &str) -> String {
+        let mut text = self.whole(text);
+        if self.forms.is_empty() {
+            return text;
+        }
+        let mut cuts: Vec<usize> = text.match_indices('…').map(|(at, _)| at).collect();
+        cuts.extend(text.match_indices("\n[output cut").map(|(at, _)| at));
+        cuts.push(text.len());
+        cuts.sort_unstable();
+        for &cut in cuts.iter().rev() {
+            if let Some(start) = self.cut_secret_before(&text[..cut]) {
+                text.replace_range(start..cut, REDACTED);
+            }
+        }
+        text
+    }
+
+    /// `text` with every whole secret taken out.
+    fn whole(&self, text: &str) -> String {
         let mut text = text.to_string();
         for form in &self.forms {
             if text.contains(form.as_str()) {
@@ -70,6 +89,17 @@ impl Secrets {
             }
         }
         text
+    }
+
+    /// Where the start of a secret (at least `SHORTEST` bytes of one) that `head`
+    /// ends with begins.
+    fn cut_secret_before(&self, head: &str) -> Option<usize> {
+        self.forms.iter().find_map(|form| {
+            (SHORTEST..form.len())
+                .rev()
+                .find(|length| form.is_char_boundary(*length) && head.ends_with(&form[..*length]))
+                .map(|length| head.len() - length)
+        })
     }
 
     /// `text` a server or a program wrote (an error, a progress line): known
@@ -101,14 +131,14 @@ fn looks_secret(name: &str) -> bool {
 
 fn bearer() -> &'static Regex {
     static BEARER: OnceLock<Regex> = OnceLock::new();
-    BEARER.get_or_init(|| Regex::new(r#"(?i)(\bbearer\s+)[^\s"',;}\]]+"#).expect("a valid pattern"))
+    BEARER.get_or_init(|| Regex::new(r#"(?i)(\bbearer\s+)[^\s"',;}\]\[][^\s"',;}\]]*"#).expect("a valid pattern"))
 }
 
 fn named_value() -> &'static Regex {
     static NAMED: OnceLock<Regex> = OnceLock::new();
     NAMED.get_or_init(|| {
         Regex::new(
-            r#"(?i)(\b(?:access_token|refresh_token|id_token|token|api[_-]?key|apikey|x-api-key|secret|client_secret|password|passwd)\b)(\\?["']?\s*[:=]\s*\\?["']?)[^\s"'\\&,;}\]]{4,}"#,
+            r#"(?i)(\b(?:access_token|refresh_token|id_token|token|api[_-]?key|apikey|x-api-key|secret|client_secret|password|passwd)\b)(\\?["']?\s*[:=]\s*\\?["']?)[^\s"'\\&,;}\]\[][^\s"'\\&,;}\]]{3,}"#,
         )
         .expect("a valid pattern")
     })
@@ -135,10 +165,7 @@ impl Runner for Redacting {
             let mut redacting = |delta: ModelDelta| match delta {
                 ModelDelta::Text(text) => held.push(&secrets, text, ModelDelta::Text, on_delta),
                 ModelDelta::Reasoning(text) => held.push(&secrets, text, ModelDelta::Reasoning, on_delta),
-                other => {
-                    held.flush(&secrets, on_delta);
-                    on_delta(redact_delta(&secrets, other));
-                }
+                other => on_delta(redact_delta(&secrets, other)),
             };
             self.inner.stream(request, &mut redacting).await
         };
@@ -162,11 +189,14 @@ impl Runner for Redacting {
     }
 }
 
-/// Streamed text not sent on yet: a tail that may be the start of a secret.
+/// Streamed text not sent on yet, per kind (text, reasoning): a tail that may be
+/// the start of a secret. Other deltas pass at once and do not release it, so a
+/// secret split around a progress line is still whole when it is redacted (the
+/// held tail, under the longest secret's length, may reach the stream after them).
 #[derive(Default)]
 struct HeldText {
     text: String,
-    reasoning: bool,
+    reasoning: String,
 }
 
 impl HeldText {
@@ -174,30 +204,31 @@ impl HeldText {
         if secrets.is_empty() {
             return on_delta(make(text));
         }
-        let reasoning = matches!(make(String::new()), ModelDelta::Reasoning(_));
-        if reasoning != self.reasoning {
-            self.flush(secrets, on_delta);
-            self.reasoning = reasoning;
-        }
-        self.text.push_str(&text);
-        self.text = secrets.known(&self.text);
-        let keep = secrets.longest().saturating_sub(1).min(self.text.len());
-        let mut cut = self.text.len() - keep;
-        while !self.text.is_char_boundary(cut) {
+        let held =
+            if matches!(make(String::new()), ModelDelta::Reasoning(_)) { &mut self.reasoning } else { &mut self.text };
+        held.push_str(&text);
+        // Whole secrets only: the held tail may be a secret's start still coming.
+        *held = secrets.whole(held);
+        let keep = secrets.longest().saturating_sub(1).min(held.len());
+        let mut cut = held.len() - keep;
+        while !held.is_char_boundary(cut) {
             cut -= 1;
         }
         if cut > 0 {
-            let rest = self.text.split_off(cut);
-            on_delta(make(std::mem::replace(&mut self.text, rest)));
+            let rest = held.split_off(cut);
+            on_delta(make(std::mem::replace(held, rest)));
         }
     }
 
     fn flush(&mut self, secrets: &Secrets, on_delta: DeltaSink<'_>) {
-        if self.text.is_empty() {
-            return;
+        for (held, make) in [
+            (&mut self.reasoning, ModelDelta::Reasoning as fn(String) -> ModelDelta),
+            (&mut self.text, ModelDelta::Text),
+        ] {
+            if !held.is_empty() {
+                on_delta(make(secrets.known(&std::mem::take(held))));
+            }
         }
-        let text = secrets.known(&std::mem::take(&mut self.text));
-        on_delta(if self.reasoning { ModelDelta::Reasoning(text) } else { ModelDelta::Text(text) });
     }
 }
 
@@ -225,6 +256,12 @@ fn redact_value(secrets: &Secrets, value: serde_json::Value) -> serde_json::Valu
         ),
         other => other,
     }
+}
+
+/// `error` with `agent`'s secrets taken out: for the paths that use a runner's
+/// parts directly (`agent probe`, the connection test), not through `build`.
+pub fn error_of(agent: &AgentConfig, error: RunnerError) -> RunnerError {
+    redact_error(&Secrets::of(agent), error)
 }
 
 fn redact_error(secrets: &Secrets, error: RunnerError) -> RunnerError {
@@ -276,32 +313,63 @@ mod tests {
         assert_eq!(redact("a key too short to look for: ab", Some("ab")), "a key too short to look for: ab");
     }
 
-    #[test]
-    fn a_secret_split_across_streamed_deltas_is_taken_out() {
-        let secrets = Secrets::new(["sk-0123456789"]);
-        let mut held = HeldText::default();
-        let mut sent = Vec::new();
-        let mut sink = |delta: ModelDelta| sent.push(delta);
-        for piece in ["The key is sk-01", "2345", "6789, said", " the model."] {
-            held.push(&secrets, piece.to_string(), ModelDelta::Text, &mut sink);
+    /// A runner that streams `deltas` and answers `reply`.
+    struct Scripted(Vec<ModelDelta>, String);
+
+    #[async_trait]
+    impl Runner for Scripted {
+        async fn stream(&self, _: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+            self.0.iter().cloned().for_each(&mut *on_delta);
+            Ok(ModelReply { text: self.1.clone(), ..ModelReply::default() })
         }
-        held.flush(&secrets, &mut sink);
-        let text: String = sent
-            .iter()
-            .map(|delta| match delta {
-                ModelDelta::Text(text) => text.as_str(),
-                _ => "",
-            })
-            .collect();
-        assert_eq!(text, "The key is [redacted], said the model.");
-        assert!(sent.len() >= 2, "text still streams: {sent:?}");
+    }
+
+    #[tokio::test]
+    async fn a_secret_split_across_deltas_and_around_other_deltas_is_taken_out() {
+        // A secret by its variable's looks (no process environment to change).
+        let mut agent = AgentConfig::new("echo", crate::config::Provider::Demo);
+        agent.env.insert("SERVICE_API_KEY".into(), "sk-0123456789é".into());
+        let progress = || ModelDelta::Progress { message: "working".into(), data: None };
+        let deltas = vec![
+            ModelDelta::Text("The key is sk-01".into()),
+            progress(),
+            ModelDelta::Reasoning("I think sk-0123".into()),
+            ModelDelta::Text("2345".into()),
+            progress(),
+            ModelDelta::Reasoning("456789é, yes".into()),
+            ModelDelta::Text("6789é, said".into()),
+            ModelDelta::Text(" the model.".into()),
+        ];
+        let wrapped = Redacting { inner: Arc::new(Scripted(deltas, "sk-0123456789é".into())), agent };
+        let mut sent = Vec::new();
+        let reply = wrapped.stream(&ModelRequest::default(), &mut |delta| sent.push(delta)).await.unwrap();
+        let joined = |reasoning: bool| -> String {
+            sent.iter()
+                .filter_map(|delta| match delta {
+                    ModelDelta::Text(text) if !reasoning => Some(text.as_str()),
+                    ModelDelta::Reasoning(text) if reasoning => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(joined(false), "The key is [redacted], said the model.");
+        assert_eq!(joined(true), "I think [redacted], yes");
+        assert_eq!(reply.text, "[redacted]");
+        assert!(sent.iter().filter(|delta| matches!(delta, ModelDelta::Text(_))).count() >= 2, "text still streams");
     }
 
     #[test]
-    fn a_long_text_is_redacted_in_linear_time() {
-        let secrets = Secrets::new(["sk-0123456789"]);
-        let text = "bearer ".repeat(200_000) + &"token=".repeat(200_000);
-        let redacted = secrets.words(&text);
-        assert!(redacted.len() < text.len() * 3);
+    fn a_secret_cut_by_a_truncation_and_text_already_redacted_are_kept_right() {
+        let secrets = Secrets::new(["sk-0123456789abcdef"]);
+        let cases = [
+            ("401: invalid key sk-0123456…", "401: invalid key [redacted]…"),
+            ("the tail ends in sk-0123", "the tail ends in [redacted]"),
+            ("x sk-01234\n[output cut at 10 bytes]", "x [redacted]\n[output cut at 10 bytes]"),
+            ("Bearer [redacted] (token=[redacted];", "Bearer [redacted] (token=[redacted];"),
+            ("a word that starts nothing: sk-9", "a word that starts nothing: sk-9"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(secrets.words(text), expected, "{text}");
+        }
     }
 }

@@ -199,8 +199,23 @@ fn parse_record(line: &[u8]) -> Parsed {
         kind: String,
     }
     const KNOWN: [&str; 6] = ["created", "renamed", "user_message", "event", "turn_ended", "retracted"];
+    #[derive(Deserialize)]
+    struct EventOf {
+        event: Typed,
+    }
     match serde_json::from_str::<Typed>(&text) {
         Ok(typed) if !KNOWN.contains(&typed.kind.as_str()) => Parsed::Newer,
+        // An event of a kind a newer version has.
+        Ok(typed) if typed.kind == "event" => match serde_json::from_str::<EventOf>(&text) {
+            Ok(EventOf { event }) => {
+                let kind = serde_json::json!({ "type": event.kind });
+                match serde_json::from_value::<crate::event::EventKind>(kind) {
+                    Err(error) if error.to_string().starts_with("unknown variant") => Parsed::Newer,
+                    _ => Parsed::Damaged,
+                }
+            }
+            Err(_) => Parsed::Damaged,
+        },
         _ => Parsed::Damaged,
     }
 }

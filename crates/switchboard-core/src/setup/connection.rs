@@ -158,7 +158,7 @@ async fn test_http(agent: &AgentConfig, report: &mut ConnectionReport) {
     report.first_token_ms = first_token.map(|elapsed| elapsed.as_millis() as u32);
     let outcome = match reply {
         Err(_) => Err(format!("No complete reply within {} s.", REQUEST_TIMEOUT.as_secs())),
-        Ok(Err(error)) => Err(plain(&error)),
+        Ok(Err(error)) => Err(plain(&runner::redact::error_of(agent, error))),
         Ok(Ok(reply)) => {
             let first = report.first_token_ms.map(|ms| format!("first token after {ms} ms, ")).unwrap_or_default();
             let text: String = reply.text.chars().take(60).collect();
@@ -186,7 +186,7 @@ async fn test_mcp(agent: &AgentConfig, report: &mut ConnectionReport) {
         Ok(runner) => runner,
         Err(error) => return step(report, "connect", started, Err(error.to_string())),
     };
-    let tools = runner.probe().await;
+    let tools = runner.probe().await.map_err(|error| runner::redact::error_of(agent, error));
     drop(runner); // a stdio server's process group is signalled here
                   // Its SIGKILL, if it ignores SIGTERM, is waited for off the runtime's workers.
     let _ = tokio::task::spawn_blocking(runner::subprocess::end_pending_groups).await;
@@ -219,7 +219,7 @@ async fn test_mcp(agent: &AgentConfig, report: &mut ConnectionReport) {
 async fn test_a2a(agent: &AgentConfig, report: &mut ConnectionReport) {
     let started = Instant::now();
     let card = match runner::a2a::A2aRunner::new(agent) {
-        Ok(runner) => runner.card().await,
+        Ok(runner) => runner.card().await.map_err(|error| runner::redact::error_of(agent, error)),
         Err(error) => Err(error),
     };
     if let Ok(card) = &card {

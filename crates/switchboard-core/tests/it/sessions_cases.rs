@@ -155,6 +155,8 @@ fn an_invalid_byte_keeps_its_line_damage_is_named_and_newer_records_are_not_dama
     bytes.extend_from_slice(b"{\"type\":\"user_mess\n");
     bytes.extend_from_slice(b"{\"type\":\"call_steered\",\"turn_id\":\"t1\",\"by\":\"user\"}\n");
     bytes.extend_from_slice(b"not json at all\n");
+    // Line 6: an event of a kind a newer version has.
+    bytes.extend_from_slice(b"{\"type\":\"event\",\"turn_id\":\"t1\",\"event\":{\"seq\":1,\"ts_ms\":1,\"call_id\":\"c1\",\"parent_id\":null,\"agent\":\"a\",\"depth\":0,\"type\":\"call_steered\",\"by\":\"user\"}}\n");
     std::fs::write(&path, bytes).unwrap();
     let log = SessionStore::open(folder.path()).unwrap().load("mixed").unwrap();
     let texts: Vec<&str> = log
@@ -166,5 +168,5 @@ fn an_invalid_byte_keeps_its_line_damage_is_named_and_newer_records_are_not_dama
         })
         .collect();
     assert_eq!(texts, ["caf\u{FFFD} question"], "the question survives its bad byte");
-    assert_eq!((log.skipped_lines, log.damaged_lines.clone(), log.newer_records), (2, vec![3, 5], 1));
+    assert_eq!((log.skipped_lines, log.damaged_lines.clone(), log.newer_records), (2, vec![3, 5], 2));
 }
