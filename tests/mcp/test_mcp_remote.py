@@ -165,7 +165,7 @@ def test_a_dead_endpoint_and_a_missing_tool_say_what_and_where(tmp_path):
     _, events = ask(config, tmp_path, QUESTION)
     last = remote_call(events)[1]
     assert last["error"]["kind"] == "config", last
-    assert 'has no tool "nope" (it has: research, slow, silent, broken, fragile, inspect)' in last["error"]["message"]
+    assert 'has no tool "nope" (it has: research, slow, silent, broken, fragile, inspect, big, chatty)' in last["error"]["message"]
     config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research", "context_argument": "ctx"})
     _, events = ask(config, tmp_path, QUESTION)
     last = remote_call(events)[1]
@@ -365,7 +365,7 @@ def test_probe_lists_the_servers_tools_even_when_the_configured_one_is_missing(t
     listed = subprocess.run([*probe, "--json"], capture_output=True, text=True, env=environment, timeout=WAIT)
     assert listed.returncode == 0, listed.stderr
     tools = {tool["name"]: tool for tool in json.loads(listed.stdout)["tools"]}
-    assert set(tools) == {"research", "slow", "silent", "broken", "fragile", "inspect"}
+    assert set(tools) == {"research", "slow", "silent", "broken", "fragile", "inspect", "big", "chatty"}
     assert tools["research"]["input_schema"]["required"] == ["question"]
     config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research"})
     shown = subprocess.run(probe, capture_output=True, text=True, env=environment, timeout=WAIT)
