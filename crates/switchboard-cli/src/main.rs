@@ -168,7 +168,7 @@ struct McpArgs {
     /// not silence).
     #[arg(long, value_name = "SECS", default_value_t = 900, requires = "http")]
     session_idle: u64,
-    /// --http: the most sessions kept at once; past it the oldest is closed.
+    /// --http: the most sessions kept at once; past it the one unused longest is closed.
     #[arg(long, value_name = "N", default_value_t = 256, requires = "http")]
     max_sessions: usize,
 }
