@@ -7,21 +7,19 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 from collections import Counter
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from hostile_common import demo_config  # noqa: E402
+
 BINARY = ROOT / "target" / "debug" / "switchboard"
 TURNS = 20
 
 
 def test_twenty_concurrent_turns_in_one_session_keep_their_own_ids_and_records(tmp_path):
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps({
-        "primary": "assistant",
-        "agents": [{"name": "assistant", "provider": "demo", "model": "demo-planner"},
-                   {"name": "helper", "provider": "demo", "model": "demo-echo"}],
-        "agent_tools": [{"agent": "helper", "description": "Echoes.", "approval": "auto"}],
-    }))
+    config = demo_config(tmp_path)
     base = [str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data")]
     environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     subprocess.run([*base, "ask", "--session", "same", "first"], check=True, capture_output=True, env=environment,

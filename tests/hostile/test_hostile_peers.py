@@ -21,6 +21,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from aimock_peer import aimock  # noqa: E402
 from loopback import free_port, wait_for_port  # noqa: E402
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from hostile_common import mcp_client  # noqa: E402
+
 BINARY = ROOT / "target" / "debug" / "switchboard"
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 HOSTILE = str(pathlib.Path(__file__).with_name("hostile_server.py"))
@@ -185,21 +188,6 @@ def test_progress_sent_just_before_the_answer_arrives_whole_and_in_order(tmp_pat
     assert steps == [f"step {step}" for step in range(1, 201)], steps[:5]
 
 
-MCP_CLIENT = """
-import asyncio, json, sys
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-
-async def main():
-    server = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
-    async with stdio_client(server) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            result = await session.call_tool("agent_peer", {"request": "go"})
-            print(json.dumps(result.structured_content))
-
-asyncio.run(main())
-"""
 
 
 def test_an_endless_line_through_switchboard_mcp_ends_inside_the_cap(hostile, tmp_path):
@@ -210,8 +198,7 @@ def test_an_endless_line_through_switchboard_mcp_ends_inside_the_cap(hostile, tm
                     "max_output_bytes": 100000, "timeout_secs": 30}],
         "agent_tools": [{"agent": "peer", "description": "A peer.", "approval": "auto"}],
     }))
-    client = tmp_path / "client.py"
-    client.write_text(MCP_CLIENT)
+    client = mcp_client(tmp_path, "agent_peer")
     started = time.monotonic()
     finished = subprocess.run(
         [PYTHON, str(client), str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data"), "mcp"],

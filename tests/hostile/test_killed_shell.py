@@ -13,6 +13,9 @@ import time
 
 import pytest
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from hostile_common import mcp_client  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BINARY = ROOT / "target" / "debug" / "switchboard"
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
@@ -21,21 +24,6 @@ WAIT = 60
 # Writes its process group, starts two grandchildren and waits on them quietly.
 AGENT = 'echo $(ps -o pgid= $$) > "$MARK.tmp" && mv "$MARK.tmp" "$MARK"; (sleep 600 & sleep 600 & wait) & sleep 600; wait'
 
-MCP_CLIENT = """
-import asyncio, sys
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-
-async def main():
-    server = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
-    async with stdio_client(server) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            print("ready", flush=True)
-            await session.call_tool("agent_sleeper", {"request": "sleep on it"})
-
-asyncio.run(main())
-"""
 
 
 def config(folder: pathlib.Path, mark: pathlib.Path) -> pathlib.Path:
@@ -76,8 +64,7 @@ def test_agents_die_with_a_shell_killed_by_sigkill(tmp_path, shell):
                                    stderr=subprocess.DEVNULL)
         victim = process.pid
     else:
-        client = tmp_path / "client.py"
-        client.write_text(MCP_CLIENT)
+        client = mcp_client(tmp_path, "agent_sleeper")
         process = subprocess.Popen([PYTHON, str(client), *base, "mcp"], env=environment,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for(lambda: mark.exists(), "the agent did not start")

@@ -13,6 +13,9 @@ import urllib.error
 import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from hostile_common import demo_config  # noqa: E402
+
 sys.path.insert(0, str(ROOT / "tests"))
 from loopback import free_port, wait_for_port  # noqa: E402
 
@@ -40,13 +43,7 @@ def rss_kib(pid: int) -> int:
 
 
 def test_sessions_are_capped_and_memory_stays_flat_across_a_thousand_hostile_clients(tmp_path):
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps({
-        "primary": "assistant",
-        "agents": [{"name": "assistant", "provider": "demo", "model": "demo-planner"},
-                   {"name": "helper", "provider": "demo", "model": "demo-echo"}],
-        "agent_tools": [{"agent": "helper", "description": "Echoes.", "approval": "auto"}],
-    }))
+    config = demo_config(tmp_path)
     port = free_port()
     server = subprocess.Popen(
         [str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data"), "mcp", "--http",
