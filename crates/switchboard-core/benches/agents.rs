@@ -91,7 +91,8 @@ async fn subprocess() {
     // The environment the runner gives the program (PATH, HOME, LANG, SHELL, TERM):
     // with LANG set, the program loads its locale, which costs it ~0.2 ms; the bare
     // spawn gives it the same, so the ratio is the runner's work alone.
-    let environment = switchboard_core::runner::subprocess::SubprocessRunner::new(&agent).unwrap().environment().unwrap();
+    let environment =
+        switchboard_core::runner::subprocess::SubprocessRunner::new(&agent).unwrap().environment().unwrap();
     let ask = request("hello");
     let (ours, bare) = compare(
         || async {
