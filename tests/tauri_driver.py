@@ -13,7 +13,14 @@ import time
 from pathlib import Path
 
 from selenium import webdriver
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import (
+    ElementClickInterceptedException,
+    ElementNotInteractableException,
+    StaleElementReferenceException,
+    WebDriverException,
+)
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait as SeleniumWait
 from selenium.webdriver.common.options import ArgOptions
 
 from loopback import free_port
@@ -26,6 +33,27 @@ from gi.repository import Gdk
 root = Gdk.get_default_root_window()
 Gdk.pixbuf_get_from_window(root, 0, 0, root.get_width(), root.get_height()).savev(sys.argv[1], "png", [], [])
 """
+
+
+class WebDriverWait(SeleniumWait):
+    """Selenium's wait that also tries again while an element it found is replaced
+    by a re-render (stale): under load the window may render a streamed answer
+    again between finding an element and looking at it."""
+
+    def __init__(self, driver, timeout, ignored_exceptions=()):
+        super().__init__(driver, timeout, ignored_exceptions=(StaleElementReferenceException, *ignored_exceptions))
+
+
+def click_when_ready(session, by: str, selector: str, timeout: float = 20) -> None:
+    """Clicks the element once it is there and clickable, finding it again if it
+    was re-rendered, or covered for a moment, when the click came."""
+
+    def clicked(driver) -> bool:
+        expected_conditions.element_to_be_clickable((by, selector))(driver).click()
+        return True
+
+    retried = (ElementClickInterceptedException, ElementNotInteractableException, AttributeError)
+    WebDriverWait(session, timeout, ignored_exceptions=retried).until(clicked)
 
 
 def screenshot(path: Path) -> None:

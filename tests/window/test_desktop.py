@@ -18,10 +18,9 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
 
 from test_window import ARTIFACTS, answer_text, click_button, click_tab, launch, message_box, treeitem  # puts tests/ on the path
-from tauri_driver import process_tree, screenshot  # noqa: E402
+from tauri_driver import WebDriverWait, process_tree, screenshot  # noqa: E402
 
 
 def native_window(title: str) -> str | None:

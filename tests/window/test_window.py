@@ -22,12 +22,11 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions
-from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from loopback import free_port, wait_for_port  # noqa: E402
-from tauri_driver import alive, driven, process_tree, screenshot  # noqa: E402
+from tauri_driver import WebDriverWait, alive, click_when_ready, driven, process_tree, screenshot  # noqa: E402
 
 APP = ROOT / "target" / "debug" / "switchboard-app"
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -85,15 +84,11 @@ def message_box(session):
 
 
 def click_button(session, label: str):
-    WebDriverWait(session, 20).until(
-        expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, f'button[aria-label="{label}"]'))
-    ).click()
+    click_when_ready(session, By.CSS_SELECTOR, f'button[aria-label="{label}"]')
 
 
 def click_tab(session, name: str):
-    WebDriverWait(session, 20).until(
-        expected_conditions.element_to_be_clickable((By.XPATH, f'//*[@role="tab" and normalize-space()="{name}"]'))
-    ).click()
+    click_when_ready(session, By.XPATH, f'//*[@role="tab" and normalize-space()="{name}"]')
 
 
 def answer_text(session) -> str:
@@ -236,10 +231,7 @@ def test_a_link_in_a_reply_opens_outside_and_the_window_stays(tmp_path, monkeypa
         box.send_keys("@summariser no tools please, just summarise [the spec](https://example.com/spec) for me")
         box.send_keys(Keys.ENTER)
         WebDriverWait(session, 30).until(lambda s: "Summary:" in answer_text(s))
-        link = WebDriverWait(session, 10).until(
-            expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, 'li[aria-label="Answer from summariser"] a[href="https://example.com/spec"]'))
-        )
-        link.click()
+        click_when_ready(session, By.CSS_SELECTOR, 'li[aria-label="Answer from summariser"] a[href="https://example.com/spec"]')
         WebDriverWait(session, 10).until(lambda _: opened.exists() and opened.read_text().strip())
         assert opened.read_text().splitlines() == ["https://example.com/spec unset"], "the link went to the browser, once"
         # The guard decides before it opens the link, so by now a navigation would
@@ -575,9 +567,7 @@ def test_a_remote_a2a_agent_asks_a_question_answered_in_the_tree(tmp_path):
 
 
 def click_button_in(session, scope: str, label: str):
-    WebDriverWait(session, 20).until(
-        expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, f'{scope} button[aria-label="{label}"]'))
-    ).click()
+    click_when_ready(session, By.CSS_SELECTOR, f'{scope} button[aria-label="{label}"]')
 
 
 def test_a_new_user_sets_up_an_http_agent_and_a_tool_agent_without_touching_json(tmp_path):
