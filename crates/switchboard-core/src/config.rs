@@ -27,6 +27,11 @@ pub use provider::{Autonomy, Provider, RequestVia};
 pub use telemetry::TelemetryConfig;
 pub use validate::{validate, Problem, Severity};
 
+/// The app's variable an agent's `env` value takes: `NAME` for `${NAME}`.
+pub(crate) fn env_reference(value: &str) -> Option<&str> {
+    value.strip_prefix("${").and_then(|rest| rest.strip_suffix('}'))
+}
+
 /// The whole configuration file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type, Default)]
 pub struct Config {

@@ -250,7 +250,7 @@ fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut 
         if !variable_name(name) {
             problems.push(Problem::error(format!("{path}.env.{name}"), "not a name an environment variable can have"));
         }
-        if let Some(reference) = value.strip_prefix("${").and_then(|rest| rest.strip_suffix('}')) {
+        if let Some(reference) = crate::config::env_reference(value) {
             if !variable_name(reference) {
                 problems.push(Problem::error(
                     format!("{path}.env.{name}"),

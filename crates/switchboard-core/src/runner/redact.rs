@@ -52,7 +52,7 @@ impl Secrets {
     pub fn of(agent: &AgentConfig) -> Secrets {
         let mut values: Vec<String> = agent.api_key_env.iter().filter_map(|name| std::env::var(name).ok()).collect();
         for (name, value) in &agent.env {
-            match value.strip_prefix("${").and_then(|rest| rest.strip_suffix('}')) {
+            match crate::config::env_reference(value) {
                 Some(variable) => values.extend(std::env::var(variable).ok()),
                 None if looks_secret(name) => values.push(value.clone()),
                 None => {}

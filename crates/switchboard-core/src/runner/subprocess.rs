@@ -124,7 +124,7 @@ impl SubprocessRunner {
             }
         }
         for (name, value) in &self.env {
-            let value = match value.strip_prefix("${").and_then(|rest| rest.strip_suffix('}')) {
+            let value = match crate::config::env_reference(value) {
                 Some(variable) => std::env::var(variable).map_err(|_| {
                     RunnerError::Config(format!(
                         "agent {:?}: env.{name} takes ${{{variable}}}, which is not set in the app's environment",

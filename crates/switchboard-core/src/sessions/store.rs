@@ -198,25 +198,26 @@ fn parse_record(line: &[u8]) -> Parsed {
         #[serde(rename = "type")]
         kind: String,
     }
-    const KNOWN: [&str; 6] = ["created", "renamed", "user_message", "event", "turn_ended", "retracted"];
     #[derive(Deserialize)]
     struct EventOf {
         event: Typed,
     }
-    match serde_json::from_str::<Typed>(&text) {
-        Ok(typed) if !KNOWN.contains(&typed.kind.as_str()) => Parsed::Newer,
-        // An event of a kind a newer version has.
-        Ok(typed) if typed.kind == "event" => match serde_json::from_str::<EventOf>(&text) {
-            Ok(EventOf { event }) => {
-                let kind = serde_json::json!({ "type": event.kind });
-                match serde_json::from_value::<crate::event::EventKind>(kind) {
-                    Err(error) if error.to_string().starts_with("unknown variant") => Parsed::Newer,
-                    _ => Parsed::Damaged,
-                }
-            }
-            Err(_) => Parsed::Damaged,
-        },
-        _ => Parsed::Damaged,
+    // A kind a newer version writes is one serde does not know: `{"type": kind}`
+    // alone is refused as an unknown variant, not for a missing field.
+    fn unknown<T: serde::de::DeserializeOwned>(kind: String) -> bool {
+        serde_json::from_value::<T>(serde_json::json!({ "type": kind }))
+            .is_err_and(|error| error.to_string().starts_with("unknown variant"))
+    }
+    let newer = match serde_json::from_str::<Typed>(&text) {
+        Ok(typed) if typed.kind == "event" => serde_json::from_str::<EventOf>(&text)
+            .is_ok_and(|EventOf { event }| unknown::<crate::event::EventKind>(event.kind)),
+        Ok(typed) => unknown::<SessionRecord>(typed.kind),
+        Err(_) => false,
+    };
+    if newer {
+        Parsed::Newer
+    } else {
+        Parsed::Damaged
     }
 }
 
