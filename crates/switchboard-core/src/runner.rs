@@ -248,6 +248,17 @@ pub(crate) fn truncate(text: &str, limit: usize) -> String {
     }
 }
 
+/// The note an answer cut at `max_output_bytes` ends with (`dropped`: how much
+/// was left out, when it is known).
+pub(crate) fn cut_note(limit: impl std::fmt::Display, dropped: Option<u64>) -> String {
+    match dropped {
+        Some(dropped) => {
+            format!("\n[output cut at {limit} bytes (max_output_bytes): {dropped} more bytes were dropped]")
+        }
+        None => format!("\n[output cut at {limit} bytes (max_output_bytes): the rest was dropped]"),
+    }
+}
+
 /// A model step bounded by `secs`: a `timeout` error when it takes longer (the
 /// step's future, and what it holds, is dropped).
 pub(crate) async fn within(

@@ -390,9 +390,7 @@ impl McpRunner {
             let cut = (0..=limit).rev().find(|index| text.is_char_boundary(*index)).unwrap_or(0);
             let dropped = text.len() - cut;
             text.truncate(cut);
-            text.push_str(&format!(
-                "\n[output cut at {limit} bytes (max_output_bytes): {dropped} more bytes were dropped]"
-            ));
+            text.push_str(&super::cut_note(limit, Some(dropped as u64)));
         }
         if result.is_error == Some(true) {
             return Err(RunnerError::Remote {

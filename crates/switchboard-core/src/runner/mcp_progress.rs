@@ -53,7 +53,7 @@ pub(super) fn forward(
                 cut -= 1;
             }
             streamed.push_str(&text[..cut]);
-            streamed.push_str(&format!("\n[output cut at {limit} bytes (max_output_bytes): the rest was dropped]"));
+            streamed.push_str(&super::cut_note(limit, None));
         }
         on_delta(ModelDelta::Text(text.clone()));
         return;

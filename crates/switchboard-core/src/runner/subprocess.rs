@@ -413,10 +413,7 @@ impl CappedOutput {
             self.text.push_str(&rest);
         }
         if self.dropped > 0 {
-            self.text.push_str(&format!(
-                "\n[output cut at {} bytes (max_output_bytes): {} more bytes were dropped]",
-                self.cap, self.dropped
-            ));
+            self.text.push_str(&super::cut_note(self.cap, Some(self.dropped)));
         }
         self.text
     }
