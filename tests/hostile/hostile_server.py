@@ -13,7 +13,8 @@ more than any cap allows. Each path is one behaviour:
   /endless/v1/chat/completions      an event stream whose one data line never ends
 
   python hostile_server.py PORT OTHER_PORT   (OTHER_PORT: the "other origin",
-  served as 0.0.0.0:OTHER_PORT by the recorder below; each request it gets is
+  served on loopback as 127.0.0.2:OTHER_PORT by the recorder below (another port
+  is another origin); each request it gets is
   a line in $HOSTILE_LOG)
 """
 
@@ -67,7 +68,7 @@ class Hostile(BaseHTTPRequestHandler):
 
     def do_GET(self):
         here = f"http://127.0.0.1:{PORT}"
-        other = f"http://0.0.0.0:{OTHER}"
+        other = f"http://127.0.0.2:{OTHER}"
         if self.path == "/elsewhere/.well-known/agent-card.json":
             self.send(200, self.card(f"{other}/rpc"))
         elif self.path == "/redirect/.well-known/agent-card.json":
@@ -129,6 +130,6 @@ class Recorder(BaseHTTPRequestHandler):
     do_GET = do_POST = handle_one
 
 
-recorder = ThreadingHTTPServer(("0.0.0.0", OTHER), Recorder)
+recorder = ThreadingHTTPServer(("127.0.0.2", OTHER), Recorder)
 threading.Thread(target=recorder.serve_forever, daemon=True).start()
 ThreadingHTTPServer(("127.0.0.1", PORT), Hostile).serve_forever()

@@ -40,7 +40,7 @@ def hostile(tmp_path_factory):
     log = folder / "other-origin.log"
     process = subprocess.Popen([PYTHON, HOSTILE, str(port), str(other)], env=dict(os.environ, HOSTILE_LOG=str(log)))
     wait_for_port(port, process, "the hostile server")
-    yield f"http://127.0.0.1:{port}", log
+    yield f"http://127.0.0.1:{port}", log, other
     process.terminate()
     process.wait(timeout=WAIT)
 
@@ -101,7 +101,7 @@ ECHO_AGENT = 'echo "my key is $HOSTILE_KEY" >&2; echo "token=$HOSTILE_KEY"; exit
 @pytest.mark.parametrize("kind, path", [("local", "/echo-model"), ("mcp", "/mcp-echo"), ("a2a", "/echo-a2a"),
                                         ("subprocess", None)])
 def test_a_server_that_echoes_the_key_in_its_error_leaks_it_nowhere(hostile, tmp_path, kind, path):
-    url, _ = hostile
+    url, _, _ = hostile
     agent = {"provider": kind, "url": url + (path or ""), "api_key_env": "HOSTILE_KEY"}
     if kind == "local":
         agent["model"] = "m"
@@ -118,7 +118,7 @@ def test_a_server_that_echoes_the_key_in_its_error_leaks_it_nowhere(hostile, tmp
 
 
 def test_an_answer_that_spells_the_key_out_in_chunks_reaches_no_one(hostile, tmp_path):
-    url, _ = hostile
+    url, _, _ = hostile
     agent = {"provider": "local", "url": url + "/echo-stream", "model": "m", "api_key_env": "HOSTILE_KEY"}
     with aimock(primary_fixtures("agent_peer")) as model:
         finished, events, everything, _ = run(tmp_path, model, agent)
@@ -131,14 +131,15 @@ def test_an_answer_that_spells_the_key_out_in_chunks_reaches_no_one(hostile, tmp
 
 @pytest.mark.parametrize("path, what", [("/elsewhere", "endpoint"), ("/redirect", "redirect")])
 def test_an_a2a_agent_cannot_steer_the_call_or_its_token_to_another_origin(hostile, tmp_path, path, what):
-    url, log = hostile
+    url, log, other = hostile
     before = log.read_text() if log.exists() else ""
     agent = {"provider": "a2a", "url": url + path, "api_key_env": "HOSTILE_KEY"}
     with aimock(primary_fixtures("agent_peer")) as model:
         finished, events, everything, _ = run(tmp_path, model, agent)
     end = peer_end(events)
     message = end["error"]["message"]
-    assert end["status"] == "error" and "0.0.0.0" in message and "localhost" in message, message
+    here = url.rsplit(":", 1)[1]
+    assert end["status"] == "error" and f"localhost:{other}" in message and f"localhost:{here}" in message, message
     assert "allowed_origins" in message and what in message, message
     after = log.read_text() if log.exists() else ""
     assert after == before, f"the other origin was reached: {after[len(before):]}"
@@ -146,7 +147,7 @@ def test_an_a2a_agent_cannot_steer_the_call_or_its_token_to_another_origin(hosti
 
 
 def test_an_endless_card_and_an_artifact_flood_end_inside_the_cap(hostile, tmp_path):
-    url, _ = hostile
+    url, _, _ = hostile
     with aimock(primary_fixtures("agent_peer")) as model:
         _, events, _, _ = run(tmp_path, model, {"provider": "a2a", "url": url + "/huge-card"})
         card = peer_end(events)
@@ -191,7 +192,7 @@ def test_progress_sent_just_before_the_answer_arrives_whole_and_in_order(tmp_pat
 
 
 def test_an_endless_line_through_switchboard_mcp_ends_inside_the_cap(hostile, tmp_path):
-    url, _ = hostile
+    url, _, _ = hostile
     config = tmp_path / "config.json"
     config.write_text(json.dumps({
         "agents": [{"name": "peer", "provider": "local", "url": url + "/endless", "model": "m",
@@ -211,7 +212,7 @@ def test_an_endless_line_through_switchboard_mcp_ends_inside_the_cap(hostile, tm
 
 
 def test_sigterm_during_an_endless_line_ends_ask_at_once(hostile, tmp_path):
-    url, _ = hostile
+    url, _, _ = hostile
     config = tmp_path / "config.json"
     config.write_text(json.dumps({
         "primary": "peer",
