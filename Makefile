@@ -18,12 +18,12 @@ DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.
 	x11-utils dbus-daemon python3-dbus python3-gi gir1.2-gtk-3.0 strace
 
 .PHONY: run test setup debian-packages node-packages python-packages tauri-driver ui ui-e2e app \
-	test-rust test-ui test-browser test-window test-mcp test-otel bindings bench bench-ui bench-memory mutants package test-package clean
+	test-rust test-ui test-python test-browser test-window test-mcp test-otel bindings bench bench-ui bench-memory mutants package test-package clean
 
 run: setup ui app
 	$(APP)
 
-test: setup ui ui-e2e test-ui test-rust test-mcp test-otel test-browser app test-window test-package
+test: setup ui ui-e2e test-ui test-python test-rust test-mcp test-otel test-browser app test-window test-package
 	@echo "all suites passed"
 
 setup: debian-packages node-packages python-packages tauri-driver
@@ -104,6 +104,11 @@ test-ui:
 	cd ui && node_modules/.bin/prettier --check .
 	cd ui && node_modules/.bin/svelte-check --tsconfig ./tsconfig.json --fail-on-warnings
 	cd ui && node_modules/.bin/vitest run
+
+# The Python tests' own format and lint (ruff, configured in pyproject.toml).
+test-python:
+	$(VENV)/bin/ruff format --check tests
+	$(VENV)/bin/ruff check tests
 
 test-browser:
 	cd ui && node --test --test-concurrency=1 --test-timeout=180000 tests/e2e*.mjs

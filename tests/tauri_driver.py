@@ -19,9 +19,9 @@ from selenium.common.exceptions import (
     StaleElementReferenceException,
     WebDriverException,
 )
+from selenium.webdriver.common.options import ArgOptions
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait as SeleniumWait
-from selenium.webdriver.common.options import ArgOptions
 
 from loopback import free_port
 

@@ -54,7 +54,10 @@ class Scripted(AgentExecutor):
                 )
             )
         updater = TaskUpdater(event_queue=event_queue, task_id=context.task_id, context_id=context.context_id)
-        asked = context.current_task is not None and context.current_task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        asked = (
+            context.current_task is not None
+            and context.current_task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        )
         if asked:
             log(f"answered {context.task_id} {text}")
             await updater.add_artifact(parts=[Part(text=f"Facts about {text}.")], artifact_id="answer", name="answer")

@@ -4,27 +4,26 @@ updates arrive as progress and artifact chunks as the call's text while it runs;
 a card without streaming is polled; an A2A 0.3 agent (the SDK's compatibility
 mode) works both ways; a failed task is a `remote` error in its words; a task
 that needs input asks the user at the terminal and the answer continues the same
-task (with no one to answer, the call is a `remote` error and the task cancelled); a cancel (SIGTERM to `ask`) cancels the remote task;
-a bearer token goes by its variable's name; a dead URL is a clear error; `agent
-probe` shows the card and a tool description made from it."""
+task (with no one to answer, the call is a `remote` error and the task
+cancelled); a cancel (SIGTERM to `ask`) cancels the remote task; a bearer token
+goes by its variable's name; a dead URL is a clear error; `agent probe` shows the
+card and a tool description made from it."""
 
 import json
 import os
+import pathlib
 import pty
 import select
-import pathlib
 import signal
 import subprocess
 import time
 
-import sys
-
 import pytest
 
+from aimock_peer import aimock, delegating_fixtures
+from loopback import free_port, wait_for_port
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-from aimock_peer import aimock, delegating_fixtures  # noqa: E402
-from loopback import free_port, wait_for_port  # noqa: E402
 BINARY = ROOT / "target" / "debug" / "switchboard"
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 SERVER = str(pathlib.Path(__file__).with_name("a2a_server.py"))
@@ -224,7 +223,10 @@ def test_probe_and_the_connection_test_show_the_card_and_a_description_made_from
     card = json.loads(shown.stdout)
     assert card["name"] == "River Scout" and card["streaming"] is True
     assert card["endpoint"] == f"{url}/a2a"
-    assert card["description"] == "River Scout: Finds facts about rivers. Skills: River facts (Short facts about a river.)."
+    assert (
+        card["description"]
+        == "River Scout: Finds facts about rivers. Skills: River facts (Short facts about a river.)."
+    )
     # The form's connection test (and `agent test`) offers the same description for the tool entry.
     tested = subprocess.run(
         [str(BINARY), "--config", str(config), "agent", "test", "scout", "--json"],

@@ -17,16 +17,14 @@ import pathlib
 import re
 import shutil
 import subprocess
-import sys
 import urllib.request
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-from aimock_peer import aimock  # noqa: E402
-from loopback import free_port, wait_for_port  # noqa: E402
+from aimock_peer import aimock
+from loopback import free_port, wait_for_port
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 BINARY = ROOT / "target" / "debug" / "switchboard"
 PEERS = ROOT / "tests" / "peers" / "node_modules"
 SERVER = PEERS / "@google" / "gemini-cli-a2a-server" / "dist" / "a2a-server.mjs"
@@ -38,11 +36,15 @@ FIXTURES = {
         # The primary, an OpenAI-compatible model: delegates, then sums up.
         {
             "match": {"model": "primary-m", "userMessage": "greet", "hasToolResult": False},
-            "response": {"toolCalls": [{"id": "c1", "name": "agent_coder", "arguments": {"request": "PLAIN_HELLO Say hello."}}]},
+            "response": {
+                "toolCalls": [{"id": "c1", "name": "agent_coder", "arguments": {"request": "PLAIN_HELLO Say hello."}}]
+            },
         },
         {
             "match": {"model": "primary-m", "userMessage": "break", "hasToolResult": False},
-            "response": {"toolCalls": [{"id": "c2", "name": "agent_coder", "arguments": {"request": "FAIL_400 Say hello."}}]},
+            "response": {
+                "toolCalls": [{"id": "c2", "name": "agent_coder", "arguments": {"request": "FAIL_400 Say hello."}}]
+            },
         },
         {"match": {"model": "primary-m", "hasToolResult": True}, "response": {"content": "The coder came back."}},
         # The A2A server's Gemini model.
@@ -94,7 +96,9 @@ def google_agent(tmp_path):
         if trace:
             program = ["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(trace), *program]
         log = open(tmp_path / "server.log", "w")
-        process = subprocess.Popen(program, env=environment, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            program, env=environment, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         started.append(process)
         wait_for_port(port, process, "Google's A2A server", WAIT)
         url = f"http://127.0.0.1:{port}"

@@ -28,6 +28,8 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
+# A program (`make bench-memory` runs it with the venv's python), not a test: pytest's
+# pythonpath (pyproject.toml) does not apply, so tests/ goes on the path here.
 sys.path.insert(0, str(ROOT / "tests"))
 from tauri_driver import driven, process_tree  # noqa: E402
 
@@ -57,7 +59,9 @@ def same_lock_as_the_workspace() -> str:
     ]
     if differing:
         sys.exit("the minimal app resolved other versions than the workspace: " + "; ".join(differing))
-    return ", ".join(f"{name} {version}" for name in ("tauri", "wry", "webkit2gtk") for version in sorted(minimal[name]))
+    return ", ".join(
+        f"{name} {version}" for name in ("tauri", "wry", "webkit2gtk") for version in sorted(minimal[name])
+    )
 
 
 # --- memory of a process tree ------------------------------------------------------
@@ -141,15 +145,15 @@ def dom_elements(session) -> int:
 
 
 def message_box(session):
-    label = WebDriverWait(session, 30).until(lambda s: s.find_elements(By.XPATH, '//label[normalize-space()="Message"]'))[0]
+    label = WebDriverWait(session, 30).until(
+        lambda s: s.find_elements(By.XPATH, '//label[normalize-space()="Message"]')
+    )[0]
     return session.find_element(By.ID, label.get_attribute("for"))
 
 
 def ended_turns(home: Path) -> int:
     """Turns whose end is in the session logs (written before the window hears of it)."""
-    return sum(
-        log.read_text().count('"type":"turn_ended"') for log in (home / "data").rglob("sessions/*.jsonl")
-    )
+    return sum(log.read_text().count('"type":"turn_ended"') for log in (home / "data").rglob("sessions/*.jsonl"))
 
 
 def run_turn(session, home: Path, number: int) -> None:
@@ -166,7 +170,9 @@ def run_turn(session, home: Path, number: int) -> None:
         return (
             ended_turns(home) >= number
             and not s.find_elements(By.XPATH, '//button[normalize-space()="Stop"]')
-            and bool(s.find_elements(By.XPATH, f'//li[starts-with(@aria-label, "Answer from")][contains(., "{DEMO_END}")]'))
+            and bool(
+                s.find_elements(By.XPATH, f'//li[starts-with(@aria-label, "Answer from")][contains(., "{DEMO_END}")]')
+            )
         )
 
     WebDriverWait(session, 120, poll_frequency=0.1).until(finished, f"turn {number} did not finish")
@@ -241,7 +247,8 @@ def report(minimal: dict, app: dict[str, dict], runs: int) -> None:
     idle_anonymous = app["idle"]["anonymous"]
     for name, figure in rows:
         print(
-            f"{name:<22}{figure['total'] / MIB:>8.0f}{figure['total'] / idle:>9.2f}x{figure['total'] / baseline:>11.2f}x"
+            f"{name:<22}{figure['total'] / MIB:>8.0f}{figure['total'] / idle:>9.2f}x"
+            f"{figure['total'] / baseline:>11.2f}x"
             f"{(figure['total'] - idle) / MIB:>+10.0f} {figure['anonymous'] / MIB:>10.0f}"
             f"{(figure['anonymous'] - idle_anonymous) / MIB:>+10.0f} {figure['dom']:>13.0f}"
         )
@@ -276,7 +283,11 @@ def main() -> None:
     environment = (
         {"SWITCHBOARD_COMPOSITING": "on"} if arguments.compositing else {"WEBKIT_DISABLE_COMPOSITING_MODE": "1"}
     )
-    how = "on (WebKitGTK's default, SWITCHBOARD_COMPOSITING=on)" if arguments.compositing else "off (as Switchboard ships)"
+    how = (
+        "on (WebKitGTK's default, SWITCHBOARD_COMPOSITING=on)"
+        if arguments.compositing
+        else "off (as Switchboard ships)"
+    )
     print(f"accelerated compositing {how} in both apps", flush=True)
     checkpoints = sorted(int(turns) for turns in arguments.turns.split(","))
     print(f"both apps on {same_lock_as_the_workspace()}", flush=True)

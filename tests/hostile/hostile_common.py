@@ -6,8 +6,10 @@ import pathlib
 
 DEMO = {
     "primary": "assistant",
-    "agents": [{"name": "assistant", "provider": "demo", "model": "demo-planner"},
-               {"name": "helper", "provider": "demo", "model": "demo-echo"}],
+    "agents": [
+        {"name": "assistant", "provider": "demo", "model": "demo-planner"},
+        {"name": "helper", "provider": "demo", "model": "demo-echo"},
+    ],
     "agent_tools": [{"agent": "helper", "description": "Echoes.", "approval": "auto"}],
 }
 

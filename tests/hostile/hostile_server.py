@@ -59,12 +59,18 @@ class Hostile(BaseHTTPRequestHandler):
             pass
 
     def card(self, endpoint: str, streaming: bool = True) -> bytes:
-        return json.dumps({
-            "name": "hostile", "description": "A hostile agent.", "version": "1",
-            "supportedInterfaces": [{"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-            "capabilities": {"streaming": streaming}, "skills": [],
-            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
-        }).encode()
+        return json.dumps(
+            {
+                "name": "hostile",
+                "description": "A hostile agent.",
+                "version": "1",
+                "supportedInterfaces": [{"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+                "capabilities": {"streaming": streaming},
+                "skills": [],
+                "defaultInputModes": ["text/plain"],
+                "defaultOutputModes": ["text/plain"],
+            }
+        ).encode()
 
     def do_GET(self):
         here = f"http://127.0.0.1:{PORT}"
@@ -93,20 +99,32 @@ class Hostile(BaseHTTPRequestHandler):
             text = f"Your key is {token}, and I will say it again: {token}."
             events = b""
             for start in range(0, len(text), 3):
-                chunk = {"choices": [{"index": 0, "delta": {"content": text[start:start + 3]}}]}
+                chunk = {"choices": [{"index": 0, "delta": {"content": text[start : start + 3]}}]}
                 events += b"data: " + json.dumps(chunk).encode() + b"\n\n"
             events += b"data: [DONE]\n\n"
             self.send(200, events, "text/event-stream")
         elif self.path == "/endless/v1/chat/completions":
-            self.endless("text/event-stream", b"data: {\"choices\": [{\"delta\": {\"content\": \"", b"x" * 65536)
+            self.endless("text/event-stream", b'data: {"choices": [{"delta": {"content": "', b"x" * 65536)
         elif self.path == "/flood/rpc":
             request = json.loads(body or b"{}")
-            update = {"jsonrpc": "2.0", "id": request.get("id"), "result": {"artifactUpdate": {
-                "taskId": "t1", "contextId": "c1", "append": True,
-                "artifact": {"artifactId": "a1", "parts": [{"text": "flood " * 10000}]}}}}
+            update = {
+                "jsonrpc": "2.0",
+                "id": request.get("id"),
+                "result": {
+                    "artifactUpdate": {
+                        "taskId": "t1",
+                        "contextId": "c1",
+                        "append": True,
+                        "artifact": {"artifactId": "a1", "parts": [{"text": "flood " * 10000}]},
+                    }
+                },
+            }
             event = b"data: " + json.dumps(update).encode() + b"\n\n"
-            task = {"jsonrpc": "2.0", "id": request.get("id"), "result": {"task": {
-                "id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}}}}
+            task = {
+                "jsonrpc": "2.0",
+                "id": request.get("id"),
+                "result": {"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}}},
+            }
             self.endless("text/event-stream", b"data: " + json.dumps(task).encode() + b"\n\n", event)
         else:
             self.send(404, b"{}")

@@ -11,19 +11,15 @@ import os
 import pathlib
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
+from aimock_peer import aimock
+from hostile_common import mcp_client
+from loopback import free_port, wait_for_port
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-from aimock_peer import aimock  # noqa: E402
-from loopback import free_port, wait_for_port  # noqa: E402
-
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from hostile_common import mcp_client  # noqa: E402
-
 BINARY = ROOT / "target" / "debug" / "switchboard"
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 HOSTILE = str(pathlib.Path(__file__).with_name("hostile_server.py"))
@@ -49,8 +45,10 @@ def primary_fixtures(tool: str) -> dict:
     """An aimock primary that calls `tool` once and says whether the key reached it."""
     return {
         "fixtures": [
-            {"match": {"model": "boss-m", "hasToolResult": False},
-             "response": {"toolCalls": [{"id": "call_1", "name": tool, "arguments": {"request": "go"}}]}},
+            {
+                "match": {"model": "boss-m", "hasToolResult": False},
+                "response": {"toolCalls": [{"id": "call_1", "name": tool, "arguments": {"request": "go"}}]},
+            },
             {"match": {"model": "boss-m", "toolResultContains": KEY}, "response": {"content": "THE KEY LEAKED"}},
             {"match": {"model": "boss-m", "hasToolResult": True}, "response": {"content": "The primary saw no key."}},
         ]
@@ -62,8 +60,10 @@ def run(folder: pathlib.Path, primary_url: str, agent: dict, *more):
     in HOSTILE_KEY: the finished process, its events and every byte it left."""
     config = {
         "primary": "boss",
-        "agents": [{"name": "boss", "provider": "local", "url": primary_url, "model": "boss-m"},
-                   {"name": "peer", "timeout_secs": 30, "idle_timeout_secs": 20, **agent}],
+        "agents": [
+            {"name": "boss", "provider": "local", "url": primary_url, "model": "boss-m"},
+            {"name": "peer", "timeout_secs": 30, "idle_timeout_secs": 20, **agent},
+        ],
         "agent_tools": [{"agent": "peer", "description": "A peer.", "approval": "auto"}],
     }
     path = folder / "config.json"
@@ -72,13 +72,18 @@ def run(folder: pathlib.Path, primary_url: str, agent: dict, *more):
     base = [str(BINARY), "--config", str(path), "--data-dir", str(data)]
     environment = {"PATH": os.environ["PATH"], "HOME": str(folder), "HOSTILE_KEY": KEY}
     started = time.monotonic()
-    finished = subprocess.run([*base, "ask", "--session", "hostile", "--events", "jsonl", "go", *more],
-                              capture_output=True, text=True,
-                              timeout=WAIT * 2, env=environment)
+    finished = subprocess.run(
+        [*base, "ask", "--session", "hostile", "--events", "jsonl", "go", *more],
+        capture_output=True,
+        text=True,
+        timeout=WAIT * 2,
+        env=environment,
+    )
     took = time.monotonic() - started
     events = [json.loads(line) for line in finished.stdout.splitlines() if line.startswith("{")]
-    exported = subprocess.run([*base, "sessions", "export", "hostile"], capture_output=True, text=True,
-                              timeout=WAIT, env=environment)
+    exported = subprocess.run(
+        [*base, "sessions", "export", "hostile"], capture_output=True, text=True, timeout=WAIT, env=environment
+    )
     logs = "".join(path.read_text(errors="replace") for path in data.rglob("*") if path.is_file())
     everything = finished.stdout + finished.stderr + exported.stdout + exported.stderr + logs
     return finished, events, everything, took
@@ -90,16 +95,18 @@ def peer_end(events: list) -> dict:
 
 
 def answer_of(events: list) -> str:
-    return "".join(event.get("text", "") for event in events
-                   if event["type"] == "text_delta" and event.get("parent_id") is None)
+    return "".join(
+        event.get("text", "") for event in events if event["type"] == "text_delta" and event.get("parent_id") is None
+    )
 
 
 # A subprocess agent given the key that prints it, in its answer and, failing, on stderr.
 ECHO_AGENT = 'echo "my key is $HOSTILE_KEY" >&2; echo "token=$HOSTILE_KEY"; exit 3'
 
 
-@pytest.mark.parametrize("kind, path", [("local", "/echo-model"), ("mcp", "/mcp-echo"), ("a2a", "/echo-a2a"),
-                                        ("subprocess", None)])
+@pytest.mark.parametrize(
+    "kind, path", [("local", "/echo-model"), ("mcp", "/mcp-echo"), ("a2a", "/echo-a2a"), ("subprocess", None)]
+)
 def test_a_server_that_echoes_the_key_in_its_error_leaks_it_nowhere(hostile, tmp_path, kind, path):
     url, _, _ = hostile
     agent = {"provider": kind, "url": url + (path or ""), "api_key_env": "HOSTILE_KEY"}
@@ -142,7 +149,7 @@ def test_an_a2a_agent_cannot_steer_the_call_or_its_token_to_another_origin(hosti
     assert end["status"] == "error" and f"localhost:{other}" in message and f"localhost:{here}" in message, message
     assert "allowed_origins" in message and what in message, message
     after = log.read_text() if log.exists() else ""
-    assert after == before, f"the other origin was reached: {after[len(before):]}"
+    assert after == before, f"the other origin was reached: {after[len(before) :]}"
     assert KEY not in everything
 
 
@@ -152,8 +159,9 @@ def test_an_endless_card_and_an_artifact_flood_end_inside_the_cap(hostile, tmp_p
         _, events, _, _ = run(tmp_path, model, {"provider": "a2a", "url": url + "/huge-card"})
         card = peer_end(events)
         (tmp_path / "flood").mkdir()
-        _, events, _, took = run(tmp_path / "flood", model,
-                                 {"provider": "a2a", "url": url + "/flood", "max_output_bytes": 200000})
+        _, events, _, took = run(
+            tmp_path / "flood", model, {"provider": "a2a", "url": url + "/flood", "max_output_bytes": 200000}
+        )
         flood = peer_end(events)
     assert card["status"] == "error" and "agent card" in card["error"]["message"], card
     assert "1 MiB" in card["error"]["message"], card
@@ -162,8 +170,15 @@ def test_an_endless_card_and_an_artifact_flood_end_inside_the_cap(hostile, tmp_p
 
 
 def test_an_mcp_line_over_the_cap_is_too_large_at_once_and_a_result_under_it_is_cut(tmp_path):
-    stdio = {"provider": "mcp", "command": PYTHON, "args": [REMOTE], "tool": "big", "max_output_bytes": 20000,
-             "env": {"REMOTE_BIG_BYTES": "200000"}, "timeout_secs": 600}
+    stdio = {
+        "provider": "mcp",
+        "command": PYTHON,
+        "args": [REMOTE],
+        "tool": "big",
+        "max_output_bytes": 20000,
+        "env": {"REMOTE_BIG_BYTES": "200000"},
+        "timeout_secs": 600,
+    }
     with aimock(primary_fixtures("agent_peer")) as model:
         _, events, _, took = run(tmp_path, model, stdio)
         over = peer_end(events)
@@ -174,7 +189,9 @@ def test_an_mcp_line_over_the_cap_is_too_large_at_once_and_a_result_under_it_is_
     assert over["status"] == "error" and "too large" in over["error"]["message"], over
     assert took < 60, f"the call waited for its 600 s timeout ({took:.1f} s)"
     assert cut["status"] == "ok", cut
-    finished = next(event for event in events if event["type"] == "call_finished" and event["call_id"] == cut["call_id"])
+    finished = next(
+        event for event in events if event["type"] == "call_finished" and event["call_id"] == cut["call_id"]
+    )
     assert "output cut at 20000 bytes (max_output_bytes): 10000 more bytes" in json.dumps(finished), finished
 
 
@@ -184,26 +201,45 @@ def test_progress_sent_just_before_the_answer_arrives_whole_and_in_order(tmp_pat
         _, events, _, _ = run(tmp_path, model, stdio)
     end = peer_end(events)
     assert end["status"] == "ok", end
-    steps = [event["message"] for event in events
-             if event["type"] == "tool_progress" and event["call_id"] == end["call_id"] and event["message"].startswith("step ")]
+    steps = [
+        event["message"]
+        for event in events
+        if event["type"] == "tool_progress"
+        and event["call_id"] == end["call_id"]
+        and event["message"].startswith("step ")
+    ]
     assert steps == [f"step {step}" for step in range(1, 201)], steps[:5]
-
-
 
 
 def test_an_endless_line_through_switchboard_mcp_ends_inside_the_cap(hostile, tmp_path):
     url, _, _ = hostile
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({
-        "agents": [{"name": "peer", "provider": "local", "url": url + "/endless", "model": "m",
-                    "max_output_bytes": 100000, "timeout_secs": 30}],
-        "agent_tools": [{"agent": "peer", "description": "A peer.", "approval": "auto"}],
-    }))
+    config.write_text(
+        json.dumps(
+            {
+                "agents": [
+                    {
+                        "name": "peer",
+                        "provider": "local",
+                        "url": url + "/endless",
+                        "model": "m",
+                        "max_output_bytes": 100000,
+                        "timeout_secs": 30,
+                    }
+                ],
+                "agent_tools": [{"agent": "peer", "description": "A peer.", "approval": "auto"}],
+            }
+        )
+    )
     client = mcp_client(tmp_path, "agent_peer")
     started = time.monotonic()
     finished = subprocess.run(
         [PYTHON, str(client), str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data"), "mcp"],
-        capture_output=True, text=True, timeout=WAIT, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+    )
     took = time.monotonic() - started
     assert finished.returncode == 0, finished.stderr
     outcome = json.loads(finished.stdout.splitlines()[-1])
@@ -214,15 +250,31 @@ def test_an_endless_line_through_switchboard_mcp_ends_inside_the_cap(hostile, tm
 def test_sigterm_during_an_endless_line_ends_ask_at_once(hostile, tmp_path):
     url, _, _ = hostile
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({
-        "primary": "peer",
-        "agents": [{"name": "peer", "provider": "local", "url": url + "/endless", "model": "m",
-                    "max_output_bytes": 10_000_000_000, "timeout_secs": 600, "idle_timeout_secs": 600}],
-    }))
+    config.write_text(
+        json.dumps(
+            {
+                "primary": "peer",
+                "agents": [
+                    {
+                        "name": "peer",
+                        "provider": "local",
+                        "url": url + "/endless",
+                        "model": "m",
+                        "max_output_bytes": 10_000_000_000,
+                        "timeout_secs": 600,
+                        "idle_timeout_secs": 600,
+                    }
+                ],
+            }
+        )
+    )
     process = subprocess.Popen(
         [str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data"), "ask", "--events", "jsonl", "go"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+    )
     # Once the stream has begun (the call's first event), the line is being read.
     first = process.stdout.readline()
     assert '"call_started"' in first, first
@@ -234,12 +286,18 @@ def test_sigterm_during_an_endless_line_ends_ask_at_once(hostile, tmp_path):
 
 def test_an_mcp_http_answer_over_the_cap_closes_the_call_at_once_and_says_why(tmp_path):
     port = free_port()
-    server = subprocess.Popen([PYTHON, REMOTE, "http", str(port)], env=dict(os.environ, REMOTE_BIG_BYTES="200000"),
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [PYTHON, REMOTE, "http", str(port)], env=dict(os.environ, REMOTE_BIG_BYTES="200000"), stderr=subprocess.DEVNULL
+    )
     try:
         wait_for_port(port, server, "the MCP server")
-        agent = {"provider": "mcp", "url": f"http://127.0.0.1:{port}/mcp", "tool": "big", "max_output_bytes": 20000,
-                 "timeout_secs": 600}
+        agent = {
+            "provider": "mcp",
+            "url": f"http://127.0.0.1:{port}/mcp",
+            "tool": "big",
+            "max_output_bytes": 20000,
+            "timeout_secs": 600,
+        }
         with aimock(primary_fixtures("agent_peer")) as model:
             _, events, _, took = run(tmp_path, model, agent)
     finally:

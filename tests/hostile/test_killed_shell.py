@@ -8,13 +8,11 @@ import os
 import pathlib
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from hostile_common import mcp_client  # noqa: E402
+from hostile_common import mcp_client
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BINARY = ROOT / "target" / "debug" / "switchboard"
@@ -22,19 +20,32 @@ PYTHON = str(ROOT / ".venv" / "bin" / "python")
 WAIT = 60
 
 # Writes its process group, starts two grandchildren and waits on them quietly.
-AGENT = 'echo $(ps -o pgid= $$) > "$MARK.tmp" && mv "$MARK.tmp" "$MARK"; (sleep 600 & sleep 600 & wait) & sleep 600; wait'
-
+AGENT = (
+    'echo $(ps -o pgid= $$) > "$MARK.tmp" && mv "$MARK.tmp" "$MARK"; (sleep 600 & sleep 600 & wait) & sleep 600; wait'
+)
 
 
 def config(folder: pathlib.Path, mark: pathlib.Path) -> pathlib.Path:
     path = folder / "config.json"
-    path.write_text(json.dumps({
-        "primary": "assistant",
-        "agents": [{"name": "assistant", "provider": "demo", "model": "demo-planner"},
-                   {"name": "sleeper", "provider": "subprocess", "command": "sh", "args": ["-c", AGENT],
-                    "env": {"MARK": str(mark)}, "timeout_secs": 900}],
-        "agent_tools": [{"agent": "sleeper", "description": "Sleeps.", "approval": "auto"}],
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "primary": "assistant",
+                "agents": [
+                    {"name": "assistant", "provider": "demo", "model": "demo-planner"},
+                    {
+                        "name": "sleeper",
+                        "provider": "subprocess",
+                        "command": "sh",
+                        "args": ["-c", AGENT],
+                        "env": {"MARK": str(mark)},
+                        "timeout_secs": 900,
+                    },
+                ],
+                "agent_tools": [{"agent": "sleeper", "description": "Sleeps.", "approval": "auto"}],
+            }
+        )
+    )
     return path
 
 
@@ -60,16 +71,21 @@ def test_agents_die_with_a_shell_killed_by_sigkill(tmp_path, shell):
     base = [str(BINARY), "--config", str(path), "--data-dir", str(tmp_path / "data")]
     environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     if shell == "ask":
-        process = subprocess.Popen([*base, "ask", "go"], env=environment, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [*base, "ask", "go"], env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         victim = process.pid
     else:
         client = mcp_client(tmp_path, "agent_sleeper")
-        process = subprocess.Popen([PYTHON, str(client), *base, "mcp"], env=environment,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [PYTHON, str(client), *base, "mcp"], env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         wait_for(lambda: mark.exists(), "the agent did not start")
-        victim = int(subprocess.run(["pgrep", "-P", str(process.pid), "-f", "switchboard"], capture_output=True,
-                                    text=True).stdout.split()[0])
+        victim = int(
+            subprocess.run(
+                ["pgrep", "-P", str(process.pid), "-f", "switchboard"], capture_output=True, text=True
+            ).stdout.split()[0]
+        )
     wait_for(lambda: mark.exists(), "the agent did not start")
     group = int(mark.read_text())
     assert group_alive(group)

@@ -8,21 +8,21 @@ import json
 import os
 import pathlib
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 
+from hostile_common import demo_config
+from loopback import free_port, wait_for_port
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from hostile_common import demo_config  # noqa: E402
-
-sys.path.insert(0, str(ROOT / "tests"))
-from loopback import free_port, wait_for_port  # noqa: E402
-
 BINARY = ROOT / "target" / "debug" / "switchboard"
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hostile", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hostile", "version": "1"}},
+}
 
 
 def post(url: str, body: dict, session: str | None = None):
@@ -46,9 +46,21 @@ def test_sessions_are_capped_and_memory_stays_flat_across_a_thousand_hostile_cli
     config = demo_config(tmp_path)
     port = free_port()
     server = subprocess.Popen(
-        [str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data"), "mcp", "--http",
-         f"127.0.0.1:{port}", "--max-sessions", "16"],
-        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)}, stderr=subprocess.DEVNULL)
+        [
+            str(BINARY),
+            "--config",
+            str(config),
+            "--data-dir",
+            str(tmp_path / "data"),
+            "mcp",
+            "--http",
+            f"127.0.0.1:{port}",
+            "--max-sessions",
+            "16",
+        ],
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for_port(port, server, "switchboard mcp --http")
         url = f"http://127.0.0.1:{port}/mcp"
@@ -57,12 +69,31 @@ def test_sessions_are_capped_and_memory_stays_flat_across_a_thousand_hostile_cli
             status, session, _ = post(url, INITIALIZE)
             assert status == 200 and session, status
             post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
-            _, _, refused = post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                                       "params": {"name": "agent_helper", "arguments": f"not an object {n}"}}, session)
+            _, _, refused = post(
+                url,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "agent_helper", "arguments": f"not an object {n}"},
+                },
+                session,
+            )
             assert b"-32602" in refused and b"arguments" in refused, refused
-            post(url, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                       "params": {"name": "agent_helper", "arguments": {"request": f"echo {n}"},
-                                  "_meta": {"progressToken": f"mine-{n}"}}}, session)
+            post(
+                url,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "agent_helper",
+                        "arguments": {"request": f"echo {n}"},
+                        "_meta": {"progressToken": f"mine-{n}"},
+                    },
+                },
+                session,
+            )
             return session
 
         first = hostile_client(0)
@@ -87,8 +118,11 @@ def test_a_blank_or_guessable_token_is_refused_in_words(tmp_path):
     for weak in [" ", "abc", " padded-token-value "]:
         finished = subprocess.run(
             [str(BINARY), "--config", str(config), "mcp", "--http", "127.0.0.1:0", "--token-env", "WEAK"],
-            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "WEAK": weak}, capture_output=True, text=True,
-            timeout=30)
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "WEAK": weak},
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert finished.returncode == 1 and "too weak" in finished.stderr, (weak, finished.stderr)
 
 
@@ -96,12 +130,16 @@ def test_a_body_that_is_not_json_rpc_is_a_parse_error_not_a_wrong_media_type(tmp
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"agents": [{"name": "a", "provider": "demo"}]}))
     port = free_port()
-    server = subprocess.Popen([str(BINARY), "--config", str(config), "mcp", "--http", f"127.0.0.1:{port}"],
-                              env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)}, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [str(BINARY), "--config", str(config), "mcp", "--http", f"127.0.0.1:{port}"],
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for_port(port, server, "switchboard mcp --http")
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=b"{not json", headers=HEADERS,
-                                         method="POST")
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/mcp", data=b"{not json", headers=HEADERS, method="POST"
+        )
         try:
             urllib.request.urlopen(request, timeout=30)
             raise AssertionError("a broken body was accepted")

@@ -19,7 +19,10 @@ def events(output_item: dict, usage: dict) -> bytes:
         {"type": "response.created", "response": response},
         {"type": "response.output_item.added", "output_index": 0, "item": output_item},
         {"type": "response.output_item.done", "output_index": 0, "item": output_item},
-        {"type": "response.completed", "response": {**response, "status": "completed", "output": [output_item], "usage": usage}},
+        {
+            "type": "response.completed",
+            "response": {**response, "status": "completed", "output": [output_item], "usage": usage},
+        },
     ]
     return b"".join(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode() for event in stream)
 

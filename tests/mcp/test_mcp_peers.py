@@ -26,7 +26,12 @@ def inspector(*arguments, env=None):
 
 def test_the_inspector_lists_and_calls_over_stdio(workspace):
     listed = inspector("--", *workspace.command("--approve", "all"), "--method", "tools/list")
-    assert {tool["name"] for tool in listed["tools"]} == {"agent_planner", "agent_quiet", "agent_researcher", "agent_slow"}
+    assert {tool["name"] for tool in listed["tools"]} == {
+        "agent_planner",
+        "agent_quiet",
+        "agent_researcher",
+        "agent_slow",
+    }
     called = inspector(
         "--",
         *workspace.command("--approve", "all"),
@@ -45,7 +50,14 @@ def test_the_inspector_lists_and_calls_over_stdio(workspace):
 
 def test_the_inspector_cannot_approve_so_the_call_is_denied_with_a_reason(workspace):
     called = inspector(
-        "--", *workspace.command(), "--method", "tools/call", "--tool-name", "agent_researcher", "--tool-arg", "request=x"
+        "--",
+        *workspace.command(),
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "agent_researcher",
+        "--tool-arg",
+        "request=x",
     )
     assert called["isError"] is True and called["structuredContent"]["status"] == "denied"
     assert "does not support MCP elicitation" in called["content"][0]["text"]
@@ -85,4 +97,10 @@ def test_the_conformance_suite_passes_every_scenario_that_applies(workspace):
     print("\n".join(summary))
     assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-2000:]
     passed = {line.split()[1].rstrip(":") for line in summary if line.startswith("✓")}
-    assert {"server-initialize", "ping", "tools-list", "dns-rebinding-protection", "server-sse-multiple-streams"} <= passed
+    assert {
+        "server-initialize",
+        "ping",
+        "tools-list",
+        "dns-rebinding-protection",
+        "server-sse-multiple-streams",
+    } <= passed

@@ -19,18 +19,21 @@ import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-from aimock_peer import aimock  # noqa: E402
-from loopback import free_port, wait_for_port  # noqa: E402
+from aimock_peer import aimock
+from loopback import free_port, wait_for_port
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 BINARY = ROOT / "target" / "debug" / "switchboard"
 PEERS = ROOT / "tests" / "peers" / "node_modules" / ".bin"
 WAIT = 120
 ANSWER = "Echo: ping, from the echo agent."
 
 # Each client names the tool its own way.
-TOOL = {"claude-code": "mcp__switchboard__agent_echo", "gemini": "mcp_switchboard_agent_echo", "qwen": "mcp__switchboard__agent_echo"}
+TOOL = {
+    "claude-code": "mcp__switchboard__agent_echo",
+    "gemini": "mcp_switchboard_agent_echo",
+    "qwen": "mcp__switchboard__agent_echo",
+}
 
 
 def fixtures() -> dict:
@@ -42,7 +45,10 @@ def fixtures() -> dict:
                 "match": {"model": model, "toolResultContains": ANSWER},
                 "response": {"content": "The echo agent said ping."},
             },
-            {"match": {"model": model, "hasToolResult": True}, "response": {"content": "NO ANSWER in the tool result."}},
+            {
+                "match": {"model": model, "hasToolResult": True},
+                "response": {"content": "NO ANSWER in the tool result."},
+            },
             {
                 "match": {"model": model, "hasToolResult": False},
                 "response": {"toolCalls": [{"id": "call_echo", "name": tool, "arguments": {"request": "ping"}}]},
@@ -74,19 +80,25 @@ class World:
         self.config.write_text(json.dumps(config))
         self.model_base = model_base
         # What a user of each client keeps in its settings to run it here.
-        self.settings(".gemini/settings.json", {
-            "security": {"auth": {"selectedType": "gemini-api-key"}},
-            "telemetry": {"enabled": False},
-            "privacy": {"usageStatisticsEnabled": False},
-            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-        })
-        self.settings(".qwen/settings.json", {
-            "security": {"auth": {"selectedType": "openai"}},
-            "telemetry": {"enabled": False},
-            "privacy": {"usageStatisticsEnabled": False},
-            "general": {"disableAutoUpdate": True},
-            "memory": {"enableManagedAutoMemory": False},
-        })
+        self.settings(
+            ".gemini/settings.json",
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "telemetry": {"enabled": False},
+                "privacy": {"usageStatisticsEnabled": False},
+                "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            },
+        )
+        self.settings(
+            ".qwen/settings.json",
+            {
+                "security": {"auth": {"selectedType": "openai"}},
+                "telemetry": {"enabled": False},
+                "privacy": {"usageStatisticsEnabled": False},
+                "general": {"disableAutoUpdate": True},
+                "memory": {"enableManagedAutoMemory": False},
+            },
+        )
 
     def settings(self, relative: str, value: dict) -> None:
         path = self.home / relative
@@ -130,8 +142,17 @@ class World:
         model = f"{client}-m"
         program = {
             "claude-code": [
-                "claude", "-p", "--output-format", "stream-json", "--verbose", "--model", model,
-                "--allowedTools", TOOL[client], "--", prompt,
+                "claude",
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--model",
+                model,
+                "--allowedTools",
+                TOOL[client],
+                "--",
+                prompt,
             ],
             "gemini": ["gemini", "-m", model, "-o", "stream-json", f"--prompt={prompt}"],
             "qwen": ["qwen", "--model", model, "--output-format", "stream-json", f"--prompt={prompt}"],
@@ -154,7 +175,9 @@ def lines(stdout: str) -> list:
 def final_text(client: str, stdout: str) -> str:
     events = lines(stdout)
     if client == "gemini":
-        return "".join(e.get("content", "") for e in events if e.get("type") == "message" and e.get("role") == "assistant")
+        return "".join(
+            e.get("content", "") for e in events if e.get("type") == "message" and e.get("role") == "assistant"
+        )
     return next((e.get("result") or "" for e in events if e.get("type") == "result"), "")
 
 
@@ -189,18 +212,24 @@ def http_server(tmp_path):
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("client", ["claude-code", "gemini", "qwen"])
-def test_a_real_client_calls_a_tool_agent_and_its_model_reads_the_answer(client, transport, model, http_server, tmp_path):
+def test_a_real_client_calls_a_tool_agent_and_its_model_reads_the_answer(
+    client, transport, model, http_server, tmp_path
+):
     world = World(tmp_path, model)
     extra = ("--url", http_server(world)) if transport == "http" else ()
     said = world.connect(client, *extra)
     assert "switchboard" in said
     if client != "claude-code":
         # The client's own settings were kept beside the new entry.
-        settings = json.loads((world.home / f".{'gemini' if client == 'gemini' else 'qwen'}" / "settings.json").read_text())
+        settings = json.loads(
+            (world.home / f".{'gemini' if client == 'gemini' else 'qwen'}" / "settings.json").read_text()
+        )
         assert "switchboard" in settings["mcpServers"] and settings["security"]["auth"]["selectedType"]
     finished = world.run_client(client)
     text = final_text(client, finished.stdout)
-    assert "NO ANSWER" not in text, f"{client} over {transport}: its model never saw the answer\n{finished.stdout[-3000:]}"
+    assert "NO ANSWER" not in text, (
+        f"{client} over {transport}: its model never saw the answer\n{finished.stdout[-3000:]}"
+    )
     assert text == "The echo agent said ping.", f"{client} over {transport}: {text!r}\n{finished.stderr[-2000:]}"
     if client == "claude-code":
         # What Claude Code handed its model: the structured result, answer and usage in it.
@@ -230,7 +259,9 @@ CODEX_OFFLINE = (ROOT / "tests" / "peers" / "codex-offline.toml").read_text()
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_codex_calls_a_tool_agent_in_its_namespace_and_its_model_reads_the_answer(transport, model, http_server, tmp_path):
+def test_codex_calls_a_tool_agent_in_its_namespace_and_its_model_reads_the_answer(
+    transport, model, http_server, tmp_path
+):
     world = World(tmp_path, model)
     port = free_port()
     bodies = tmp_path / "bodies.jsonl"
@@ -251,7 +282,9 @@ def test_codex_calls_a_tool_agent_in_its_namespace_and_its_model_reads_the_answe
         connect = subprocess.run(
             [str(BINARY), "--config", str(world.config), "mcp", "connect", "codex", "--write", *extra],
             env={**world.environment(), "CODEX_HOME": str(codex_home)},
-            capture_output=True, text=True, timeout=WAIT,
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
         )
         assert connect.returncode == 0, connect.stderr
         written = (codex_home / "config.toml").read_text()
@@ -260,16 +293,23 @@ def test_codex_calls_a_tool_agent_in_its_namespace_and_its_model_reads_the_answe
             ["codex", "exec", "--json", "--skip-git-repo-check", "Ask the echo agent to say ping."],
             cwd=world.work,
             env={**world.environment(), "CODEX_HOME": str(codex_home), "SCRIPTED_KEY": "test-key"},
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=WAIT,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
         )
         messages = [
             event["item"]["text"]
             for event in lines(finished.stdout)
             if event.get("type") == "item.completed" and event["item"].get("type") == "agent_message"
         ]
-        assert messages and messages[-1] == "The echo agent said ping.", f"{finished.stdout[-3000:]}\n{finished.stderr[-2000:]}"
+        assert messages and messages[-1] == "The echo agent said ping.", (
+            f"{finished.stdout[-3000:]}\n{finished.stderr[-2000:]}"
+        )
         handed = [json.loads(line) for line in bodies.read_text().splitlines()]
-        outputs = [item for body in handed for item in body.get("input", []) if item.get("type") == "function_call_output"]
+        outputs = [
+            item for body in handed for item in body.get("input", []) if item.get("type") == "function_call_output"
+        ]
         assert outputs and ANSWER in json.dumps(outputs), "the model's next request carries the answer"
         assert "usage_total" in json.dumps(outputs), "and the call's usage"
         shutil.rmtree(codex_home, ignore_errors=True)

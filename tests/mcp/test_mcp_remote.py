@@ -12,15 +12,11 @@ import os
 import pathlib
 import signal
 import subprocess
-import sys
 import time
 
-import pytest
+from aimock_peer import aimock, delegating_fixtures
 from conftest import BINARY, ROOT
-
-sys.path.insert(0, str(ROOT / "tests"))
-from aimock_peer import aimock, delegating_fixtures  # noqa: E402
-from loopback import free_port, wait_for_port  # noqa: E402
+from loopback import free_port, wait_for_port
 from test_mcp_server import WAIT, process_alive
 
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
@@ -165,8 +161,13 @@ def test_a_dead_endpoint_and_a_missing_tool_say_what_and_where(tmp_path):
     _, events = ask(config, tmp_path, QUESTION)
     last = remote_call(events)[1]
     assert last["error"]["kind"] == "config", last
-    assert 'has no tool "nope" (it has: research, slow, silent, broken, fragile, inspect, big, chatty)' in last["error"]["message"]
-    config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research", "context_argument": "ctx"})
+    assert (
+        'has no tool "nope" (it has: research, slow, silent, broken, fragile, inspect, big, chatty)'
+        in last["error"]["message"]
+    )
+    config = remote_config(
+        tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research", "context_argument": "ctx"}
+    )
     _, events = ask(config, tmp_path, QUESTION)
     last = remote_call(events)[1]
     assert last["error"]["kind"] == "config", last
@@ -186,7 +187,10 @@ def test_a_remote_tool_obeys_the_call_and_idle_timeouts_and_is_told_to_stop(tmp_
     try:
         wait_for_port(port, server, "the MCP server", WAIT)
         url = f"http://127.0.0.1:{port}/mcp"
-        cases = (("slow", {"timeout_secs": 2}, "no answer within 2 s"), ("silent", {"idle_timeout_secs": 1}, "was silent for 1 s"))
+        cases = (
+            ("slow", {"timeout_secs": 2}, "no answer within 2 s"),
+            ("silent", {"idle_timeout_secs": 1}, "was silent for 1 s"),
+        )
         for tool, limit, words in cases:
             config = remote_config(tmp_path, {"url": url, "tool": tool, **limit})
             finished, events = ask(config, tmp_path, QUESTION)
@@ -231,7 +235,17 @@ def test_cancelling_reaches_the_remote_and_leaves_nothing_running(tmp_path):
     config_data["agents"][1]["env"] = {"REMOTE_LOG": str(log)}
     config.write_text(json.dumps(config_data))
     process = subprocess.Popen(
-        [str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data"), "ask", "--events", "jsonl", QUESTION],
+        [
+            str(BINARY),
+            "--config",
+            str(config),
+            "--data-dir",
+            str(tmp_path / "data"),
+            "ask",
+            "--events",
+            "jsonl",
+            QUESTION,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -319,8 +333,12 @@ def test_cancelling_a_chain_ends_the_remote_switchboard_and_its_agent(tmp_path):
     remote_folder.mkdir()
     pid_file = tmp_path / "sleeper.pid"
     b_config = remote_folder / "config.json"
-    sleeper = {"name": "sleeper", "provider": "subprocess", "command": "sh",
-               "args": ["-c", f"echo $$ > {pid_file}; exec sleep 60"]}
+    sleeper = {
+        "name": "sleeper",
+        "provider": "subprocess",
+        "command": "sh",
+        "args": ["-c", f"echo $$ > {pid_file}; exec sleep 60"],
+    }
     b_config.write_text(
         json.dumps(
             {
@@ -335,7 +353,17 @@ def test_cancelling_a_chain_ends_the_remote_switchboard_and_its_agent(tmp_path):
         {"command": str(BINARY), "args": ["--config", str(b_config), "mcp"], "tool": "agent_sleeper"},
     )
     process = subprocess.Popen(
-        [str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data"), "ask", "--events", "jsonl", QUESTION],
+        [
+            str(BINARY),
+            "--config",
+            str(config),
+            "--data-dir",
+            str(tmp_path / "data"),
+            "ask",
+            "--events",
+            "jsonl",
+            QUESTION,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -399,5 +427,8 @@ def test_a_crashed_stdio_server_is_restarted_on_the_next_call(tmp_path):
     assert not first.is_error, first.content
     assert crashed.is_error and "MCP session ended" in crashed.content[0].text, crashed.content
     assert not again.is_error, again.content
-    pid = lambda result: int(result.content[0].text.split("served by pid ")[1].split()[0].rstrip(".\"'"))
+
+    def pid(result):
+        return int(result.content[0].text.split("served by pid ")[1].split()[0].rstrip(".\"'"))
+
     assert pid(first) != pid(again), "a new server process answered the call after the crash"

@@ -112,9 +112,13 @@ def test_approval_is_asked_through_elicitation(workspace):
     accepted, declined = Recorder(), Recorder()
 
     async def scenario():
-        async with Client(stdio(workspace), mode="legacy", elicitation_callback=accepted.elicit_with("accept", {})) as client:
+        async with Client(
+            stdio(workspace), mode="legacy", elicitation_callback=accepted.elicit_with("accept", {})
+        ) as client:
             yes = await client.call_tool("agent_researcher", {"request": "otters"})
-        async with Client(stdio(workspace), mode="legacy", elicitation_callback=declined.elicit_with("decline")) as client:
+        async with Client(
+            stdio(workspace), mode="legacy", elicitation_callback=declined.elicit_with("decline")
+        ) as client:
             no = await client.call_tool("agent_researcher", {"request": "otters"})
         return yes, no
 

@@ -14,14 +14,12 @@ import subprocess
 import time
 import urllib.request
 
-import sys
-
 import pytest
 
+from aimock_peer import aimock
+from loopback import free_port
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-from aimock_peer import aimock  # noqa: E402
-from loopback import free_port  # noqa: E402
 BINARY = ROOT / "target" / "debug" / "switchboard"
 PHOENIX = os.environ.get("PHOENIX", str(ROOT / ".venv-phoenix" / "bin" / "phoenix"))
 WAIT = 120  # seconds Phoenix may take to start or to file spans on a loaded machine
@@ -145,8 +143,13 @@ def check_tree(spans: list, session: str) -> None:
         "chat primary-m",
     ]:
         assert expected in by_name, f"{expected} missing from {names}"
-    span_id = lambda name: by_name[name]["context"]["span_id"]
-    parent = lambda name: by_name[name]["parent_id"]
+
+    def span_id(name):
+        return by_name[name]["context"]["span_id"]
+
+    def parent(name):
+        return by_name[name]["parent_id"]
+
     assert parent("invoke_agent assistant") is None
     assert parent("execute_tool agent_researcher") == span_id("invoke_agent assistant")
     assert parent("invoke_agent researcher") == span_id("execute_tool agent_researcher")
@@ -176,7 +179,9 @@ def test_a_nested_turn_shows_in_phoenix_as_in_the_app(phoenix, tmp_path):
     assert "warning" not in asked.stderr, asked.stderr
     spans = spans_of(phoenix, "sb-live", 7)
     check_tree(spans, "traced")
-    cost = next(span for span in spans if span["name"] == "invoke_agent researcher")["attributes"]["switchboard.cost_usd"]
+    cost = next(span for span in spans if span["name"] == "invoke_agent researcher")["attributes"][
+        "switchboard.cost_usd"
+    ]
     assert cost > 0, "our own cost, from the agent's prices, is on its span"
 
 

@@ -8,13 +8,11 @@ import json
 import os
 import pathlib
 import subprocess
-import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "target" / "release" / "bundle" / "deb"
-sys.path.insert(0, str(ROOT / "tests" / "window"))
 
 
 @pytest.fixture(scope="module")

@@ -26,8 +26,13 @@ class Server(dbus.service.Object):
     @dbus.service.method(INTERFACE, in_signature="susssasa{sv}i", out_signature="u")
     def Notify(self, app_name, replaces_id, icon, summary, body, actions, hints, timeout):
         self.last_id += 1
-        line = {"id": self.last_id, "app": str(app_name), "summary": str(summary), "body": str(body),
-                "actions": [str(action) for action in actions]}
+        line = {
+            "id": self.last_id,
+            "app": str(app_name),
+            "summary": str(summary),
+            "body": str(body),
+            "actions": [str(action) for action in actions],
+        }
         print(json.dumps(line), flush=True)
         return dbus.UInt32(self.last_id)
 

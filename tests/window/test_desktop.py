@@ -19,8 +19,8 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from test_window import ARTIFACTS, answer_text, click_button, click_tab, launch, message_box, treeitem  # puts tests/ on the path
-from tauri_driver import WebDriverWait, process_tree, screenshot  # noqa: E402
+from tauri_driver import WebDriverWait, process_tree, screenshot
+from test_window import ARTIFACTS, answer_text, click_button, click_tab, launch, message_box, treeitem
 
 
 def native_window(title: str) -> str | None:
@@ -73,8 +73,18 @@ def test_waiting_calls_are_counted_in_the_title_and_the_output_copies(tmp_path):
 def test_the_window_opens_where_and_as_large_as_it_was_left(tmp_path):
     state = tmp_path / "config" / "dev.switchboard.desktop" / ".window-state.json"
     state.parent.mkdir(parents=True)
-    saved = {"width": 1000, "height": 640, "x": 40, "y": 30, "prev_x": 40, "prev_y": 30,
-             "maximized": False, "visible": True, "decorated": True, "fullscreen": False}
+    saved = {
+        "width": 1000,
+        "height": 640,
+        "x": 40,
+        "y": 30,
+        "prev_x": 40,
+        "prev_y": 30,
+        "maximized": False,
+        "visible": True,
+        "decorated": True,
+        "fullscreen": False,
+    }
     state.write_text(json.dumps({"main": saved}))
     with launch(tmp_path) as session:
         WebDriverWait(session, 10).until(lambda s: s.execute_script("return window.innerWidth") == 1000)
@@ -84,8 +94,10 @@ def test_the_window_opens_where_and_as_large_as_it_was_left(tmp_path):
         session.set_window_rect(x=60, y=50, width=1100, height=700)
         # The plugin rewrites the file in place: a read may catch it empty or half written.
         WebDriverWait(session, 10, ignored_exceptions=(json.JSONDecodeError, KeyError)).until(
-            lambda _: {key: json.loads(state.read_text())["main"][key] for key in ("width", "height", "x", "y")}
-            == {"width": 1100, "height": 700, "x": 60, "y": 50}
+            lambda _: (
+                {key: json.loads(state.read_text())["main"][key] for key in ("width", "height", "x", "y")}
+                == {"width": 1100, "height": 700, "x": 60, "y": 50}
+            )
         )
     with launch(tmp_path) as session:
         WebDriverWait(session, 10).until(lambda _: native_window("Switchboard") == "1100x700+60+50")

@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -23,11 +22,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-from loopback import free_port, wait_for_port  # noqa: E402
-from tauri_driver import WebDriverWait, alive, click_when_ready, driven, process_tree, screenshot  # noqa: E402
+from loopback import free_port, wait_for_port
+from tauri_driver import WebDriverWait, alive, click_when_ready, driven, process_tree, screenshot
 
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "target" / "debug" / "switchboard-app"
 ARTIFACTS = ROOT / "tests" / "artifacts"
 
@@ -71,7 +69,9 @@ def keep_the_demo_agents(session):
 
 def treeitem(session, name: str):
     return WebDriverWait(session, 20).until(
-        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, f'[role="tree"] [role="treeitem"][aria-label="{name}"]'))
+        expected_conditions.presence_of_element_located(
+            (By.CSS_SELECTOR, f'[role="tree"] [role="treeitem"][aria-label="{name}"]')
+        )
     )
 
 
@@ -99,7 +99,9 @@ def answer_text(session) -> str:
 def test_first_turn_shows_a_nested_call_with_its_details(window):
     session, home = window
     click_tab(session, "Settings")
-    WebDriverWait(session, 20).until(lambda s: "researcher" in s.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text)
+    WebDriverWait(session, 20).until(
+        lambda s: "researcher" in s.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text
+    )
     click_tab(session, "Calls")
     assert (home / "config" / "switchboard" / "config.json").exists(), "first start writes the demo config"
 
@@ -110,7 +112,9 @@ def test_first_turn_shows_a_nested_call_with_its_details(window):
     # The delegates wait for approval (confirm by default): approve them from the chat prompt.
     treeitem(session, "researcher, waiting for approval")
     prompt = WebDriverWait(session, 10).until(
-        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, '[role="alertdialog"][aria-label="researcher waits for approval"]'))
+        expected_conditions.presence_of_element_located(
+            (By.CSS_SELECTOR, '[role="alertdialog"][aria-label="researcher waits for approval"]')
+        )
     )
     assert "Find the key facts about: How do agents call other agents as tools?" in prompt.text
     click_button(session, "Approve researcher once")
@@ -128,7 +132,9 @@ def test_first_turn_shows_a_nested_call_with_its_details(window):
     # Selecting the node shows what the child saw and what the parent received.
     researcher.click()
     details = WebDriverWait(session, 10).until(
-        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, 'section[aria-label="Details of researcher"]'))
+        expected_conditions.presence_of_element_located(
+            (By.CSS_SELECTOR, 'section[aria-label="Details of researcher"]')
+        )
     )
     assert "Find the key facts about: How do agents call other agents as tools?" in details.text
     assert "AGENT_RESULT" in details.text and "untrusted data" in details.text
@@ -165,11 +171,15 @@ def test_a_session_survives_a_restart(tmp_path):
         theme = session.execute_script("return document.documentElement.dataset.theme")
         click_button(session, "Toggle dark theme")
         toggled = "light" if theme == "dark" else "dark"
-        WebDriverWait(session, 5).until(lambda s: s.execute_script("return document.documentElement.dataset.theme") == toggled)
+        WebDriverWait(session, 5).until(
+            lambda s: s.execute_script("return document.documentElement.dataset.theme") == toggled
+        )
         # The preference is written before the app stops (read back from the file, not waited for).
         WebDriverWait(session, 10).until(
-            lambda _: (prefs := next((tmp_path / "data").rglob("prefs.json"), None)) is not None
-            and json.loads(prefs.read_text() or "{}").get("theme") == toggled
+            lambda _: (
+                (prefs := next((tmp_path / "data").rglob("prefs.json"), None)) is not None
+                and json.loads(prefs.read_text() or "{}").get("theme") == toggled
+            )
         )
     logs = list((tmp_path / "data").rglob("sessions/*.jsonl"))
     assert len(logs) == 1, f"one session log in the app data folder: {logs}"
@@ -178,7 +188,9 @@ def test_a_session_survives_a_restart(tmp_path):
         # The last session opens again, from its log: messages and the call tree;
         # the theme comes back from the preferences the app keeps.
         WebDriverWait(session, 20).until(lambda s: "That is all from the demo agents." in answer_text(s))
-        WebDriverWait(session, 5).until(lambda s: s.execute_script("return document.documentElement.dataset.theme") == toggled)
+        WebDriverWait(session, 5).until(
+            lambda s: s.execute_script("return document.documentElement.dataset.theme") == toggled
+        )
         screenshot(ARTIFACTS / "window-restarted.png")
         # textContent: WebKit's visible text leaves out a title cut by an ellipsis.
         listed = session.find_element(By.CSS_SELECTOR, '[aria-label="Session list"]').get_attribute("textContent")
@@ -191,7 +203,9 @@ def test_a_session_survives_a_restart(tmp_path):
         box.send_keys("A second question after the restart")
         box.send_keys(Keys.ENTER)
         treeitem(session, "summariser, waiting for approval")
-        assert not session.find_elements(By.CSS_SELECTOR, '[role="treeitem"][aria-label="researcher, waiting for approval"]')
+        assert not session.find_elements(
+            By.CSS_SELECTOR, '[role="treeitem"][aria-label="researcher, waiting for approval"]'
+        )
         click_button(session, "Deny summariser")
         WebDriverWait(session, 30).until(lambda s: "denied" in answer_text(s))
 
@@ -204,7 +218,9 @@ def test_handoff_and_escalation_show_who_answered(window):
     # The handoff goes to the summariser itself: it answers as the root (the demo
     # agents answer directly when told "no tools").
     WebDriverWait(session, 30).until(lambda s: "Summary:" in answer_text(s))
-    WebDriverWait(session, 10).until(lambda s: len(s.find_elements(By.CSS_SELECTOR, 'li[aria-label="Answer from summariser"]')) == 1)
+    WebDriverWait(session, 10).until(
+        lambda s: len(s.find_elements(By.CSS_SELECTOR, 'li[aria-label="Answer from summariser"]')) == 1
+    )
     treeitem(session, "summariser, ok")
 
     box = message_box(session)
@@ -223,7 +239,9 @@ def test_a_link_in_a_reply_opens_outside_and_the_window_stays(tmp_path, monkeypa
     opened = tmp_path / "opened.txt"
     browser = tmp_path / "browser.sh"
     # It records the link, and whether the app's WebKit switch reached it (it should not).
-    browser.write_text(f'#!/bin/sh\nprintf "%s %s\\n" "$1" "${{WEBKIT_DISABLE_COMPOSITING_MODE:-unset}}" >> "{opened}"\n')
+    browser.write_text(
+        f'#!/bin/sh\nprintf "%s %s\\n" "$1" "${{WEBKIT_DISABLE_COMPOSITING_MODE:-unset}}" >> "{opened}"\n'
+    )
     browser.chmod(0o755)
     with launch(tmp_path, SWITCHBOARD_OPEN_LINKS_WITH=str(browser)) as session:
         app_url = session.current_url
@@ -231,9 +249,13 @@ def test_a_link_in_a_reply_opens_outside_and_the_window_stays(tmp_path, monkeypa
         box.send_keys("@summariser no tools please, just summarise [the spec](https://example.com/spec) for me")
         box.send_keys(Keys.ENTER)
         WebDriverWait(session, 30).until(lambda s: "Summary:" in answer_text(s))
-        click_when_ready(session, By.CSS_SELECTOR, 'li[aria-label="Answer from summariser"] a[href="https://example.com/spec"]')
+        click_when_ready(
+            session, By.CSS_SELECTOR, 'li[aria-label="Answer from summariser"] a[href="https://example.com/spec"]'
+        )
         WebDriverWait(session, 10).until(lambda _: opened.exists() and opened.read_text().strip())
-        assert opened.read_text().splitlines() == ["https://example.com/spec unset"], "the link went to the browser, once"
+        assert opened.read_text().splitlines() == ["https://example.com/spec unset"], (
+            "the link went to the browser, once"
+        )
         # The guard decides before it opens the link, so by now a navigation would
         # have been let through or cancelled: no waiting needed.
         assert session.current_url == app_url, f"the window navigated away to {session.current_url}"
@@ -247,8 +269,14 @@ def test_quitting_the_app_ends_a_kept_mcp_server_even_a_stubborn_one(tmp_path):
     log = tmp_path / "remote.log"
     server = ROOT / "tests" / "mcp" / "remote_server.py"
     python = str(ROOT / ".venv" / "bin" / "python")
-    remote = {"name": "remote", "provider": "mcp", "command": python, "args": [str(server)], "tool": "research",
-              "env": {"REMOTE_LOG": str(log), "REMOTE_STUBBORN": "1"}}
+    remote = {
+        "name": "remote",
+        "provider": "mcp",
+        "command": python,
+        "args": [str(server)],
+        "tool": "research",
+        "env": {"REMOTE_LOG": str(log), "REMOTE_STUBBORN": "1"},
+    }
     config = {
         "primary": "assistant",
         "agents": [{"name": "assistant", "provider": "demo", "model": "demo-planner"}, remote],
@@ -267,8 +295,10 @@ def test_quitting_the_app_ends_a_kept_mcp_server_even_a_stubborn_one(tmp_path):
         assert alive(pid), "the server is kept between calls"
         # Ended as a logout or `kill` ends it: SIGTERM to the app.
         apps = [
-            found for found in process_tree(os.getpid())
-            if Path(f"/proc/{found}/comm").exists() and Path(f"/proc/{found}/comm").read_text().strip() == "switchboard-app"
+            found
+            for found in process_tree(os.getpid())
+            if Path(f"/proc/{found}/comm").exists()
+            and Path(f"/proc/{found}/comm").read_text().strip() == "switchboard-app"
         ]
         assert len(apps) == 1, apps
         os.kill(apps[0], signal.SIGTERM)
@@ -293,9 +323,11 @@ def switch_on_mcp(session) -> str:
     WebDriverWait(session, 20).until(
         expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, '[data-testid="mcp-switch"]'))
     ).click()
-    return WebDriverWait(session, 20).until(
-        expected_conditions.visibility_of_element_located((By.CSS_SELECTOR, '[data-testid="mcp-url"]'))
-    ).text.strip()
+    return (
+        WebDriverWait(session, 20)
+        .until(expected_conditions.visibility_of_element_located((By.CSS_SELECTOR, '[data-testid="mcp-url"]')))
+        .text.strip()
+    )
 
 
 def approve_the_researcher_in_mcp_calls(session, wait: float) -> None:
@@ -371,13 +403,33 @@ def claude_through_mcp(url: str, folder: Path, model: str, outcome: dict) -> Non
     }
     connect = subprocess.run(
         [str(ROOT / "target" / "debug" / "switchboard"), "mcp", "connect", "claude-code", "--url", url, "--write"],
-        cwd=folder, env=environment, capture_output=True, text=True, timeout=60,
+        cwd=folder,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     outcome["connect"] = connect.returncode
     finished = subprocess.run(
-        ["claude", "-p", "--output-format", "stream-json", "--verbose", "--model", "claude-code-m",
-         "--allowedTools", "mcp__switchboard__agent_researcher", "--", "Ask the researcher about otters."],
-        cwd=folder, env=environment, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180,
+        [
+            "claude",
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            "claude-code-m",
+            "--allowedTools",
+            "mcp__switchboard__agent_researcher",
+            "--",
+            "Ask the researcher about otters.",
+        ],
+        cwd=folder,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     events = [json.loads(line) for line in finished.stdout.splitlines() if line.startswith("{")]
     outcome["result"] = next((event.get("result") for event in events if event.get("type") == "result"), None)
@@ -387,14 +439,27 @@ def claude_through_mcp(url: str, folder: Path, model: str, outcome: dict) -> Non
 def test_claude_code_calls_through_the_apps_endpoint_and_the_call_shows_in_its_tree(tmp_path):
     from aimock_peer import aimock
 
-    fixtures = {"fixtures": [
-        {"match": {"model": "claude-code-m", "toolResultContains": "AGENT_RESULT"},
-         "response": {"content": "The researcher answered."}},
-        {"match": {"model": "claude-code-m", "hasToolResult": True}, "response": {"content": "NO ANSWER"}},
-        {"match": {"model": "claude-code-m", "hasToolResult": False},
-         "response": {"toolCalls": [{"id": "c1", "name": "mcp__switchboard__agent_researcher",
-                                     "arguments": {"request": "otters in rivers"}}]}},
-    ]}
+    fixtures = {
+        "fixtures": [
+            {
+                "match": {"model": "claude-code-m", "toolResultContains": "AGENT_RESULT"},
+                "response": {"content": "The researcher answered."},
+            },
+            {"match": {"model": "claude-code-m", "hasToolResult": True}, "response": {"content": "NO ANSWER"}},
+            {
+                "match": {"model": "claude-code-m", "hasToolResult": False},
+                "response": {
+                    "toolCalls": [
+                        {
+                            "id": "c1",
+                            "name": "mcp__switchboard__agent_researcher",
+                            "arguments": {"request": "otters in rivers"},
+                        }
+                    ]
+                },
+            },
+        ]
+    }
     mcp_on_a_free_port(tmp_path)
     with aimock(fixtures) as model, launch(tmp_path) as session:
         url = switch_on_mcp(session)
@@ -430,7 +495,8 @@ def wait_in_page_for(session, css: str, text: str):
         const [css, text] = arguments;
         window.__seenAt = null;
         const check = () => {
-          if (window.__seenAt === null && [...document.querySelectorAll(css)].some((e) => e.textContent.includes(text))) {
+          if (window.__seenAt === null
+              && [...document.querySelectorAll(css)].some((e) => e.textContent.includes(text))) {
             window.__seenAt = Date.now();
           }
         };
@@ -456,7 +522,9 @@ def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixe
     session, home = window
     path = home / "config" / "switchboard" / "config.json"
     click_tab(session, "Settings")
-    WebDriverWait(session, 20).until(lambda s: "researcher" in s.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text)
+    WebDriverWait(session, 20).until(
+        lambda s: "researcher" in s.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text
+    )
     config = json.loads(path.read_text())
     config["agents"].append({"name": "otter-scout", "provider": "demo", "model": "demo-researcher"})
 
@@ -479,13 +547,17 @@ def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixe
         expected_conditions.visibility_of_element_located((By.XPATH, '//*[@role="alert"][contains(., "not in force")]'))
     )
     assert str(path) in banner.text and "line" in banner.text and "column" in banner.text, banner.text
-    assert "otter-scout-2" in session.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text, "the last good config stays"
+    assert "otter-scout-2" in session.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text, (
+        "the last good config stays"
+    )
     screenshot(ARTIFACTS / "window-config-broken.png")
 
     config["agents"][-1]["name"] = "otter-fixed"
     config["agents"][-1]["temprature"] = 0.2  # misspelt: kept, and warned about beside the agent
     write_config(path, config)
-    WebDriverWait(session, 20).until(lambda s: "otter-fixed" in s.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text)
+    WebDriverWait(session, 20).until(
+        lambda s: "otter-fixed" in s.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text
+    )
     WebDriverWait(session, 20).until(
         lambda s: not s.find_elements(By.XPATH, '//*[@role="alert"][contains(., "not in force")]')
     )
@@ -498,7 +570,10 @@ def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixe
     ).click()
     listed = WebDriverWait(session, 10).until(
         expected_conditions.presence_of_element_located(
-            (By.XPATH, '//ul[@aria-label="Configured agents"]/li[.//span[contains(@class, "name") and .="otter-fixed"]]')
+            (
+                By.XPATH,
+                '//ul[@aria-label="Configured agents"]/li[.//span[contains(@class, "name") and .="otter-fixed"]]',
+            )
         )
     )
     WebDriverWait(session, 10).until(lambda _: "unknown field `temprature`" in listed.text)
@@ -545,7 +620,9 @@ def test_a_remote_a2a_agent_asks_a_question_answered_in_the_tree(tmp_path):
             # Answered in the call's details, opened from the tree.
             scout.click()
             details = WebDriverWait(session, 20).until(
-                expected_conditions.presence_of_element_located((By.CSS_SELECTOR, 'section[aria-label="Details of scout"]'))
+                expected_conditions.presence_of_element_located(
+                    (By.CSS_SELECTOR, 'section[aria-label="Details of scout"]')
+                )
             )
             assert "scout asks: Which river?" in details.text, details.text
             answer = WebDriverWait(session, 20).until(
@@ -576,20 +653,24 @@ def test_a_new_user_sets_up_an_http_agent_and_a_tool_agent_without_touching_json
     SWITCHBOARD_LOCAL_SERVERS), offers its models as agents, the user names two,
     makes one the primary and the other a tool-agent; the config on disk is what
     was chosen, and the first message is answered through the delegate."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "tests"))
     from aimock_peer import aimock, delegating_fixtures
 
-    fixtures = delegating_fixtures("primary-m", "agent_helper", "Find the river facts", "The lead summarised the helper.")
+    fixtures = delegating_fixtures(
+        "primary-m", "agent_helper", "Find the river facts", "The lead summarised the helper."
+    )
     fixtures["fixtures"].append({"match": {"model": "helper-m"}, "response": {"content": "The helper's finding."}})
-    with aimock(fixtures) as model_url, launch(tmp_path, setup_wizard=True, SWITCHBOARD_LOCAL_SERVERS=model_url) as session:
+    with (
+        aimock(fixtures) as model_url,
+        launch(tmp_path, setup_wizard=True, SWITCHBOARD_LOCAL_SERVERS=model_url) as session,
+    ):
         base = f"{model_url}/v1"
         WebDriverWait(session, 30).until(
             expected_conditions.visibility_of_element_located((By.XPATH, f'//legend[contains(., "{base}")]'))
         )
         for model, name in (("primary-m", "lead"), ("helper-m", "helper")):
-            session.find_element(By.XPATH, f'//fieldset[.//legend[contains(., "{base}")]]//label[normalize-space()="{model}"]/input').click()
+            session.find_element(
+                By.XPATH, f'//fieldset[.//legend[contains(., "{base}")]]//label[normalize-space()="{model}"]/input'
+            ).click()
             field = session.find_element(By.CSS_SELECTOR, f'input[aria-label="Agent name for {model} on Server"]')
             field.clear()
             field.send_keys(name)
@@ -597,11 +678,15 @@ def test_a_new_user_sets_up_an_http_agent_and_a_tool_agent_without_touching_json
         next_button = '//footer//button[normalize-space()="Next"]'
         session.find_element(By.XPATH, next_button).click()
         WebDriverWait(session, 10).until(
-            expected_conditions.element_to_be_clickable((By.XPATH, '//label[contains(@class, "role")][starts-with(normalize-space(), "lead")]/input'))
+            expected_conditions.element_to_be_clickable(
+                (By.XPATH, '//label[contains(@class, "role")][starts-with(normalize-space(), "lead")]/input')
+            )
         ).click()
         session.find_element(By.XPATH, next_button).click()
         WebDriverWait(session, 10).until(
-            expected_conditions.element_to_be_clickable((By.XPATH, '//ul[contains(@class, "tools")]//label[normalize-space()="helper"]/input'))
+            expected_conditions.element_to_be_clickable(
+                (By.XPATH, '//ul[contains(@class, "tools")]//label[normalize-space()="helper"]/input')
+            )
         ).click()
         description = session.find_element(By.XPATH, '//label[contains(., "Description of helper")]/textarea')
         assert "helper-m" in description.get_attribute("value"), "the description comes prefilled"
@@ -609,16 +694,22 @@ def test_a_new_user_sets_up_an_http_agent_and_a_tool_agent_without_touching_json
         description.send_keys("Finds river facts.")
         session.find_element(By.XPATH, next_button).click()
         WebDriverWait(session, 10).until(
-            expected_conditions.element_to_be_clickable((By.XPATH, '//footer//button[normalize-space()="Write the config"]'))
+            expected_conditions.element_to_be_clickable(
+                (By.XPATH, '//footer//button[normalize-space()="Write the config"]')
+            )
         ).click()
-        WebDriverWait(session, 20).until(lambda s: not s.find_elements(By.XPATH, '//h2[normalize-space()="Set up Switchboard"]'))
+        WebDriverWait(session, 20).until(
+            lambda s: not s.find_elements(By.XPATH, '//h2[normalize-space()="Set up Switchboard"]')
+        )
 
         written = json.loads((tmp_path / "config" / "switchboard" / "config.json").read_text())
         agents = {agent["name"]: agent for agent in written["agents"]}
         assert sorted(agents) == ["helper", "lead"], written
         assert agents["lead"]["url"] == base and agents["lead"]["model"] == "primary-m", agents["lead"]
         assert written["primary"] == "lead"
-        assert [(entry["agent"], entry["description"]) for entry in written["agent_tools"]] == [("helper", "Finds river facts.")]
+        assert [(entry["agent"], entry["description"]) for entry in written["agent_tools"]] == [
+            ("helper", "Finds river facts.")
+        ]
 
         box = message_box(session)
         box.send_keys("Find the river facts")
@@ -635,9 +726,6 @@ def test_an_agent_added_in_the_form_is_tested_written_and_a_conflict_is_settled(
     test reaches the server (aimock), the agent is written to the file; then the
     file changes on disk while the agent's form is being edited, and saving shows
     the conflict, settled with "Keep mine"."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "tests"))
     from aimock_peer import aimock
 
     session, home = window
@@ -646,12 +734,15 @@ def test_an_agent_added_in_the_form_is_tested_written_and_a_conflict_is_settled(
     with aimock(fixtures) as model_url:
         click_tab(session, "Settings")
         WebDriverWait(session, 20).until(
-            expected_conditions.element_to_be_clickable((By.XPATH, '//button[normalize-space()="Edit agents and tools…"]'))
+            expected_conditions.element_to_be_clickable(
+                (By.XPATH, '//button[normalize-space()="Edit agents and tools…"]')
+            )
         ).click()
         WebDriverWait(session, 20).until(
             expected_conditions.element_to_be_clickable((By.XPATH, '//button[normalize-space()="+ Add agent"]'))
         ).click()
         form = '//form[@aria-label="New agent"]'
+
         def by_label(label):
             return session.find_element(By.XPATH, f'{form}//*[@id=({form}//label[normalize-space()="{label}"]/@for)]')
 
@@ -668,9 +759,13 @@ def test_an_agent_added_in_the_form_is_tested_written_and_a_conflict_is_settled(
         assert "fail" not in status.get_attribute("class"), status.text
         screenshot(ARTIFACTS / "window-agent-form.png")
         session.find_element(By.XPATH, f'{form}//button[normalize-space()="Add agent"]').click()
-        WebDriverWait(session, 20).until(lambda s: "writer" in [a["name"] for a in json.loads(path.read_text())["agents"]])
+        WebDriverWait(session, 20).until(
+            lambda s: "writer" in [a["name"] for a in json.loads(path.read_text())["agents"]]
+        )
         written = next(a for a in json.loads(path.read_text())["agents"] if a["name"] == "writer")
-        assert written == {"name": "writer", "provider": "local", "url": f"{model_url}/v1", "model": "writer-m"}, written
+        assert written == {"name": "writer", "provider": "local", "url": f"{model_url}/v1", "model": "writer-m"}, (
+            written
+        )
 
         # Mine: a new model, typed in the form. Theirs: a new URL, saved by an editor.
         WebDriverWait(session, 20).until(
@@ -696,5 +791,7 @@ def test_an_agent_added_in_the_form_is_tested_written_and_a_conflict_is_settled(
         screenshot(ARTIFACTS / "window-config-conflict.png")
         conflict.find_element(By.XPATH, './/button[normalize-space()="Keep mine"]').click()
         WebDriverWait(session, 20).until(
-            lambda s: next(a for a in json.loads(path.read_text())["agents"] if a["name"] == "writer")["model"] == "writer-m2"
+            lambda s: (
+                next(a for a in json.loads(path.read_text())["agents"] if a["name"] == "writer")["model"] == "writer-m2"
+            )
         )
