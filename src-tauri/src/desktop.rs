@@ -84,7 +84,7 @@ pub fn focus_on_notification_click<R: Runtime>(app: &tauri::AppHandle<R>) {
 pub fn exit_on_ending_signals<R: Runtime>(app: &tauri::AppHandle<R>) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        match switchboard_core::runner::subprocess::ending_signal().await {
+        match switchboard_core::runner::ending_signal().await {
             Some(_) => app.exit(0),
             None => tracing::warn!("the app cannot listen for SIGTERM: its agents may outlive a kill"),
         }

@@ -15,7 +15,7 @@ use switchboard_core::event::now_ms;
 use switchboard_core::sessions::{ChatSessions, OutsideTurn};
 use switchboard_core::{CallEvent, CallStatus, Dispatcher, ToolCallOutcome, TurnControl};
 use switchboard_mcp::http::{self, Endpoint, HttpOptions};
-use switchboard_mcp::{ApprovalMode, CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
+use switchboard_mcp::{CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
 use switchboard_otel::{Telemetry, TurnRecorder};
 
 /// The session the calls of MCP clients are kept in.
@@ -145,8 +145,12 @@ pub struct Shared {
 pub async fn start(shared: Shared, port: u16) -> Result<Running, String> {
     let Shared { emit, dispatcher, sessions, telemetry } = shared;
     let observer = Arc::new(WindowObserver { emit, sessions, telemetry, dispatcher: dispatcher.clone() });
-    let options =
-        ServerOptions { as_agent: None, approve: ApprovalMode::Ask, observer: Some(observer), keepalive: None };
+    let options = ServerOptions {
+        as_agent: None,
+        approve: switchboard_core::ApprovalPolicy::Ask,
+        observer: Some(observer),
+        keepalive: None,
+    };
     let server = McpServer::new(dispatcher, options);
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let http_options = HttpOptions {

@@ -7,6 +7,10 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 
 /** Commands */
 export const commands = {
+	/**
+	 *  The config in force, its version and warnings, and why the file is not in
+	 *  force if it is not.
+	 */
 	getConfigState: () => __TAURI_INVOKE<ConfigState_Serialize>("get_config_state"),
 	/**
 	 *  The merged tool-agent list of an agent (disabled entries included), or the
@@ -82,13 +86,13 @@ export const events = {
 /* Types */
 /**  Why an entry of an agent's list is not offered to it. */
 export type Absence = 
-/**  The entry names the agent itself (the cycle guard of spec section 1). */
+/**  The entry names the agent itself (the cycle guard: an agent is never its own tool). */
 "self_reference" | 
 /**  No agent of that name is configured. */
 "unknown_agent" | 
 /**  The entry (or the override that wins for this agent) is disabled. */
 "disabled" | 
-/**  The target is a claude-cli agent, which calls but is never called (spec section 5). */
+/**  The target is a claude-cli agent, which calls but is never called. */
 "not_callable" | 
 /**  The agent's depth limit is 0, so it is offered no delegation tools. */
 "depth_limit" | 
@@ -129,9 +133,8 @@ export type AgentConfig_Deserialize = {
 	/**  Subprocess agents: which part of stdout is the answer, and where its usage is. */
 	output?: OutputRules_Deserialize | null,
 	/**
-	 *  `claude-cli` agents: let the agent call tool-agents through the nonce-tag
-	 *  protocol (spec section 5, v2). Experimental: it relies on the model stopping
-	 *  after a tag when told to.
+	 *  `claude-cli` agents: let the agent call tool-agents through the nonce-tag protocol.
+	 *  Experimental: it relies on the model stopping after a tag when told to.
 	 */
 	experimental_cli_tool_calls?: boolean | null,
 	/**  `mcp` agents: the server's tool this agent is (its only tool when absent). */
@@ -214,9 +217,8 @@ export type AgentConfig_Serialize = {
 	/**  Subprocess agents: which part of stdout is the answer, and where its usage is. */
 	output?: OutputRules_Serialize,
 	/**
-	 *  `claude-cli` agents: let the agent call tool-agents through the nonce-tag
-	 *  protocol (spec section 5, v2). Experimental: it relies on the model stopping
-	 *  after a tag when told to.
+	 *  `claude-cli` agents: let the agent call tool-agents through the nonce-tag protocol.
+	 *  Experimental: it relies on the model stopping after a tag when told to.
 	 */
 	experimental_cli_tool_calls?: boolean,
 	/**  `mcp` agents: the server's tool this agent is (its only tool when absent). */
@@ -271,10 +273,10 @@ export type AgentConfig_Serialize = {
 	allowed_origins?: string[],
 };
 
-/**  One tool-agent entry (spec section 1, "AgentToolEntry"). */
+/**  One tool-agent entry: global, or an agent's own override or local entry. */
 export type AgentToolEntry = AgentToolEntry_Serialize | AgentToolEntry_Deserialize;
 
-/**  One tool-agent entry (spec section 1, "AgentToolEntry"). */
+/**  One tool-agent entry: global, or an agent's own override or local entry. */
 export type AgentToolEntry_Deserialize = {
 	agent: string,
 	description: string,
@@ -291,7 +293,7 @@ export type AgentToolEntry_Deserialize = {
 	session?: SessionMode | null,
 };
 
-/**  One tool-agent entry (spec section 1, "AgentToolEntry"). */
+/**  One tool-agent entry: global, or an agent's own override or local entry. */
 export type AgentToolEntry_Serialize = {
 	agent: string,
 	description: string,
@@ -551,7 +553,7 @@ export type Config_Deserialize = {
 	/**  The agent the primary hands a turn to with the built-in `escalate` tool. */
 	escalation?: string | null,
 	agents?: AgentConfig_Deserialize[],
-	/**  Tool-agent entries offered to every agent (spec section 1, "global"). */
+	/**  Tool-agent entries offered to every agent (the global entries of the merge). */
 	agent_tools?: AgentToolEntry_Deserialize[],
 	limits?: Limits_Deserialize,
 	/**  `per_agent` (one function per delegate, the default) or `ask_agent`. */
@@ -568,7 +570,7 @@ export type Config_Serialize = {
 	/**  The agent the primary hands a turn to with the built-in `escalate` tool. */
 	escalation?: string,
 	agents: AgentConfig_Serialize[],
-	/**  Tool-agent entries offered to every agent (spec section 1, "global"). */
+	/**  Tool-agent entries offered to every agent (the global entries of the merge). */
 	agent_tools: AgentToolEntry_Serialize[],
 	limits?: Limits_Serialize,
 	/**  `per_agent` (one function per delegate, the default) or `ask_agent`. */
@@ -652,7 +654,7 @@ tool_entries?: EntryFate } | { op: "set_primary"; agent?: string | null } | { op
 /**
  *  The setup wizard's answers, written at once: agents added (or, with
  *  `replace_agents`, the agents and tool entries replaced), the roles and the
- *  global tool-agent entries of spec section 7.
+ *  global tool-agent entries of its "agents as tools for all agents" step.
  */
 { op: "setup"; agents: AgentConfig_Deserialize[]; replace_agents: boolean; primary?: string | null; escalation?: string | null; agent_tools: AgentToolEntry_Deserialize[] };
 
@@ -674,7 +676,7 @@ tool_entries: EntryFate } | { op: "set_primary"; agent: string | null } | { op: 
 /**
  *  The setup wizard's answers, written at once: agents added (or, with
  *  `replace_agents`, the agents and tool entries replaced), the roles and the
- *  global tool-agent entries of spec section 7.
+ *  global tool-agent entries of its "agents as tools for all agents" step.
  */
 { op: "setup"; agents: AgentConfig_Serialize[]; replace_agents: boolean; primary: string | null; escalation: string | null; agent_tools: AgentToolEntry_Serialize[] };
 

@@ -131,7 +131,7 @@ test("the wizard opens on a first start, finds the server's models, and writes o
     await page.screenshot({ path: path.join(artifacts, "setup-wizard-roles.png") });
     await wizard.getByRole("button", { name: "Next" }).click();
 
-    // Agents as tools (spec section 7): aider is offered, ticked, with a description; the user adds coder-local.
+    // Agents as tools (global entries): aider is offered, ticked, with a description; the user adds coder-local.
     await wizard.getByRole("heading", { name: "Agents as tools" }).waitFor();
     await wizard.getByText("Do you want to configure any agents as tools (available to all agents)?").waitFor();
     assert.equal(await wizard.getByRole("checkbox", { name: "aider" }).isChecked(), true);

@@ -7,8 +7,9 @@ use std::process::ExitCode;
 
 use serde_json::json;
 use switchboard_core::config::{AgentConfig, Provider};
-use switchboard_core::runner::a2a::A2aRunner;
-use switchboard_core::runner::mcp::McpRunner;
+use switchboard_core::runner::remote::a2a::A2aRunner;
+use switchboard_core::runner::remote::mcp::McpRunner;
+use switchboard_core::runner::Registry;
 
 use crate::{load, terminal::printable, Failure};
 
@@ -30,11 +31,13 @@ pub(crate) fn probe(path: &Path, name: &str, as_json: bool) -> Result<ExitCode, 
             format!("agent {name:?} is a {} agent; probe reads mcp and a2a agents' servers", agent.provider.as_str());
         return Err(Failure { code: 1, message });
     }
-    let runner = McpRunner::new(&agent).map_err(|error| Failure { code: 1, message: error.to_string() })?;
+    let registry = Registry::new();
+    let runner =
+        McpRunner::new(&agent, registry.clone()).map_err(|error| Failure { code: 1, message: error.to_string() })?;
     let tools =
         runtime.block_on(runner.probe()).map_err(|error| switchboard_core::runner::redact::error_of(&agent, error));
     drop(runner); // a stdio server's process group ends here
-    switchboard_core::runner::subprocess::end_every_group();
+    registry.shutdown();
     let tools = tools.map_err(|error| Failure { code: 1, message: error.to_string() })?;
     if as_json {
         let rows: Vec<_> = tools
@@ -70,7 +73,8 @@ pub(crate) fn probe(path: &Path, name: &str, as_json: bool) -> Result<ExitCode, 
 /// An a2a agent's card: who it is, where it answers, whether it streams, and the
 /// tool description its name, description and skills make.
 fn probe_card(runtime: &tokio::runtime::Runtime, agent: &AgentConfig, as_json: bool) -> Result<ExitCode, Failure> {
-    let runner = A2aRunner::new(agent).map_err(|error| Failure { code: 1, message: error.to_string() })?;
+    let runner =
+        A2aRunner::new(agent, Registry::new()).map_err(|error| Failure { code: 1, message: error.to_string() })?;
     let card = runtime
         .block_on(runner.card())
         .map_err(|error| switchboard_core::runner::redact::error_of(agent, error))

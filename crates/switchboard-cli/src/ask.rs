@@ -7,15 +7,17 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use switchboard_core::runner::subprocess::ending_signal;
+use switchboard_core::runner::ending_signal;
 use switchboard_core::sessions::{ChatSessions, SessionTurn};
 use switchboard_core::{
     ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Dispatcher, EventKind, Session, TurnControl, TurnRequest,
 };
 
+use switchboard_otel::Telemetry;
+
 use crate::sessions::find_or_create_session;
 use crate::terminal::printable;
-use crate::{load, ApproveMode, AskArgs, EventFormat, Failure};
+use crate::{load, AskArgs, EventFormat, Failure};
 
 pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<ExitCode, Failure> {
     let loaded = load(path)?;
@@ -30,8 +32,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
     let dispatcher = Dispatcher::new(loaded.config);
     let interactive = arguments.approve.is_none() && std::io::stdin().is_terminal();
     let policy = match arguments.approve {
-        Some(ApproveMode::All) => ApprovalPolicy::ApproveAll,
-        Some(ApproveMode::None) => ApprovalPolicy::DenyAll,
+        Some(policy) => policy,
         None if interactive => ApprovalPolicy::Ask,
         None => ApprovalPolicy::DenyAll,
     };
@@ -56,11 +57,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
     let (prompt_sender, prompt_receiver) = std::sync::mpsc::channel::<CallEvent>();
     let prompt_sender = Mutex::new(prompt_sender);
     let conversation = session.as_ref().map(|(_, id)| id.clone());
-    let recorder = telemetry.as_ref().map(|telemetry| telemetry.turn(&dispatcher.config(), conversation));
     let print = move |event: CallEvent| {
-        if let Some(recorder) = &recorder {
-            recorder.record(&event);
-        }
         if let EventKind::ApprovalRequested { .. } | EventKind::InputRequested { .. } = &event.kind {
             if interactive {
                 let _ = prompt_sender.lock().unwrap().send(event.clone());
@@ -70,6 +67,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
         }
         sink_printer.lock().unwrap().print(&event)
     };
+    let print = Telemetry::wrap(telemetry.as_ref(), &dispatcher.config(), conversation, print);
     if interactive {
         let answering = steering.clone();
         std::thread::spawn(move || prompt_for_approvals(prompt_receiver, answering));
@@ -78,6 +76,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
     let (agent, message) = (arguments.agent, arguments.message);
     let signalled = Arc::new(AtomicI32::new(0));
     let signal_seen = signalled.clone();
+    let registry = dispatcher.runners().registry().clone();
     let summary = runtime.block_on(async move {
         tokio::spawn(async move {
             if let Some(number) = ending_signal().await {
@@ -98,7 +97,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
     })?;
     // Every agent and kept MCP stdio server still running is ended, and one that
     // ignores SIGTERM gets its SIGKILL, before this program exits.
-    switchboard_core::runner::subprocess::end_every_group();
+    registry.shutdown();
     crate::traces::finish(telemetry);
     let signal = signalled.load(Ordering::SeqCst);
     if signal != 0 {

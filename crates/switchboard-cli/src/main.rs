@@ -15,6 +15,7 @@ mod traces;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::json;
 use switchboard_core::config::edit::{self, Edit, EditError, ToolTarget};
@@ -22,6 +23,7 @@ use switchboard_core::config::store::{self, ConfigError};
 use switchboard_core::config::{global_tools, merged_tools, ResolvedTool};
 use switchboard_core::sessions::SessionError;
 use switchboard_core::tools::offered_for_root;
+use switchboard_core::ApprovalPolicy;
 
 /// Exit code for an invalid config.
 const EXIT_INVALID: u8 = 2;
@@ -122,12 +124,10 @@ enum AgentCommand {
     },
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum McpApprove {
-    /// Ask the user through the client (MCP elicitation); deny when it cannot ask.
-    Ask,
-    All,
-    None,
+/// `--approve`'s words (`ask`, `all`, `none`, as `words` lists) read as the core's policy.
+fn approval_words(words: &'static [&'static str]) -> impl clap::builder::TypedValueParser<Value = ApprovalPolicy> {
+    clap::builder::PossibleValuesParser::new(words)
+        .map(|word| word.parse::<ApprovalPolicy>().expect("a word of ApprovalPolicy::as_str"))
 }
 
 #[derive(Subcommand)]
@@ -152,8 +152,8 @@ struct McpArgs {
     /// (MCP elicitation; interactive Claude Code shows it, `claude -p` and `codex exec`
     /// cannot and their calls are then denied, saying the client did not ask anyone),
     /// `all` runs them, `none` denies them. `mcp connect` says what each client does.
-    #[arg(long, value_enum, default_value = "ask")]
-    approve: McpApprove,
+    #[arg(long, value_parser = approval_words(&["ask", "all", "none"]), default_value = "ask")]
+    approve: ApprovalPolicy,
     /// Require `Authorization: Bearer <token>`, the token read from this environment variable.
     #[arg(long, value_name = "NAME", requires = "http")]
     token_env: Option<String>,
@@ -253,12 +253,6 @@ enum EventFormat {
     None,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum ApproveMode {
-    All,
-    None,
-}
-
 #[derive(Args)]
 struct AskArgs {
     /// The agent to answer (default: the primary).
@@ -266,8 +260,8 @@ struct AskArgs {
     agent: Option<String>,
     /// Answer every approval request (`all` or `none`); without it a terminal is
     /// asked each time, and a non-interactive run denies.
-    #[arg(long, value_enum)]
-    approve: Option<ApproveMode>,
+    #[arg(long, value_parser = approval_words(&["all", "none"]))]
+    approve: Option<ApprovalPolicy>,
     /// How to print the call-tree events.
     #[arg(long, value_enum, default_value = "pretty")]
     events: EventFormat,
@@ -279,8 +273,6 @@ struct AskArgs {
 }
 
 fn main() -> ExitCode {
-    // First: whatever happens to this process later, even SIGKILL, its agents end with it.
-    switchboard_core::runner::subprocess::start_reaper();
     // Diagnostics only (every failure a user meets is reported in words): warnings
     // and up, without the MCP SDK's own lines, which quote what servers send
     // (`SWITCHBOARD_LOG=rmcp=debug` shows them); colour only on a terminal.
@@ -366,7 +358,7 @@ fn check(path: &Path) -> Result<ExitCode, Failure> {
     for warning in &loaded.warnings {
         eprintln!("{}: {warning}", path.display());
     }
-    for (index, message) in switchboard_core::runner::cli_presets::missing_programs(&loaded.config.agents) {
+    for (index, message) in switchboard_core::runner::cli::presets::missing_programs(&loaded.config.agents) {
         eprintln!("{}: warning: agents[{index}].command: {message}", path.display());
     }
     println!(
@@ -376,7 +368,7 @@ fn check(path: &Path) -> Result<ExitCode, Failure> {
         loaded.config.agent_tools.len()
     );
     for agent in &loaded.config.agents {
-        if let Some(note) = switchboard_core::runner::cli_presets::autonomy_note(agent) {
+        if let Some(note) = switchboard_core::runner::cli::presets::autonomy_note(agent) {
             println!("agent {:?}: {note}", agent.name);
         }
     }
@@ -458,7 +450,7 @@ fn list(path: &Path, scope: &Scope, as_json: bool) -> Result<ExitCode, Failure> 
         println!("{}", json!({ "agent": agent, "tools": rows }));
         return Ok(ExitCode::SUCCESS);
     }
-    // The spec's columns, in its order: name, scope, description (truncated), enabled.
+    // The columns, in order: name, scope, description (truncated), enabled.
     let width = rows.iter().map(|row| row.agent.len()).max().unwrap_or(4).max(4);
     println!("{:<width$}  {:<8}  {:<60}  ENABLED", "NAME", "SCOPE", "DESCRIPTION");
     for row in rows {

@@ -7,16 +7,16 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use switchboard_core::config::watch::{self, Reload};
+use switchboard_core::live::{ConfigChange, LiveConfig};
 use switchboard_core::Dispatcher;
 use switchboard_core::{CallEvent, ToolCallOutcome, TurnControl};
 use switchboard_mcp::http::{self, HttpOptions};
-use switchboard_mcp::{ApprovalMode, CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
+use switchboard_mcp::{CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
 use switchboard_otel::{Telemetry, TurnRecorder};
 use tokio_util::sync::CancellationToken;
 
-use crate::{load, Failure, McpApprove, McpArgs};
-use switchboard_core::runner::subprocess::ending_signal;
+use crate::{load, Failure, McpArgs};
+use switchboard_core::runner::ending_signal;
 
 pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> {
     let loaded = load(path)?;
@@ -43,30 +43,27 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
         },
         None => None,
     };
-    let approve = match arguments.approve {
-        McpApprove::Ask => ApprovalMode::Ask,
-        McpApprove::All => ApprovalMode::All,
-        McpApprove::None => ApprovalMode::None,
-    };
+    let approve = arguments.approve;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|error| Failure { code: 1, message: format!("cannot start the runtime: {error}") })?;
-    let dispatcher = Arc::new(Dispatcher::new(loaded.config.clone()));
+    let live = LiveConfig::from_loaded(path, &loaded);
+    let dispatcher = live.dispatcher().clone();
     let keepalive = Some(std::time::Duration::from_secs(arguments.keepalive.max(1)));
     let telemetry = crate::traces::start(&loaded.config).map(Arc::new);
     let observer = telemetry
         .clone()
         .map(|telemetry| Arc::new(Traced { telemetry, dispatcher: dispatcher.clone() }) as Arc<dyn CallObserver>);
     let options = ServerOptions { as_agent: arguments.as_agent.clone(), approve, observer, keepalive };
+    let exiting = dispatcher.clone();
     let server = McpServer::new(dispatcher, options);
     let outcome = runtime.block_on(async {
         let handle = tokio::runtime::Handle::current();
         let watched = server.clone();
         let shown = path.display().to_string();
-        let _watch = watch::spawn(path, &loaded, move |reload| match reload {
-            Reload::Applied { loaded, changed_agents } => {
-                watched.dispatcher().replace_config(loaded.config, &changed_agents);
+        live.watch(move |change| match change {
+            ConfigChange::Applied { .. } => {
                 let server = watched.clone();
                 let shown = shown.clone();
                 handle.spawn(async move {
@@ -75,7 +72,7 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
                     }
                 });
             }
-            Reload::Rejected { error } => {
+            ConfigChange::Rejected { error } => {
                 eprintln!("switchboard mcp: {error}\n(the last good config stays in force)");
             }
         })
@@ -98,13 +95,14 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
         // Remote MCP tools of calls cancelled with the session are told to stop while
         // the runtime still runs (its shutdown would drop the notices unsent).
         tokio::task::yield_now().await;
-        let _ = tokio::task::spawn_blocking(switchboard_core::runner::mcp::finish_pending_cancels).await;
+        let registry = exiting.runners().registry().clone();
+        let _ = tokio::task::spawn_blocking(move || registry.finish_pending()).await;
         served
     });
     // Every call was cancelled with the session; an agent that ignored SIGTERM gets
     // its SIGKILL before this program exits.
     runtime.shutdown_timeout(std::time::Duration::from_secs(3));
-    switchboard_core::runner::subprocess::end_every_group();
+    exiting.runners().shutdown();
     crate::traces::finish(telemetry.and_then(Arc::into_inner));
     outcome.map(|()| ExitCode::SUCCESS)
 }

@@ -10,7 +10,8 @@ use std::process::ExitCode;
 use clap::Args;
 use switchboard_mcp::connect::{merged, setup, Launch, McpClient};
 
-use crate::{Failure, McpApprove};
+use crate::{approval_words, Failure};
+use switchboard_core::ApprovalPolicy;
 
 #[derive(Args)]
 pub(crate) struct ConnectArgs {
@@ -32,8 +33,8 @@ pub(crate) struct ConnectArgs {
     #[arg(long = "as", value_name = "AGENT", conflicts_with = "url")]
     as_agent: Option<String>,
     /// Over stdio: how approval requests are answered (`switchboard mcp --approve`).
-    #[arg(long, value_enum, conflicts_with = "url")]
-    approve: Option<McpApprove>,
+    #[arg(long, value_parser = approval_words(&["ask", "all", "none"]), conflicts_with = "url")]
+    approve: Option<ApprovalPolicy>,
 }
 
 pub(crate) fn connect(config: &Path, arguments: ConnectArgs) -> Result<ExitCode, Failure> {
@@ -52,12 +53,7 @@ pub(crate) fn connect(config: &Path, arguments: ConnectArgs) -> Result<ExitCode,
                 args.extend(["--as".to_string(), agent]);
             }
             if let Some(approve) = arguments.approve {
-                let word = match approve {
-                    McpApprove::Ask => "ask",
-                    McpApprove::All => "all",
-                    McpApprove::None => "none",
-                };
-                args.extend(["--approve".to_string(), word.to_string()]);
+                args.extend(["--approve".to_string(), approve.as_str().to_string()]);
             }
             Launch::Stdio { command: program.display().to_string(), args }
         }

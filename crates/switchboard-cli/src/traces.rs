@@ -25,11 +25,8 @@ pub(crate) fn start(config: &Config) -> Option<Telemetry> {
 
 /// Sends what is queued and says so when the collector could not take it.
 pub(crate) fn finish(telemetry: Option<Telemetry>) {
-    let Some(telemetry) = telemetry else { return };
-    let flushed = telemetry.shutdown();
-    let health = telemetry.health();
-    if let Some(error) = health.last_error.or(flushed.err()) {
-        eprintln!("switchboard: warning: trace export to {} failed: {error}", telemetry.endpoint());
+    if let Some(Err(message)) = telemetry.map(|telemetry| telemetry.finish()) {
+        eprintln!("switchboard: warning: {message}");
     }
 }
 

@@ -143,7 +143,7 @@ fn tools_list_json_follows_the_contract_and_edits_land_on_disk() {
     let table = text(&switchboard(&path, &["tools", "list", "--for", "assistant"]).stdout);
     let lines: Vec<Vec<&str>> =
         table.lines().map(|line| line.split("  ").map(str::trim).filter(|cell| !cell.is_empty()).collect()).collect();
-    assert_eq!(lines[0], vec!["NAME", "SCOPE", "DESCRIPTION", "ENABLED"], "the spec's columns, in order:\n{table}");
+    assert_eq!(lines[0], vec!["NAME", "SCOPE", "DESCRIPTION", "ENABLED"], "the columns, in order:\n{table}");
     assert_eq!((lines[1][0], lines[1][1], lines[1][3]), ("researcher", "override", "no"));
     let global: Value =
         serde_json::from_slice(&switchboard(&path, &["tools", "list", "--global", "--json"]).stdout).unwrap();

@@ -26,7 +26,8 @@ use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
-use switchboard_core::runner::{self, Message, ModelRequest};
+use switchboard_core::contract::{Message, ModelRequest};
+use switchboard_core::runner;
 use switchboard_core::{AgentConfig, Provider};
 use tokio::io::AsyncReadExt;
 
@@ -87,12 +88,14 @@ async fn subprocess() {
     let mut agent = AgentConfig::new("echo", Provider::Subprocess);
     agent.command = Some("/bin/echo".into());
     agent.args = vec!["{request}".into()];
-    let echo = runner::build(&agent).unwrap();
+    let echo = runner::build(&agent, &runner::Registry::new()).unwrap();
     // The environment the runner gives the program (PATH, HOME, LANG, SHELL, TERM):
     // with LANG set, the program loads its locale, which costs it ~0.2 ms; the bare
     // spawn gives it the same, so the ratio is the runner's work alone.
-    let environment =
-        switchboard_core::runner::subprocess::SubprocessRunner::new(&agent).unwrap().environment().unwrap();
+    let environment = switchboard_core::runner::cli::subprocess::SubprocessRunner::new(&agent, runner::Registry::new())
+        .unwrap()
+        .environment()
+        .unwrap();
     let ask = request("hello");
     let (ours, bare) = compare(
         || async {
@@ -156,7 +159,7 @@ async fn mcp(python: &Path) {
     agent.args = vec![server.display().to_string()];
     agent.tool = Some("big".into());
     agent.env.insert("REMOTE_BIG_BYTES".into(), "16".into());
-    let remote = runner::build(&agent).unwrap();
+    let remote = runner::build(&agent, &runner::Registry::new()).unwrap();
     let bare = rmcp_client(python, &[&server.display().to_string()], &[("REMOTE_BIG_BYTES", "16")]).await;
     let ask = request("hello");
     let (ours, direct) = compare(
@@ -198,10 +201,10 @@ async fn a2a(python: &Path) {
             }
         }
     };
-    let endpoint = switchboard_core::runner::a2a::parse_card(&card).unwrap().endpoint;
+    let endpoint = switchboard_core::runner::remote::a2a::parse_card(&card).unwrap().endpoint;
     let mut agent = AgentConfig::new("scout", Provider::A2a);
     agent.url = Some(base.clone());
-    let scout = runner::build(&agent).unwrap();
+    let scout = runner::build(&agent, &runner::Registry::new()).unwrap();
     let ask = request("quick");
     let (ours, bare) = compare(
         || async {

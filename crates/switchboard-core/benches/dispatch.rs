@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use switchboard_core::runner::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
+use switchboard_core::contract::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use switchboard_core::{AgentConfig, AgentToolEntry, Config, Dispatcher, Provider, TurnControl, TurnRequest, Usage};
 use tokio::sync::Semaphore;
 
@@ -164,7 +164,7 @@ struct Streamer {
 impl Runner for Streamer {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let called =
-            request.messages.iter().any(|message| matches!(message, switchboard_core::runner::Message::Tool { .. }));
+            request.messages.iter().any(|message| matches!(message, switchboard_core::contract::Message::Tool { .. }));
         if self.delegate && !called {
             let calls = (0..request.tools.len().max(1))
                 .map(|index| ToolCall::new(format!("call_{index}"), "agent_child", "{\"request\":\"go\"}"))
@@ -324,7 +324,7 @@ struct ManyCalls {
 #[async_trait]
 impl Runner for ManyCalls {
     async fn stream(&self, request: &ModelRequest, _on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        if request.messages.iter().any(|message| matches!(message, switchboard_core::runner::Message::Tool { .. })) {
+        if request.messages.iter().any(|message| matches!(message, switchboard_core::contract::Message::Tool { .. })) {
             return Ok(ModelReply { text: "all back".into(), tool_calls: vec![], usage: None, cost: None });
         }
         let calls = (0..self.calls)

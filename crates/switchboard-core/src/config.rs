@@ -43,7 +43,7 @@ pub struct Config {
     pub escalation: Option<String>,
     #[serde(default)]
     pub agents: Vec<AgentConfig>,
-    /// Tool-agent entries offered to every agent (spec section 1, "global").
+    /// Tool-agent entries offered to every agent (the global entries of the merge).
     #[serde(default)]
     pub agent_tools: Vec<AgentToolEntry>,
     #[serde(default, skip_serializing_if = "Limits::is_unset")]
@@ -96,9 +96,8 @@ pub struct AgentConfig {
     /// Subprocess agents: which part of stdout is the answer, and where its usage is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<OutputRules>,
-    /// `claude-cli` agents: let the agent call tool-agents through the nonce-tag
-    /// protocol (spec section 5, v2). Experimental: it relies on the model stopping
-    /// after a tag when told to.
+    /// `claude-cli` agents: let the agent call tool-agents through the nonce-tag protocol.
+    /// Experimental: it relies on the model stopping after a tag when told to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experimental_cli_tool_calls: Option<bool>,
     /// `mcp` agents: the server's tool this agent is (its only tool when absent).
@@ -200,7 +199,7 @@ impl AgentConfig {
     }
 }
 
-/// One tool-agent entry (spec section 1, "AgentToolEntry").
+/// One tool-agent entry: global, or an agent's own override or local entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct AgentToolEntry {
     pub agent: String,
@@ -251,7 +250,7 @@ impl AgentToolEntry {
         }
     }
 
-    /// True when absent, as the spec says.
+    /// True when absent: an entry is enabled unless it says otherwise.
     pub fn is_enabled(&self) -> bool {
         self.enabled.unwrap_or(true)
     }

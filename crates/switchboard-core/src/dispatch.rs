@@ -18,7 +18,6 @@ mod approval;
 mod call;
 mod control;
 mod messages;
-mod sources;
 mod spec;
 mod tool_loop;
 mod turn;
@@ -27,13 +26,13 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
+pub use crate::sources::{random_nonce, Clock, NonceSource};
 pub use control::{Answerer, ApprovalPolicy, Session, TurnControl};
-pub use sources::{random_nonce, Clock, NonceSource};
 
 use crate::config::{Config, Limits};
+use crate::contract::Message;
 use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind, EventSink, Usage};
 use crate::runner::cache::RunnerCache;
-use crate::runner::Message;
 use crate::tools::Standing;
 use admit::Caller;
 use call::{run_call, run_delegation};

@@ -7,13 +7,16 @@
 //! [`config::watch::spawn`], [`dispatch::Dispatcher::run_turn`].
 
 pub mod config;
+pub mod contract;
 pub mod dispatch;
 pub mod event;
 pub mod fence;
+pub mod live;
 pub mod runner;
 pub mod sessions;
 pub mod setup;
 pub mod skill;
+pub mod sources;
 pub mod tools;
 
 pub use config::{AgentConfig, AgentToolEntry, Approval, Config, Limits, Provider};

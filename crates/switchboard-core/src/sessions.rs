@@ -15,7 +15,7 @@ pub use store::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSu
 /// get their own). Call ids are numbered within their turn (`c1`, `c2`…): every
 /// record carries its turn id, so a call is named by the two.
 pub fn new_turn_id(prefix: &str, now_ms: u64) -> String {
-    let nonce = crate::dispatch::random_nonce();
+    let nonce = crate::sources::random_nonce();
     format!("{prefix}{now_ms}-{}", &nonce[..12])
 }
 

@@ -136,8 +136,8 @@ pub(crate) enum ModelsError {
 pub fn find_cli_agents(path: Option<OsString>) -> Vec<FoundCliAgent> {
     let path = path.unwrap_or_default();
     let mut found = Vec::new();
-    for (program, name, provider, _) in crate::runner::cli_presets::PRESET_PROGRAMS {
-        if let Some(location) = crate::runner::cli_presets::find_program(program, &path) {
+    for (program, name, provider, _) in crate::runner::cli::presets::PRESET_PROGRAMS {
+        if let Some(location) = crate::runner::cli::presets::find_program(program, &path) {
             found.push(FoundCliAgent {
                 program: program.into(),
                 path: location.display().to_string(),

@@ -1,7 +1,7 @@
-//! Tool synthesis (spec section 2): the OpenAI function definitions an agent is
-//! offered, built-in tools first (`escalate`), then the delegation tools: one
-//! function per effective tool-agent, or the single `ask_agent` form, and the
-//! `ask_model` advisor when one is configured. Pure.
+//! Tool synthesis: the OpenAI function definitions an agent is offered, built-in
+//! tools first (`escalate`), then the delegation tools: one function per effective
+//! tool-agent, or the single `ask_agent` form, and the `ask_model` advisor when one
+//! is configured. Pure.
 
 pub mod explain;
 
@@ -137,8 +137,8 @@ pub fn offered_for_root(config: &Config, agent: Option<&str>) -> Vec<OfferedTool
 
 /// The tool-agents `caller` may call (the global entries when `None`): its
 /// effective entries whose agents may be called. A claude-cli agent calls but is
-/// never called (spec section 5). What a model is offered before the path and
-/// depth are applied, and what a caller outside a turn (an MCP client) may call.
+/// never called. What a model is offered before the path and depth are applied,
+/// and what a caller outside a turn (an MCP client) may call.
 pub fn tool_agents_for(config: &Config, caller: Option<&str>) -> Vec<ResolvedTool> {
     let callable = |name: &str| config.agent(name).is_some_and(|target| target.provider != Provider::ClaudeCli);
     let mut tools = effective_tools(config, caller.unwrap_or_default());
@@ -146,7 +146,7 @@ pub fn tool_agents_for(config: &Config, caller: Option<&str>) -> Vec<ResolvedToo
     tools
 }
 
-/// The function definition of one tool-agent, as spec section 2 gives it, with the
+/// The OpenAI function definition of one tool-agent (`agent_<name>`), with the
 /// optional structured `context` of streaming-and-structured-io.md.
 pub fn agent_tool_definition(tool: &ResolvedTool) -> Value {
     json!({

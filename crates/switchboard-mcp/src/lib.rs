@@ -19,4 +19,4 @@ mod server;
 pub mod sessions;
 pub mod stdio;
 
-pub use server::{ApprovalMode, CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
+pub use server::{CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};

@@ -6,10 +6,10 @@
 //! the answer too. Refusals and failures are tool errors (`isError`) carrying the
 //! structured error, `result` then saying why in words. Pure.
 //!
-//! The spec suggests the text block of a structured result be that result's JSON;
-//! ours is the answer itself, the same text `result` holds, because a text-reading
-//! client gives it to its model as it is, and a model should read the fence and
-//! the answer, not JSON escapes of them.
+//! The MCP specification suggests the text block of a structured result be that
+//! result's JSON; ours is the answer itself, the same text `result` holds, because
+//! a text-reading client gives it to its model as it is, and a model should read
+//! the fence and the answer, not JSON escapes of them.
 
 use serde_json::{json, Value};
 use switchboard_core::dispatch::ToolCallOutcome;

@@ -35,19 +35,6 @@ const SUPPORTED: &[ProtocolVersion] =
 /// The default silence before a keep-alive progress notification.
 pub const DEFAULT_KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// How approval requests are answered when a tool-agent entry says `ask`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ApprovalMode {
-    /// Ask the user through the client (MCP elicitation) or the observer; deny with
-    /// a clear message when no one can be asked.
-    #[default]
-    Ask,
-    /// Approve every request (`--approve all`); still reported.
-    All,
-    /// Deny every request (`--approve none`).
-    None,
-}
-
 /// One call that came in from an MCP client, as an observer sees it.
 #[derive(Debug, Clone)]
 pub struct IncomingCall {
@@ -81,7 +68,10 @@ pub trait ObservedCall: Send + Sync {
 pub struct ServerOptions {
     /// The agent whose effective tool-agents are served; the global entries when `None`.
     pub as_agent: Option<String>,
-    pub approve: ApprovalMode,
+    /// How approval requests of `ask` entries are answered: `Ask` asks the user
+    /// through the client (MCP elicitation) or the observer, and denies with a
+    /// clear message when no one can be asked.
+    pub approve: ApprovalPolicy,
     pub observer: Option<Arc<dyn CallObserver>>,
     /// How long a running call may be silent before a keep-alive progress
     /// notification is sent (10 s when `None`).
@@ -198,12 +188,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let options = &self.inner.options;
-        let policy = match options.approve {
-            ApprovalMode::Ask => ApprovalPolicy::Ask,
-            ApprovalMode::All => ApprovalPolicy::ApproveAll,
-            ApprovalMode::None => ApprovalPolicy::DenyAll,
-        };
-        let control = TurnControl::new(policy, self.session_for(&context));
+        let control = TurnControl::new(options.approve, self.session_for(&context));
         let observed: Option<Arc<dyn ObservedCall>> =
             options.observer.as_ref().map(|observer| Arc::from(observer.started(&call, &control)));
         let (sender, receiver) = mpsc::unbounded_channel::<Option<CallEvent>>();
@@ -227,7 +212,7 @@ impl McpServer {
                 peer: context.peer.clone(),
                 progress_token: context.meta.get_progress_token(),
                 control: control.clone(),
-                ask_client: options.approve == ApprovalMode::Ask && can_elicit,
+                ask_client: options.approve == ApprovalPolicy::Ask && can_elicit,
                 observer_answers: options.observer.as_ref().is_some_and(|observer| observer.answers_approvals()),
                 done: done.clone(),
                 keepalive: options.keepalive.unwrap_or(DEFAULT_KEEPALIVE),

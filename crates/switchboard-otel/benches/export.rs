@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use switchboard_core::config::{AgentConfig, AgentToolEntry, Config, Provider};
+use switchboard_core::contract::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use switchboard_core::event::Usage;
-use switchboard_core::runner::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use switchboard_core::{Dispatcher, TurnControl, TurnRequest};
 use switchboard_otel::{ExportSettings, Telemetry};
 
@@ -29,7 +29,7 @@ struct Streamer {
 impl Runner for Streamer {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let called =
-            request.messages.iter().any(|message| matches!(message, switchboard_core::runner::Message::Tool { .. }));
+            request.messages.iter().any(|message| matches!(message, switchboard_core::contract::Message::Tool { .. }));
         if self.deltas == 0 && !called {
             let call = ToolCall::new("call_0", "agent_child", "{\"request\":\"go\"}");
             return Ok(ModelReply {

@@ -102,6 +102,27 @@ impl Telemetry {
         }
     }
 
+    /// `sink` with each event also recorded into a trace of this turn (of
+    /// `conversation`, on `config`'s agents) when `telemetry` is on; `sink` as it is
+    /// when it is off. What every shell wraps its event sink with.
+    pub fn wrap<S>(
+        telemetry: Option<&Telemetry>,
+        config: &Config,
+        conversation: Option<String>,
+        sink: S,
+    ) -> impl Fn(CallEvent) + Send + Sync + 'static
+    where
+        S: Fn(CallEvent) + Send + Sync + 'static,
+    {
+        let recorder = telemetry.map(|telemetry| telemetry.turn(config, conversation));
+        move |event: CallEvent| {
+            if let Some(recorder) = &recorder {
+                recorder.record(&event);
+            }
+            sink(event)
+        }
+    }
+
     /// Exports the spans of a turn already recorded (a stored session's turns).
     pub fn export_events(&self, config: &Config, conversation: Option<String>, events: &[CallEvent]) -> usize {
         export_turn(&self.tracer, events, &TurnContext::new(config, conversation, self.include_content))
@@ -110,6 +131,17 @@ impl Telemetry {
     /// Sends what is queued and waits for it (blocking: call it off async threads).
     pub fn flush(&self) -> Result<(), String> {
         self.provider.force_flush().map_err(|error| error.to_string())
+    }
+
+    /// What a shell does with its exporter as it exits: sends what is queued,
+    /// stops the exporter's thread, and says whether export failed on the way
+    /// (blocking: call it off async threads).
+    pub fn finish(&self) -> Result<(), String> {
+        let flushed = self.shutdown();
+        match self.health().last_error.or(flushed.err()) {
+            Some(error) => Err(format!("trace export to {} failed: {error}", self.endpoint())),
+            None => Ok(()),
+        }
     }
 
     /// Sends what is queued and stops the exporter's thread.

@@ -1,4 +1,4 @@
-//! Editing operations that replace the `/agent tool` commands of spec section 6:
+//! Editing operations behind the chat's `/agent tool …` commands:
 //! each is a pure change to a config value; `apply` runs one against the file with
 //! validation, the stale-copy check and an atomic write, and reports which agents'
 //! runners must be evicted.
@@ -75,7 +75,7 @@ pub enum Edit {
     },
     /// The setup wizard's answers, written at once: agents added (or, with
     /// `replace_agents`, the agents and tool entries replaced), the roles and the
-    /// global tool-agent entries of spec section 7.
+    /// global tool-agent entries of its "agents as tools for all agents" step.
     Setup {
         agents: Vec<AgentConfig>,
         replace_agents: bool,

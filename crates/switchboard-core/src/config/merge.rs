@@ -1,4 +1,5 @@
-//! The tool-agent merge of spec section 1 and the tool-name synthesis of section 2:
+//! The tool-agent merge (global entries, per-agent overrides, local entries) and the
+//! `agent_<name>` tool-name synthesis:
 //! pure functions of a config value, so they are exact and cheap to test.
 
 use std::collections::HashSet;

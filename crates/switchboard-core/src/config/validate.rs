@@ -122,8 +122,8 @@ pub fn validate(config: &Config) -> Vec<Problem> {
     problems
 }
 
-/// Claude Code (`claude-cli`) can only ever call, never be called (spec section 5):
-/// a tool entry that points at one is said to be useless.
+/// Claude Code (`claude-cli`) can only ever call, never be called: a tool entry
+/// that points at one is said to be useless.
 fn cli_callers_are_not_targets(config: &Config, problems: &mut Vec<Problem>) {
     let is_caller_only = |name: &str| config.agent(name).is_some_and(|agent| agent.provider == Provider::ClaudeCli);
     let mut entries: Vec<(String, &AgentToolEntry)> =

@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{merge_entries, AgentToolEntry};
 use crate::config::{tool_name, AgentConfig, AgentNames, Approval, Config, Limits, Provider, SessionMode};
+use crate::contract::{Message, ToolCall};
 use crate::event::{ApprovalLimits, CallError, CallErrorKind, CallRole};
-use crate::runner::{Message, ToolCall};
 use crate::tools::{tool_agents_for, OfferedTool, ToolKind, ASK_AGENT, ASK_MODEL, ESCALATE};
 
 use super::turn::Turn;

@@ -9,9 +9,9 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde_json::json;
 
+use crate::contract::Message;
 use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind};
 use crate::fence::fence;
-use crate::runner::Message;
 use crate::tools::{offered_tools, OfferedTool, Standing};
 
 use super::admit::{admit, Caller, Delegation};

@@ -9,19 +9,43 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use crate::contract::{AnswerSlot, Message};
 use crate::event::ApprovalDecision;
-use crate::runner::{AnswerSlot, Message};
 
-/// How a turn answers approval requests.
+/// How a turn answers approval requests: the one name for it in the core, the
+/// MCP server and the CLI (`--approve ask|all|none`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ApprovalPolicy {
-    /// Wait for `TurnControl::resolve_approval` (the app, an interactive terminal).
+    /// Wait for `TurnControl::resolve_approval` (the app, an interactive terminal,
+    /// an MCP client through elicitation).
     #[default]
     Ask,
-    /// Approve every request (`switchboard ask --approve all`); still reported.
+    /// Approve every request (`--approve all`); still reported.
     ApproveAll,
     /// Deny every request (`--approve none`); still reported.
     DenyAll,
+}
+
+impl ApprovalPolicy {
+    /// The word a command line takes for it: `ask`, `all` or `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalPolicy::Ask => "ask",
+            ApprovalPolicy::ApproveAll => "all",
+            ApprovalPolicy::DenyAll => "none",
+        }
+    }
+}
+
+impl std::str::FromStr for ApprovalPolicy {
+    type Err = String;
+
+    fn from_str(word: &str) -> Result<ApprovalPolicy, String> {
+        [ApprovalPolicy::Ask, ApprovalPolicy::ApproveAll, ApprovalPolicy::DenyAll]
+            .into_iter()
+            .find(|policy| policy.as_str() == word)
+            .ok_or_else(|| format!("{word:?}: one of ask, all, none"))
+    }
 }
 
 /// What a chat session keeps across its turns. Cheap to clone (shared).

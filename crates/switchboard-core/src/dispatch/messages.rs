@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::config::AgentConfig;
-use crate::runner::Message;
+use crate::contract::Message;
 
 /// The root call's messages: the agent's system prompt, the session's history and
 /// the user's message.

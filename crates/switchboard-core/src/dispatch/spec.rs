@@ -6,8 +6,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{AgentConfig, Limits};
+use crate::contract::Message;
 use crate::event::{ApprovalLimits, CallRole};
-use crate::runner::Message;
 use crate::tools::Standing;
 
 use super::turn::Header;

@@ -10,8 +10,8 @@ use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::contract::{AnswerSlot, Message, ModelDelta, ModelReply, ModelRequest, Runner, ToolCall};
 use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind};
-use crate::runner::{AnswerSlot, Message, ModelDelta, ModelReply, ModelRequest, Runner, ToolCall};
 use crate::tools::{OfferedTool, Standing, ESCALATE};
 
 use super::admit::delegation_from_tool_call;

@@ -11,7 +11,7 @@ use crate::event::{CallEvent, EventKind, EventSink, Usage};
 use crate::runner::cache::RunnerCache;
 
 use super::control::TurnControl;
-use super::sources::{Clock, NonceSource};
+use crate::sources::{Clock, NonceSource};
 
 #[derive(Debug, Clone)]
 pub(crate) struct Header {

@@ -1,16 +1,21 @@
-//! The runner cache of spec section 4: runners built lazily on first use, keyed by
-//! agent name, evicted by config change reports. A call that already holds a runner
-//! keeps it (an `Arc`) until it ends, so eviction never disturbs running work.
+//! The runner cache: runners built lazily on first use, keyed by agent name,
+//! evicted by config change reports. A call that already holds a runner keeps it
+//! (an `Arc`) until it ends, so eviction never disturbs running work. The cache
+//! owns the registry of what must not outlive a call (its runners' process
+//! groups and remote cancels); a shell calls `shutdown` as it exits.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::{build, Runner, RunnerError};
+use super::build;
+use super::registry::Registry;
 use crate::config::AgentConfig;
+use crate::contract::{Runner, RunnerError};
 
 #[derive(Default)]
 pub struct RunnerCache {
     runners: Mutex<HashMap<String, Arc<dyn Runner>>>,
+    registry: Arc<Registry>,
 }
 
 impl std::fmt::Debug for RunnerCache {
@@ -26,7 +31,7 @@ impl RunnerCache {
         if let Some(runner) = runners.get(&agent.name) {
             return Ok(runner.clone());
         }
-        let runner = build(agent)?;
+        let runner = build(agent, &self.registry)?;
         runners.insert(agent.name.clone(), runner.clone());
         Ok(runner)
     }
@@ -42,6 +47,17 @@ impl RunnerCache {
         for name in names {
             runners.remove(name.as_ref());
         }
+    }
+
+    /// The registry of this cache's process groups and remote cancels.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// What a shell calls as it exits (off the runtime's workers): ends every
+    /// process group of this cache's runners and lets their remote cancels go out.
+    pub fn shutdown(&self) {
+        self.registry.shutdown();
     }
 
     /// The agent names that have a cached runner, sorted.

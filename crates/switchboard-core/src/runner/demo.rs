@@ -11,8 +11,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::json;
 
-use super::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use crate::config::AgentConfig;
+use crate::contract::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use crate::event::Usage;
 
 /// The most agent tools a demo agent calls in one step.

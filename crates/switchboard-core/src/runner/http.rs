@@ -6,8 +6,11 @@
 
 use reqwest::Url;
 
-use super::RunnerError;
 use crate::config::AgentConfig;
+use crate::contract::RunnerError;
+
+/// How much of an error answer's body is read (its excerpt is shorter still).
+pub(crate) const ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// How many same-origin redirects a request follows.
 const MAX_REDIRECTS: usize = 5;

@@ -14,11 +14,10 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::http::error_chain;
-use super::{
-    redact, truncate, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall,
-};
+use super::http::{error_chain, ERROR_BODY_BYTES};
+use super::{redact, truncate};
 use crate::config::AgentConfig;
+use crate::contract::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use crate::event::Usage;
 
 /// Used when an agent sets no `timeout_secs`.
@@ -29,8 +28,6 @@ pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;
 pub const MAX_RETRIES: u32 = 3;
 /// The longest wait between retries, whatever `Retry-After` asks for.
 pub const MAX_RETRY_WAIT_SECS: u64 = 30;
-/// How much of an error answer's body is read (its excerpt is shorter still).
-pub(crate) const ERROR_BODY_BYTES: usize = 64 * 1024;
 
 #[derive(Debug)]
 pub struct LocalRunner {

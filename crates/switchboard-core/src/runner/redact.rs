@@ -13,8 +13,8 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use regex::Regex;
 
-use super::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
 use crate::config::AgentConfig;
+use crate::contract::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
 
 /// What a secret becomes.
 pub const REDACTED: &str = "[redacted]";

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use specta::Type;
 use specta_typescript::Number;
 
+use crate::contract::Message;
 use crate::event::{ApprovalDecision, CallEvent, CallStatus, EventKind};
-use crate::runner::Message;
 
 /// One line of a session log.
 // Records are built one at a time and written at once; boxing the event would only

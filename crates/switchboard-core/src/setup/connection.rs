@@ -12,7 +12,8 @@ use specta::Type;
 
 use super::{list_models, ModelsError};
 use crate::config::{AgentConfig, Provider};
-use crate::runner::{self, Message, ModelDelta, ModelRequest, Runner, RunnerError};
+use crate::contract::{Message, ModelDelta, ModelRequest, Runner, RunnerError};
+use crate::runner::{self, Registry};
 
 /// How long the tiny request may take in all.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -182,14 +183,16 @@ fn plain(error: &RunnerError) -> String {
 
 async fn test_mcp(agent: &AgentConfig, report: &mut ConnectionReport) {
     let started = Instant::now();
-    let runner = match runner::mcp::McpRunner::new(agent) {
+    // The test's own registry: the stdio server it starts ends with the test.
+    let registry = Registry::new();
+    let runner = match runner::remote::mcp::McpRunner::new(agent, registry.clone()) {
         Ok(runner) => runner,
         Err(error) => return step(report, "connect", started, Err(error.to_string())),
     };
     let tools = runner.probe().await.map_err(|error| runner::redact::error_of(agent, error));
     drop(runner); // a stdio server's process group is signalled here
                   // Its SIGKILL, if it ignores SIGTERM, is waited for off the runtime's workers.
-    let _ = tokio::task::spawn_blocking(runner::subprocess::end_pending_groups).await;
+    let _ = tokio::task::spawn_blocking(move || registry.shutdown()).await;
     match tools {
         Ok(tools) => {
             report.tools = tools.iter().map(|tool| tool.name.to_string()).collect();
@@ -218,7 +221,7 @@ async fn test_mcp(agent: &AgentConfig, report: &mut ConnectionReport) {
 
 async fn test_a2a(agent: &AgentConfig, report: &mut ConnectionReport) {
     let started = Instant::now();
-    let card = match runner::a2a::A2aRunner::new(agent) {
+    let card = match runner::remote::a2a::A2aRunner::new(agent, Registry::new()) {
         Ok(runner) => runner.card().await.map_err(|error| runner::redact::error_of(agent, error)),
         Err(error) => Err(error),
     };
@@ -236,12 +239,12 @@ async fn test_a2a(agent: &AgentConfig, report: &mut ConnectionReport) {
 
 fn test_program(agent: &AgentConfig, path: Option<OsString>, report: &mut ConnectionReport) {
     let started = Instant::now();
-    let invocation = runner::cli_presets::invocation(agent);
+    let invocation = runner::cli::presets::invocation(agent);
     let default = (agent.provider == Provider::ClaudeCli).then(|| "claude".to_string());
     let Some(program) = invocation.command.or(default) else {
         return step(report, "find the program", started, Err("Give the command to run.".into()));
     };
-    let outcome = runner::cli_presets::find_program(&program, &path.unwrap_or_default())
+    let outcome = runner::cli::presets::find_program(&program, &path.unwrap_or_default())
         .map(|found| format!("{program} is {}", found.display()))
         .ok_or_else(|| {
             format!("{program:?} is not on PATH (nor a file at that path). Install it or give its full path.")

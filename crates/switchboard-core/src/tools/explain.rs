@@ -14,13 +14,13 @@ use crate::config::{tool_name, AgentConfig, Approval, Config, Provider, ToolScop
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
 #[serde(rename_all = "snake_case")]
 pub enum Absence {
-    /// The entry names the agent itself (the cycle guard of spec section 1).
+    /// The entry names the agent itself (the cycle guard: an agent is never its own tool).
     SelfReference,
     /// No agent of that name is configured.
     UnknownAgent,
     /// The entry (or the override that wins for this agent) is disabled.
     Disabled,
-    /// The target is a claude-cli agent, which calls but is never called (spec section 5).
+    /// The target is a claude-cli agent, which calls but is never called.
     NotCallable,
     /// The agent's depth limit is 0, so it is offered no delegation tools.
     DepthLimit,

@@ -108,3 +108,108 @@ fn rooms_import_from_their_siblings_never_from_their_parent() {
     }
     assert!(offences.is_empty(), "imports back up to the parent module: {offences:?}");
 }
+
+/// The module path of a source file under `src` (`runner/cli/presets.rs` is
+/// `runner::cli::presets`; `lib.rs` is the crate root).
+fn module_path(source: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(source).unwrap().with_extension("");
+    let mut path: Vec<String> =
+        relative.components().map(|part| part.as_os_str().to_string_lossy().into_owned()).collect();
+    if path == ["lib"] {
+        path.clear();
+    }
+    path
+}
+
+/// Every module a file's code names through `crate::` or `super::` (its test
+/// modules left out, where `super::` is the file itself), as absolute paths.
+fn named_modules(module: &[String], text: &str) -> Vec<Vec<String>> {
+    let code = text.split("#[cfg(test)]").next().unwrap();
+    let identifier = |rest: &str| -> usize {
+        rest.find(|character: char| !(character.is_alphanumeric() || character == '_')).unwrap_or(rest.len())
+    };
+    let mut named = Vec::new();
+    for start in ["crate::", "super::"].iter().flat_map(|head| code.match_indices(head).map(|(index, _)| index)) {
+        // Not the tail of a longer path (`x::super`) nor part of a longer word.
+        let before = code[..start].chars().next_back();
+        if before.is_some_and(|character| character.is_alphanumeric() || character == '_' || character == ':') {
+            continue;
+        }
+        let mut rest = &code[start..];
+        let first = identifier(rest);
+        let mut path: Vec<String> =
+            if &rest[..first] == "crate" { Vec::new() } else { module[..module.len() - 1].to_vec() };
+        rest = &rest[first..];
+        while let Some(after) = rest.strip_prefix("::") {
+            let length = identifier(after);
+            match &after[..length] {
+                "" => break,
+                "super" => {
+                    path.pop();
+                }
+                name => path.push(name.to_string()),
+            }
+            rest = &after[length..];
+        }
+        named.push(path);
+    }
+    named.sort();
+    named
+}
+
+#[test]
+fn the_runner_families_import_the_contract_and_their_siblings_never_each_other_or_the_dispatcher() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let family = |path: &[String]| match path {
+        [runner, family, ..] if runner == "runner" && (family == "cli" || family == "remote") => Some(family.clone()),
+        _ => None,
+    };
+    let above_the_runner = ["dispatch", "sessions", "setup", "tools", "skill"];
+    let mut offences = Vec::new();
+    let mut families_seen = std::collections::BTreeSet::new();
+    for file in rust_files(&source) {
+        let module = module_path(&source, &file);
+        let text = std::fs::read_to_string(&file).unwrap();
+        let shown = file.strip_prefix(&source).unwrap().display().to_string();
+        for named in named_modules(&module, &text) {
+            let top = named.first().map(String::as_str).unwrap_or("");
+            let offence = match module.first().map(String::as_str) {
+                // The runner room never reaches back up to what runs it.
+                Some("runner") if above_the_runner.contains(&top) => true,
+                // A family imports the contract, the runner's shared helpers and its
+                // own siblings; never the other family.
+                Some("runner") => {
+                    family(&module).is_some() && family(&named).is_some_and(|other| Some(other) != family(&module))
+                }
+                // The contract and the sources are the floor: config and events only.
+                Some("contract") => !["config", "event", "contract"].contains(&top),
+                Some("sources") => top != "sources",
+                // The dispatcher and the sessions know the contract and the cache, not the families.
+                Some("dispatch" | "sessions") => top == "runner" && named.get(1).map(String::as_str) != Some("cache"),
+                _ => false,
+            };
+            if offence {
+                offences.push(format!("{shown}: {}", named.join("::")));
+            }
+        }
+        if let Some(name) = family(&module) {
+            families_seen.insert(name);
+        }
+    }
+    assert_eq!(families_seen.len(), 2, "the rule needs both families to judge: {families_seen:?}");
+    assert!(offences.is_empty(), "imports across the runner room's walls: {offences:?}");
+}
+
+#[test]
+fn the_family_rule_sees_a_crossing_import() {
+    // The checker itself: a CLI file that names the remote family, through either
+    // spelling, is caught; its own siblings and the contract are not.
+    let module: Vec<String> = ["runner", "cli", "claude"].map(String::from).to_vec();
+    let text = "use super::subprocess::X;\nuse crate::contract::Message;\nfn f() { super::super::remote::mcp::g(); crate::runner::remote::a2a::h(); }";
+    let named = named_modules(&module, text);
+    let joined: Vec<String> = named.iter().map(|path| path.join("::")).collect();
+    assert_eq!(
+        joined,
+        ["contract::Message", "runner::cli::subprocess::X", "runner::remote::a2a::h", "runner::remote::mcp::g"]
+    );
+}

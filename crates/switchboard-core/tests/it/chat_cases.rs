@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use switchboard_core::config::Approval;
-use switchboard_core::runner::Message;
+use switchboard_core::contract::Message;
 use switchboard_core::sessions::{ChatSessions, OutsideTurn, SessionError, SessionRecord, SessionTurn};
 use switchboard_core::{
     ApprovalDecision, ApprovalPolicy, CallErrorKind, CallEvent, CallStatus, Dispatcher, EventKind, ToolCallRequest,

@@ -1,5 +1,5 @@
-//! Claude Code as the *calling* agent through the nonce-tag protocol (spec section
-//! 5, v2): against a stand-in program that speaks the same flags and stream-json
+//! Claude Code as the *calling* agent through the experimental nonce-tag protocol:
+//! against a stand-in program that speaks the same flags and stream-json
 //! (the tag, cut across messages, never reaches the stream; a forged tag stays
 //! prose; the call runs as a tool-agent call; the session is resumed with the
 //! fenced result in its instructions), and with the real `claude` 2.1.197 offline

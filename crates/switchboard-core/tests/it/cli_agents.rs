@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::json;
-use switchboard_core::runner::{build, Message, ModelDelta, ModelRequest};
+use switchboard_core::contract::{Message, ModelDelta, ModelRequest};
+use switchboard_core::runner::{build, Registry};
 use switchboard_core::{
     AgentConfig, AgentToolEntry, CallStatus, Config, Dispatcher, EventKind, Provider, TurnControl, TurnRequest, Usage,
 };
@@ -205,7 +206,7 @@ async fn aider_answers_with_its_reply_in_a_repository_without_auto_commits_and_w
 
 /// One run of `agent` alone: its answer, or its error message.
 async fn run_alone(agent: &AgentConfig) -> Result<String, String> {
-    let runner = build(agent).map_err(|error| error.to_string())?;
+    let runner = build(agent, &Registry::new()).map_err(|error| error.to_string())?;
     let request =
         ModelRequest { messages: vec![Message::user("Say hello to the world in hello.py")], ..ModelRequest::default() };
     let mut on_delta = |_: ModelDelta| {};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use switchboard_core::runner::Message;
+use switchboard_core::contract::Message;
 use switchboard_core::{
     CallErrorKind, CallEvent, CallStatus, Config, Dispatcher, EventKind, TurnControl, TurnRequest, Usage,
 };

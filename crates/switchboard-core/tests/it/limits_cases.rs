@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use switchboard_core::runner::{DeltaSink, ModelReply, ModelRequest, Runner, RunnerError};
+use switchboard_core::contract::{DeltaSink, ModelReply, ModelRequest, Runner, RunnerError};
 use switchboard_core::{CallErrorKind, CallEvent, CallStatus, Dispatcher, EventKind, Limits, TurnControl, TurnRequest};
 use tokio::sync::Barrier;
 

@@ -5,8 +5,8 @@
 use std::sync::{Arc, Mutex};
 
 use crate::loopback;
+use switchboard_core::contract::{Message, ModelDelta, ModelRequest, Runner, RunnerError};
 use switchboard_core::runner::local::LocalRunner;
-use switchboard_core::runner::{Message, ModelDelta, ModelRequest, Runner, RunnerError};
 use switchboard_core::{AgentConfig, Provider};
 
 /// Serves `body` to every request; returns the base URL and the raw requests.
@@ -28,7 +28,7 @@ fn agent(url: String, key_variable: Option<&str>) -> AgentConfig {
     agent
 }
 
-async fn ask(runner: &LocalRunner) -> Result<switchboard_core::runner::ModelReply, RunnerError> {
+async fn ask(runner: &LocalRunner) -> Result<switchboard_core::contract::ModelReply, RunnerError> {
     let request = ModelRequest { messages: vec![Message::user("hello")], ..ModelRequest::default() };
     runner.stream(&request, &mut |_| {}).await
 }
@@ -130,7 +130,7 @@ fn answer(status: &str, content_type: &str, body: &str) -> Vec<Piece> {
 /// Runs one step, collecting the deltas as text (progress lines prefixed with `…`).
 async fn step_with_deltas(
     runner: &LocalRunner,
-) -> (Result<switchboard_core::runner::ModelReply, RunnerError>, Vec<String>) {
+) -> (Result<switchboard_core::contract::ModelReply, RunnerError>, Vec<String>) {
     let request = ModelRequest { messages: vec![Message::user("hello")], ..ModelRequest::default() };
     let mut deltas = Vec::new();
     let result = runner

@@ -6,6 +6,7 @@ mod claude_caller;
 mod cli_agents;
 mod dispatch_cases;
 mod limits_cases;
+mod live_cases;
 mod local_runner_cases;
 #[path = "../../benches/support/loopback.rs"]
 mod loopback;

@@ -1,4 +1,5 @@
-//! The merge of spec section 1, proven on a table of cases and by properties.
+//! The tool-agent merge (global entries, per-agent overrides, local entries), proven on
+//! a table of cases and by properties.
 
 use proptest::prelude::*;
 use switchboard_core::config::{effective_tools, merged_tools, Config, ToolScope};
@@ -19,7 +20,7 @@ fn check(config: &Config, caller: &str, expected: &[Row]) {
     assert_eq!(effective, expected_effective, "effective list for {caller}");
 }
 
-/// The spec's own example: qwen sees both globals; gemma overrides aider's
+/// The design's worked example: qwen sees both globals; gemma overrides aider's
 /// description and disables it.
 fn spec_example() -> Config {
     let mut gemma = agent("gemma");

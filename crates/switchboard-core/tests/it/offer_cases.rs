@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use switchboard_core::config::DelegationTool;
-use switchboard_core::runner::{Message, ModelRequest};
+use switchboard_core::contract::{Message, ModelRequest};
 use switchboard_core::tools::{offered_tools, Standing, ASK_AGENT, ASK_MODEL, ESCALATE};
 use switchboard_core::{
     AgentConfig, AgentToolEntry, CallErrorKind, CallStatus, Config, Dispatcher, Provider, ToolCallRequest, TurnControl,
@@ -124,9 +124,9 @@ async fn an_outside_calls_context_reaches_the_delegate() {
     assert!(sent.contains("Rhine"), "the context is passed to the agent: {sent}");
 }
 
-/// A claude-cli agent calls tool-agents but is never one (spec section 5): an entry
-/// naming it offers nothing, a model that invents `agent_claude` is refused as not
-/// offered, and so is a client's call from outside; its runner is never asked.
+/// A claude-cli agent calls tool-agents but is never one: an entry naming it offers
+/// nothing, a model that invents `agent_claude` is refused as not offered, and so
+/// is a client's call from outside; its runner is never asked.
 #[tokio::test]
 async fn a_claude_cli_agent_is_never_offered_nor_called_even_when_the_call_is_invented() {
     let config = config(

@@ -10,8 +10,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use switchboard_core::contract::{Message, ModelDelta, ModelRequest, Runner, RunnerError};
 use switchboard_core::runner::local::LocalRunner;
-use switchboard_core::runner::{Message, ModelDelta, ModelRequest, Runner, RunnerError};
 use switchboard_core::{
     AgentConfig, AgentToolEntry, CallErrorKind, CallStatus, Config, Dispatcher, EventKind, Provider, TurnControl,
     TurnRequest,
@@ -125,7 +125,7 @@ pub(crate) fn http_agent(name: &str, url: String, model: &str) -> AgentConfig {
 async fn step(
     runner: &LocalRunner,
     request: &ModelRequest,
-) -> (Result<switchboard_core::runner::ModelReply, RunnerError>, String) {
+) -> (Result<switchboard_core::contract::ModelReply, RunnerError>, String) {
     let mut streamed = String::new();
     let mut on_delta = |delta: ModelDelta| {
         if let ModelDelta::Text(text) = delta {

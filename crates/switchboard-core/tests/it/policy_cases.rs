@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use switchboard_core::config::{DelegationTool, Prices, SessionMode, SkillSetting};
-use switchboard_core::runner::Message;
+use switchboard_core::contract::Message;
 use switchboard_core::{
     AgentConfig, CallErrorKind, CallEvent, CallRole, CallStatus, Config, Dispatcher, EventKind, Limits, Provider,
     Session, TurnControl, TurnRequest, Usage,
@@ -532,10 +532,10 @@ async fn cancel_a_subprocess_agent(ignores_sigterm: bool) {
     let outcome = tokio::time::timeout(Duration::from_secs(30), turn).await.expect("the turn ends").unwrap();
     assert_eq!(outcome.text, "gave up", "the parent continues after the cancelled call");
     // The runner has signalled the group by now; SIGKILL may still be pending for
-    // one that ignored SIGTERM: `end_pending_groups` waits for it, as shells do.
+    // one that ignored SIGTERM: `finish_pending` waits for it, as shells do.
     // The kernel then ends the processes a moment later (a readiness wait, with a
     // guard against a hang).
-    switchboard_core::runner::subprocess::end_pending_groups();
+    dispatcher.runners().registry().finish_pending();
     let guard = std::time::Instant::now() + Duration::from_secs(30);
     while !alive_in_group(group).is_empty() {
         assert!(std::time::Instant::now() < guard, "processes left after cancellation: {:?}", alive_in_group(group));

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use switchboard_core::runner::{build, Message, ModelDelta, ModelRequest};
+use switchboard_core::contract::{Message, ModelDelta, ModelRequest};
+use switchboard_core::runner::{build, Registry};
 use switchboard_core::{
     AgentConfig, AgentToolEntry, CallStatus, Config, Dispatcher, EventKind, Provider, TurnControl, TurnRequest,
 };
@@ -206,7 +207,7 @@ async fn delegate(peer: &Peer, agent: AgentConfig) -> Delegated {
 
 /// One run of `agent` alone, for its failures: the error message, or the answer.
 async fn run_alone(agent: &AgentConfig) -> Result<String, String> {
-    let runner = build(agent).map_err(|error| error.to_string())?;
+    let runner = build(agent, &Registry::new()).map_err(|error| error.to_string())?;
     let request = ModelRequest { messages: vec![Message::user("Please answer.")], ..ModelRequest::default() };
     let mut on_delta = |_: ModelDelta| {};
     runner.stream(&request, &mut on_delta).await.map(|reply| reply.text).map_err(|error| error.to_string())

@@ -3,11 +3,14 @@
 //! working directory, and processes that outlive their call (a detached
 //! grandchild, one holding the pipes open, one that ignores SIGTERM).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use switchboard_core::config::RequestVia;
-use switchboard_core::runner::subprocess::{end_pending_groups, SubprocessRunner, GRACE};
-use switchboard_core::runner::{Message, ModelReply, ModelRequest, Runner, RunnerError};
+use switchboard_core::contract::{Message, ModelReply, ModelRequest, Runner, RunnerError};
+use switchboard_core::runner::cache::RunnerCache;
+use switchboard_core::runner::cli::subprocess::SubprocessRunner;
+use switchboard_core::runner::registry::{Registry, GRACE};
 use switchboard_core::{AgentConfig, Provider};
 
 /// An argparse CLI that says what it parsed.
@@ -31,7 +34,12 @@ fn agent(command: &str, args: &[&str]) -> AgentConfig {
 }
 
 async fn ask(agent: &AgentConfig, request: &str) -> Result<ModelReply, RunnerError> {
-    let runner = SubprocessRunner::new(agent).unwrap();
+    ask_in(&Registry::new(), agent, request).await
+}
+
+/// `ask`, the agent's process group kept in `registry`.
+async fn ask_in(registry: &Arc<Registry>, agent: &AgentConfig, request: &str) -> Result<ModelReply, RunnerError> {
+    let runner = SubprocessRunner::new(agent, registry.clone()).unwrap();
     let request = ModelRequest { messages: vec![Message::user(request)], ..ModelRequest::default() };
     runner.stream(&request, &mut |_| {}).await
 }
@@ -138,10 +146,11 @@ async fn no_process_outlives_its_call() {
         wait_gone(&pid(), GRACE + Duration::from_secs(30));
     }
     // A shell that must exit before the grace period ends makes sure of it.
-    let result =
-        ask(&agent("sh", &["-c", &format!("trap '' TERM; sleep 60 & echo $! > {}", pid_file.display())]), "x").await;
+    let registry = Registry::new();
+    let stubborn = agent("sh", &["-c", &format!("trap '' TERM; sleep 60 & echo $! > {}", pid_file.display())]);
+    let result = ask_in(&registry, &stubborn, "x").await;
     assert!(result.is_ok());
-    end_pending_groups();
+    registry.finish_pending();
     // SIGKILL is sent before it returns; the kernel ends the process a moment later.
     wait_gone(&pid(), Duration::from_secs(30));
 }
@@ -255,4 +264,38 @@ async fn a_json_lines_cli_streams_its_events_and_reports_its_usage_and_cost() {
         other => panic!("{other:?}"),
     }
     assert_eq!(outcome.cost_total, Some(0.0125), "the cost rolls up to the turn");
+}
+
+#[tokio::test]
+async fn a_cache_owns_its_groups_and_a_second_cache_in_the_process_does_not_see_them() {
+    let folder = tempfile::tempdir().unwrap();
+    let pid_file = folder.path().join("pid");
+    let mut sleeper = agent("sh", &["-c", &format!("echo $$ > {}; sleep 600", pid_file.display())]);
+    sleeper.timeout_secs = Some(600);
+    let (first, second) = (Arc::new(RunnerCache::default()), RunnerCache::default());
+    let runner = first.get_or_build(&sleeper).unwrap();
+    let call = tokio::spawn(async move {
+        let request = ModelRequest { messages: vec![Message::user("x")], ..ModelRequest::default() };
+        runner.stream(&request, &mut |_| {}).await
+    });
+    // A readiness wait (with a guard against a hang): the agent has started.
+    let guard = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(&pid_file).map_or(true, |text| !text.ends_with('\n')) {
+        assert!(Instant::now() < guard, "the agent never started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let group: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    assert_eq!(first.registry().live_groups(), [group], "the cache that ran the call lists its group");
+    assert!(second.registry().live_groups().is_empty(), "another cache sees nothing of it");
+    // The second cache's shutdown leaves the first one's call alone.
+    tokio::task::spawn_blocking(move || second.shutdown()).await.unwrap();
+    assert!(!call.is_finished(), "the call still runs after another cache shut down");
+    assert!(std::path::Path::new(&format!("/proc/{group}")).exists());
+    // Its own cache's shutdown ends it, and the call with it.
+    let owner = first.clone();
+    tokio::task::spawn_blocking(move || owner.shutdown()).await.unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(30), call).await.expect("the call ends").unwrap();
+    assert!(ended.is_err(), "a call whose agent was ended fails: {ended:?}");
+    wait_gone(&group.to_string(), Duration::from_secs(30));
+    assert!(first.registry().live_groups().is_empty());
 }

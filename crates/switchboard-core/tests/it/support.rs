@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use switchboard_core::config::{AgentConfig, AgentToolEntry, Config, Provider};
-use switchboard_core::runner::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
+use switchboard_core::contract::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use switchboard_core::{CallEvent, Usage};
 
 pub fn agent(name: &str) -> AgentConfig {
@@ -91,7 +91,7 @@ impl Runner for Scripted {
                 message: message.into(),
             }),
             Step::Ask(question) => {
-                let (slot, answer) = switchboard_core::runner::AnswerSlot::new();
+                let (slot, answer) = switchboard_core::contract::AnswerSlot::new();
                 on_delta(ModelDelta::InputRequired { question: question.into(), answer: slot });
                 match answer.await {
                     Ok(Some(answer)) => {

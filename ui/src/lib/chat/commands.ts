@@ -1,10 +1,10 @@
 /**
- * The chat's slash commands (spec section 6, `/agent tool …`, `/agent add`,
- * `/agent switch`) as pure functions of the typed text and the config: `parse`
- * turns a command into the edit it asks for (or a listing, or the forms to open,
- * or what is wrong with the usage line), `complete` says what may come next at the
- * cursor (spec section 8), and `confirmation` and `toolRows` word what the chat
- * answers. A command runs locally: it is never sent to a model nor logged.
+ * The chat's slash commands (`/agent tool …`, `/agent add`, `/agent switch`) as
+ * pure functions of the typed text and the config: `parse` turns a command into
+ * the edit it asks for (or a listing, or the forms to open, or what is wrong with
+ * the usage line), `complete` says what may come next at the cursor, and
+ * `confirmation` and `toolRows` word what the chat answers. A command runs
+ * locally: it is never sent to a model nor logged.
  */
 import type {
   Absence,
@@ -67,7 +67,7 @@ export function isCommand(text: string): boolean {
   return /^\/agent(\s|$)/.test(text.trim());
 }
 
-/** The function name a tool-agent gets (spec section 2): `agent_` and the name, lowercased, other characters `_`. */
+/** The function name a tool-agent gets: `agent_` and the name, lowercased, other characters `_`. */
 export function toolName(agent: string): string {
   return `agent_${agent.toLowerCase().replace(/[^a-z0-9]/g, "_")}`;
 }
@@ -190,7 +190,7 @@ export function parse(text: string, config: CommandConfig): Parsed {
     return { kind: "edit", edit: { op: "add_tool", target, tool_agent, description } };
   }
   if (left.length > 0 || rest !== null) return { kind: "error", message: `Unexpected "${left[0] ?? "--"}". ${usage}` };
-  // Spec section 6: enabling a tool-agent the global list lacks adds it there, with a description asked for.
+  // Enabling a tool-agent the global list lacks adds it there, with a description asked for.
   if (
     action === "enable" &&
     target.kind === "global" &&
@@ -296,7 +296,7 @@ function matching(options: string[], partial: string): string[] {
   return options.filter((option) => option.toLowerCase().startsWith(prefix));
 }
 
-/** What may be typed at `cursor` (spec section 8): subcommands, agent names, `for`, `global`. Null when nothing. */
+/** What may be typed at `cursor`: subcommands, agent names, `for`, `global`. Null when nothing. */
 export function complete(text: string, cursor: number, config: CommandConfig): Completion | null {
   const before = text.slice(0, cursor);
   if (!before.startsWith("/") || before.includes("\n") || before.includes('"') || /(^|\s)--(\s|$)/.test(before))

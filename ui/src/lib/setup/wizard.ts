@@ -158,7 +158,7 @@ export function agentsAfter(answers: Answers, current: CurrentConfig): string[] 
   return [...kept, ...chosenAgents(answers).map((agent) => agent.name)];
 }
 
-/** The steps the answers go through (spec section 7: no tools step with a single agent). */
+/** The steps the answers go through (no agents-as-tools step with a single agent). */
 export function steps(answers: Answers, current: CurrentConfig): Step[] {
   return agentsAfter(answers, current).length > 1 ? ["find", "roles", "tools", "review"] : ["find", "roles", "review"];
 }

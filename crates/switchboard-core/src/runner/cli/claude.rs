@@ -1,7 +1,7 @@
 //! Claude Code (`claude-cli`) as an agent: each model step is one run of
 //! `claude -p --output-format stream-json --verbose`, read as events. With
 //! `experimental_cli_tool_calls` it can also *call* tool-agents through the
-//! nonce-tag protocol of spec section 5 (v2): its instructions list the tools and
+//! nonce-tag protocol: its instructions list the tools and
 //! ask it to write `<milk:tool_call:NONCE>{…}</milk:tool_call:NONCE>` and stop; the tag
 //! is taken out of its text as it streams and becomes a tool call the dispatcher
 //! runs under the same limits, approvals and fence; the next step resumes its
@@ -11,22 +11,26 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::subprocess::SubprocessRunner;
 use super::tool_tags::{TagFilter, TaggedCall};
-use super::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use crate::config::{tool_name, AgentConfig, OutputFormat, OutputRules, Provider, RequestVia};
+use crate::contract::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
+use crate::runner::registry::Registry;
+use crate::sources::{random_nonce, NonceSource};
 
 /// A session to resume, and the (tool-agent, result) pairs it is resumed with.
 type Resumption = (String, Vec<(String, String)>);
 
-#[derive(Debug)]
 pub struct ClaudeRunner {
     agent: AgentConfig,
+    registry: Arc<Registry>,
+    /// The tags' nonces (the OS's random source unless a test gives its own).
+    nonce: NonceSource,
     calls_tools: bool,
     /// The session and the tool-agent behind each tool call this runner issued.
     issued: Mutex<HashMap<String, (String, String)>>,
@@ -35,14 +39,22 @@ pub struct ClaudeRunner {
 }
 
 impl ClaudeRunner {
-    pub fn new(agent: &AgentConfig) -> ClaudeRunner {
+    pub fn new(agent: &AgentConfig, registry: Arc<Registry>) -> ClaudeRunner {
         ClaudeRunner {
             agent: agent.clone(),
+            registry,
+            nonce: Arc::new(random_nonce),
             calls_tools: agent.experimental_cli_tool_calls == Some(true),
             issued: Mutex::new(HashMap::new()),
             tags: AtomicU32::new(0),
             honoured: AtomicU32::new(0),
         }
+    }
+
+    /// The same runner with its tags' nonces from `nonce`.
+    pub fn with_nonce(mut self, nonce: NonceSource) -> ClaudeRunner {
+        self.nonce = nonce;
+        self
     }
 
     /// One run of the program: its flags, then the prompt after `--`.
@@ -61,7 +73,7 @@ impl ClaudeRunner {
         let mut run = self.agent.clone();
         // The fields HTTP agents have, as the `claude-code` preset passes them;
         // `env` given by the user wins.
-        for (name, value) in super::cli_presets::anthropic_environment(&self.agent) {
+        for (name, value) in super::presets::anthropic_environment(&self.agent) {
             run.env.entry(name).or_insert(value);
         }
         run.provider = Provider::Subprocess;
@@ -69,7 +81,7 @@ impl ClaudeRunner {
         run.args = args;
         run.request_via = Some(RequestVia::Argument);
         run.output = Some(OutputRules { format: Some(OutputFormat::ClaudeStreamJson), ..OutputRules::default() });
-        SubprocessRunner::new(&run)
+        SubprocessRunner::new(&run, self.registry.clone())
     }
 
     /// The instructions of a step: the agent's own prompt, the tools and how to call
@@ -156,14 +168,16 @@ impl ClaudeRunner {
     }
 }
 
-fn nonce() -> String {
-    crate::dispatch::random_nonce()[..16].to_string()
+impl std::fmt::Debug for ClaudeRunner {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("ClaudeRunner").field("agent", &self.agent.name).finish_non_exhaustive()
+    }
 }
 
 #[async_trait]
 impl Runner for ClaudeRunner {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        let nonce = nonce();
+        let nonce: String = (self.nonce)().chars().take(16).collect();
         let resumed = self.results_of(request)?;
         let (session, results) = match &resumed {
             Some((session, results)) => (Some(session.as_str()), results.as_slice()),

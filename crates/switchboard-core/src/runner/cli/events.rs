@@ -6,11 +6,11 @@
 
 use serde_json::Value;
 
-use super::cli_output::ReadOutput;
-use super::truncate;
-use super::ModelDelta;
+use super::output::ReadOutput;
 use crate::config::OutputFormat;
+use crate::contract::ModelDelta;
 use crate::event::Usage;
+use crate::runner::truncate;
 
 /// Reads one agent's JSON lines as they arrive.
 #[derive(Debug)]

@@ -232,7 +232,7 @@ fn smolagents(agent: &AgentConfig) -> Invocation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::cli_output::OutputReader;
+    use crate::runner::cli::output::OutputReader;
 
     #[test]
     fn the_aider_preset_reads_its_tokens_from_stdout() {

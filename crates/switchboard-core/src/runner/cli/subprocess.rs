@@ -7,35 +7,30 @@
 //! (`env`, `${VAR}` references, its `api_key_env`), never the app's API keys. A call
 //! owns its process group, and the group is ended after every call, whatever its
 //! end (ok, error, timeout, cancel): SIGTERM, then SIGKILL after a grace period,
-//! watched by `pending_groups` so a shell can finish the job before it exits.
-//! Subprocess agents are targets only (spec section 5, v1): they are offered no tools.
-
-mod groups;
-mod reaper;
+//! kept in the runner cache's registry so a shell can finish the job before it
+//! exits. Subprocess agents are delegates only: they are offered no tools.
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
-
-pub(crate) use groups::ProcessGroup;
-pub use groups::{end_every_group, end_pending_groups, ending_signal};
-pub use reaper::start_reaper;
 
 use async_trait::async_trait;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
-use super::cli_events::EventLines;
-use super::cli_output::{aider_replies, smolagents_gave_up, OutputReader};
-use super::cli_presets::{invocation, AnswerSource};
-use super::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use super::events::EventLines;
+use super::output::{aider_replies, smolagents_gave_up, OutputReader};
+use super::presets::{invocation, AnswerSource};
 use crate::config::{AgentConfig, OutputFormat, RequestVia};
+use crate::contract::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use crate::runner::registry::{ProcessGroup, Registry};
+use crate::runner::DEFAULT_MAX_OUTPUT_BYTES;
+
+pub use crate::runner::registry::GRACE;
 
 /// Where the request goes in the arguments; appended after `--` when no argument holds it.
 pub const REQUEST_PLACEHOLDER: &str = "{request}";
-
-/// How long an agent has to exit after SIGTERM before SIGKILL.
-pub const GRACE: Duration = Duration::from_secs(2);
 
 /// Used when an agent sets no `timeout_secs`.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
@@ -43,11 +38,6 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
 /// How long output is still read after the agent exits: a grandchild that keeps
 /// the pipes open must not hold the call.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(200);
-
-/// The variables of the app's environment every agent gets (a program needs them
-/// to run at all); nothing else is inherited.
-pub const BASE_ENVIRONMENT: [&str; 11] =
-    ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM"];
 
 #[derive(Debug)]
 pub struct SubprocessRunner {
@@ -63,10 +53,11 @@ pub struct SubprocessRunner {
     reader: OutputReader,
     format: OutputFormat,
     answer: AnswerSource,
+    registry: Arc<Registry>,
 }
 
 impl SubprocessRunner {
-    pub fn new(agent: &AgentConfig) -> Result<SubprocessRunner, RunnerError> {
+    pub fn new(agent: &AgentConfig, registry: Arc<Registry>) -> Result<SubprocessRunner, RunnerError> {
         let invocation = invocation(agent);
         let command =
             invocation.command.ok_or_else(|| RunnerError::Config(format!("agent {:?} has no command", agent.name)))?;
@@ -85,6 +76,7 @@ impl SubprocessRunner {
             format: invocation.output.format.unwrap_or_default(),
             answer: invocation.answer,
             reader,
+            registry,
         })
     }
 
@@ -116,32 +108,13 @@ impl SubprocessRunner {
     /// The agent's environment: the base variables the app has, its `api_key_env`
     /// variable, then its own `env` (`${NAME}` taken from the app's environment).
     pub fn environment(&self) -> Result<BTreeMap<String, String>, RunnerError> {
-        let mut environment = BTreeMap::new();
-        let passed_on = BASE_ENVIRONMENT.iter().copied().chain(self.api_key_env.as_deref());
-        for name in passed_on {
-            if let Ok(value) = std::env::var(name) {
-                environment.insert(name.to_string(), value);
-            }
-        }
-        for (name, value) in &self.env {
-            let value = match crate::config::env_reference(value) {
-                Some(variable) => std::env::var(variable).map_err(|_| {
-                    RunnerError::Config(format!(
-                        "agent {:?}: env.{name} takes ${{{variable}}}, which is not set in the app's environment",
-                        self.agent
-                    ))
-                })?,
-                None => value.clone(),
-            };
-            environment.insert(name.clone(), value);
-        }
-        Ok(environment)
+        crate::runner::environment::of(&self.agent, self.api_key_env.as_deref(), &self.env)
     }
 
     /// Runs the program once with `prompt`, within the agent's timeout.
     pub async fn run_once(&self, prompt: String, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let secs = self.timeout_secs;
-        super::within(secs, self.run(prompt, on_delta)).await
+        crate::runner::within(secs, self.run(prompt, on_delta)).await
     }
 
     async fn run(&self, prompt: String, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
@@ -177,7 +150,7 @@ impl SubprocessRunner {
             },
         })?;
         // From here on, however the call ends, the group is ended with it.
-        let _group = ProcessGroup::of(&child);
+        let _group = ProcessGroup::of(&child, &self.registry);
         if let Some(mut stdin) = child.stdin.take() {
             // Written aside, so a program that does not read its input cannot hold
             // the call; the pipe closes when the writing ends.
@@ -308,7 +281,7 @@ impl LogLines {
             let line: String = self.partial.drain(..=end).collect();
             let line = line.trim();
             if !line.is_empty() {
-                deltas.push(ModelDelta::Progress { message: super::truncate(line, 300), data: None });
+                deltas.push(ModelDelta::Progress { message: crate::runner::truncate(line, 300), data: None });
             }
         }
         deltas
@@ -336,9 +309,6 @@ fn tail_of(text: &str, limit: usize) -> String {
     let count = text.chars().count();
     text.chars().skip(count.saturating_sub(limit)).collect()
 }
-
-/// Used when an agent sets no `max_output_bytes`.
-pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 10 * 1024 * 1024;
 
 /// An agent's stdout as text: decoded chunk by chunk (an invalid byte becomes
 /// U+FFFD and the stream goes on), kept up to a cap; what is over the cap is
@@ -413,7 +383,7 @@ impl CappedOutput {
             self.text.push_str(&rest);
         }
         if self.dropped > 0 {
-            self.text.push_str(&super::cut_note(self.cap, Some(self.dropped)));
+            self.text.push_str(&crate::runner::cut_note(self.cap, Some(self.dropped)));
         }
         self.text
     }

@@ -1,4 +1,4 @@
-//! The nonce-tag protocol of spec section 5 (v2) for a CLI agent that calls
+//! The experimental nonce-tag protocol for a CLI agent that calls
 //! tool-agents: it writes `<milk:tool_call:NONCE>{"agent":…,"request":…}</milk:tool_call:NONCE>`
 //! and stops. `TagFilter` takes its text as it streams, in pieces cut anywhere,
 //! lets the prose through and keeps each tag's body out of it. Only the nonce of

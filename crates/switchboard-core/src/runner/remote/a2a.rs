@@ -9,24 +9,30 @@
 //! and the answer continues the same task; declined, or with no one to answer, the
 //! call is a `remote` error and the task is cancelled. Dropping the call
 //! (cancel, timeout) sends `CancelTask`: closing the stream does not stop a task.
-//! The card is read in `a2a_card.rs`, each result in `a2a_progress.rs`. Written on reqwest and the SSE parser the `local` runner uses; the official Rust
-//! client (`a2a-client-lf`) builds gRPC and a vendored `protoc` we do not need.
+//! The card is read in `a2a/card.rs`, each result in `a2a/progress.rs`. Written
+//! on reqwest and the SSE parser the `local` runner uses; the official Rust client
+//! (`a2a-client-lf`) builds gRPC and a vendored `protoc` we do not need.
 
+mod card;
+mod progress;
+
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::sse::SseReader;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::a2a_progress::{short_state, Progress};
-use super::http::{body_prefix, body_within, error_chain, Origins};
-use super::local::ERROR_BODY_BYTES;
-use super::{
-    redact, truncate, AnswerSlot, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError,
-};
-use crate::config::AgentConfig;
+use progress::{short_state, Progress};
 
-pub use super::a2a_card::{parse_card, AgentCard, Dialect};
+use crate::config::AgentConfig;
+use crate::contract::{AnswerSlot, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use crate::runner::http::{body_prefix, body_within, error_chain, Origins, ERROR_BODY_BYTES};
+use crate::runner::registry::Registry;
+use crate::runner::sse::SseReader;
+use crate::runner::{max_output_bytes, redact, remote_connected, remote_latency, truncate, within};
+use crate::sources::{random_nonce, NonceSource};
+
+pub use card::{parse_card, AgentCard, Dialect};
 
 const CARD_PATH: &str = "/.well-known/agent-card.json";
 const DEFAULT_TIMEOUT_SECS: u64 = 600;
@@ -34,9 +40,12 @@ const POLL_EVERY: Duration = Duration::from_millis(250);
 /// The largest agent card read (a card is a few kilobytes).
 const MAX_CARD_BYTES: usize = 1024 * 1024;
 
-#[derive(Debug)]
 pub struct A2aRunner {
     agent: AgentConfig,
+    /// Where cancels on their way are kept, so a shell's `shutdown` lets them go out.
+    registry: Arc<Registry>,
+    /// Message ids (the OS's random source unless a test gives its own).
+    nonce: NonceSource,
     client: reqwest::Client,
     /// Where its requests may go: `url`'s origin and `allowed_origins`.
     origins: Origins,
@@ -49,6 +58,12 @@ pub struct A2aRunner {
 }
 
 /// A remote task left open after a finished turn.
+impl std::fmt::Debug for A2aRunner {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("A2aRunner").field("agent", &self.agent.name).finish_non_exhaustive()
+    }
+}
+
 #[derive(Debug, Clone)]
 struct OpenTask {
     task: String,
@@ -70,13 +85,15 @@ fn conversation_key(messages: &[Message]) -> String {
 }
 
 impl A2aRunner {
-    pub fn new(agent: &AgentConfig) -> Result<A2aRunner, RunnerError> {
+    pub fn new(agent: &AgentConfig, registry: Arc<Registry>) -> Result<A2aRunner, RunnerError> {
         if agent.url.is_none() {
             return Err(RunnerError::Config(format!("agent {:?}: an a2a agent needs `url`", agent.name)));
         }
         let origins = Origins::of(agent);
         Ok(A2aRunner {
             agent: agent.clone(),
+            registry,
+            nonce: Arc::new(random_nonce),
             client: origins.client(reqwest::Client::builder())?,
             origins,
             card: tokio::sync::Mutex::new(None),
@@ -175,7 +192,7 @@ impl A2aRunner {
         let started = Instant::now();
         let card = self.card().await?;
         let connected = started.elapsed();
-        on_delta(super::remote_connected(&card.endpoint, connected));
+        on_delta(remote_connected(&card.endpoint, connected));
         // A persistent entry's next call: its earlier messages are a conversation
         // whose task is still open there, so only the new request goes, on that task.
         let (last, earlier) =
@@ -190,7 +207,7 @@ impl A2aRunner {
             Some((_, content)) => content.clone(),
             None => request.prompt_text(),
         };
-        let mut message = card.dialect.user_message(crate::dispatch::random_nonce(), &text);
+        let mut message = card.dialect.user_message((self.nonce)(), &text);
         if let Some((open, _)) = &open {
             message["taskId"] = json!(open.task);
             if let Some(context) = &open.context {
@@ -201,9 +218,14 @@ impl A2aRunner {
                 data: Some(json!({ "a2a_task": open.task })),
             });
         }
-        let mut guard =
-            CancelOnDrop { endpoint: card.endpoint.clone(), dialect: card.dialect, token: self.token()?, task: None };
-        let mut progress = Progress { started, limit: super::max_output_bytes(&self.agent), ..Progress::default() };
+        let mut guard = CancelOnDrop {
+            endpoint: card.endpoint.clone(),
+            dialect: card.dialect,
+            token: self.token()?,
+            task: None,
+            registry: self.registry.clone(),
+        };
+        let mut progress = Progress { started, limit: max_output_bytes(&self.agent), ..Progress::default() };
         let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
         loop {
             let outcome = if card.streaming {
@@ -243,7 +265,7 @@ impl A2aRunner {
                     message: format!("the task needs input that was not given: {}", truncate(&question, 500)),
                 });
             };
-            message = card.dialect.user_message(crate::dispatch::random_nonce(), &answer);
+            message = card.dialect.user_message((self.nonce)(), &answer);
             message["taskId"] = json!(guard.task.clone().unwrap_or_default());
             if let Some(context) = &progress.context {
                 message["contextId"] = json!(context);
@@ -251,7 +273,7 @@ impl A2aRunner {
             progress.state = None;
         }
         let total = started.elapsed();
-        on_delta(super::remote_latency(&card.endpoint, connected, progress.first_event.unwrap_or(total), total));
+        on_delta(remote_latency(&card.endpoint, connected, progress.first_event.unwrap_or(total), total));
         Ok(ModelReply { text: progress.answer, tool_calls: vec![], usage: None, cost: None })
     }
 
@@ -265,7 +287,7 @@ impl A2aRunner {
         idle: Duration,
     ) -> Result<(), RunnerError> {
         let response = self.rpc(card, "SendStreamingMessage", json!({ "message": message }), true).await?;
-        let mut events = SseReader::new(response.bytes_stream(), super::max_output_bytes(&self.agent));
+        let mut events = SseReader::new(response.bytes_stream(), max_output_bytes(&self.agent));
         loop {
             let next = tokio::time::timeout(idle, events.next())
                 .await
@@ -300,9 +322,8 @@ impl A2aRunner {
     async fn call_result(&self, card: &AgentCard, method: &'static str, params: Value) -> Result<Value, RunnerError> {
         let response = self.rpc(card, method, params, false).await?;
         let malformed = |message: String| RunnerError::MalformedStream { url: card.endpoint.clone(), message };
-        let body = body_within(response, super::max_output_bytes(&self.agent))
-            .await
-            .map_err(|error| malformed(error.to_string()))?;
+        let body =
+            body_within(response, max_output_bytes(&self.agent)).await.map_err(|error| malformed(error.to_string()))?;
         let answer: Value =
             serde_json::from_str(&body).map_err(|error| malformed(format!("the answer is not JSON: {error}")))?;
         if let Some(error) = answer.get("error") {
@@ -359,17 +380,15 @@ fn rpc_error(endpoint: &str, error: &Value) -> RunnerError {
 
 /// Cancels the remote task of a call dropped before it ended. The request goes
 /// out from a thread of its own (the call's runtime may be shutting down with
-/// it), and shells wait for it before they exit (`finish_pending_cancels`).
+/// it), kept in the registry, which a shell's `shutdown` waits on before it exits.
 pub(super) struct CancelOnDrop {
     pub(super) endpoint: String,
     pub(super) dialect: Dialect,
     pub(super) token: Option<String>,
     /// The remote task, while it may still run.
     pub(super) task: Option<String>,
+    pub(super) registry: Arc<Registry>,
 }
-
-/// `CancelTask` requests still on their way.
-static PENDING_CANCELS: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> = std::sync::Mutex::new(Vec::new());
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
@@ -393,16 +412,7 @@ impl Drop for CancelOnDrop {
                 let _ = tokio::time::timeout(Duration::from_secs(5), request.send()).await;
             });
         });
-        PENDING_CANCELS.lock().unwrap().push(sender);
-    }
-}
-
-/// Waits (at most 5 s each) for the `CancelTask` requests of cancelled calls, so
-/// a remote task does not outlive the program that cancelled it.
-pub fn finish_pending_cancels() {
-    let pending: Vec<_> = PENDING_CANCELS.lock().unwrap().drain(..).collect();
-    for sender in pending {
-        let _ = sender.join();
+        self.registry.cancel_sent_by_thread(sender);
     }
 }
 
@@ -410,7 +420,7 @@ pub fn finish_pending_cancels() {
 impl Runner for A2aRunner {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let secs = self.agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
-        super::within(secs, self.call(request, on_delta)).await
+        within(secs, self.call(request, on_delta)).await
     }
 
     fn accepts_tools(&self) -> bool {

@@ -30,20 +30,27 @@ use tokio::sync::mpsc;
 
 use rmcp::transport::async_rw::AsyncRwTransport;
 
-use super::http::{error_chain, Origins};
-use super::mcp_arguments::{argument_type, first_required_string};
-use super::mcp_progress::{forward, Client, RouteGuard};
-use super::mcp_transport::{LineWatch, Oversized, Routes, Tapped};
-use super::subprocess::{ProcessGroup, SubprocessRunner};
-use super::{truncate, DeltaSink, ModelReply, ModelRequest, Runner, RunnerError};
+mod arguments;
+mod progress;
+mod transport;
+
+use arguments::{argument_type, first_required_string};
+use progress::{forward, Client, RouteGuard};
+use transport::{LineWatch, Oversized, Routes, Tapped};
+
 use crate::config::AgentConfig;
+use crate::contract::{DeltaSink, ModelReply, ModelRequest, Runner, RunnerError};
 use crate::event::Usage;
+use crate::runner::http::{error_chain, Origins};
+use crate::runner::registry::{ProcessGroup, Registry};
+use crate::runner::{cut_note, max_output_bytes, redact, remote_connected, remote_latency, truncate, within};
 
 /// How long a call may take when the agent sets no `timeout_secs`.
 const DEFAULT_TIMEOUT_SECS: u64 = 600;
 
 pub struct McpRunner {
     agent: AgentConfig,
+    registry: Arc<Registry>,
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
 }
 
@@ -69,7 +76,7 @@ struct Connection {
 }
 
 impl McpRunner {
-    pub fn new(agent: &AgentConfig) -> Result<McpRunner, RunnerError> {
+    pub fn new(agent: &AgentConfig, registry: Arc<Registry>) -> Result<McpRunner, RunnerError> {
         match (&agent.command, &agent.url) {
             (Some(_), None) | (None, Some(_)) => {}
             _ => {
@@ -79,7 +86,7 @@ impl McpRunner {
                 )))
             }
         }
-        Ok(McpRunner { agent: agent.clone(), connection: tokio::sync::Mutex::new(None) })
+        Ok(McpRunner { agent: agent.clone(), registry, connection: tokio::sync::Mutex::new(None) })
     }
 
     fn endpoint(&self) -> String {
@@ -155,7 +162,7 @@ impl McpRunner {
     /// The longest message read from the server: a result of `max_output_bytes`
     /// and 64 KiB for its envelope.
     fn message_limit(&self) -> usize {
-        super::max_output_bytes(&self.agent).saturating_add(64 * 1024)
+        max_output_bytes(&self.agent).saturating_add(64 * 1024)
     }
 
     /// A session with the server: over streamable HTTP, or with a stdio server
@@ -197,7 +204,8 @@ impl McpRunner {
         let command_name = self.agent.command.clone().unwrap_or_default();
         // The same environment rules as any subprocess agent: a minimal base, its
         // key variable and its own `env`, nothing else of the app's.
-        let environment = SubprocessRunner::new(&self.agent)?.environment()?;
+        let environment =
+            crate::runner::environment::of(&self.agent.name, self.agent.api_key_env.as_deref(), &self.agent.env)?;
         let mut command = tokio::process::Command::new(&command_name);
         command
             .args(&self.agent.args)
@@ -215,7 +223,7 @@ impl McpRunner {
             url: command_name.clone(),
             message: format!("cannot start the MCP server of agent {:?}: {error}", self.agent.name),
         })?;
-        let group = ProcessGroup::of(&child);
+        let group = ProcessGroup::of(&child, &self.registry);
         let (stdout, stdin) = (child.stdout.take().expect("piped"), child.stdin.take().expect("piped"));
         if let Some(mut pipe) = child.stderr.take() {
             tokio::spawn(async move {
@@ -258,7 +266,7 @@ impl McpRunner {
         let started = std::time::Instant::now();
         let connection = self.connection().await?;
         let connected = started.elapsed();
-        on_delta(super::remote_connected(&self.endpoint(), connected));
+        on_delta(remote_connected(&self.endpoint(), connected));
         let text = request.prompt_text();
         let mut arguments = JsonObject::new();
         arguments.insert(connection.request_argument.clone(), Value::String(text));
@@ -278,10 +286,10 @@ impl McpRunner {
             .map_err(|error| self.failure(&connection, format!("tools/call: {error}")))?;
         let (progress_sender, mut progress) = mpsc::unbounded_channel();
         connection.routes.lock().unwrap().claim(&handle.progress_token, progress_sender);
-        let mut guard = CancelOnDrop { peer, id: Some(handle.id.clone()) };
+        let mut guard = CancelOnDrop { peer, id: Some(handle.id.clone()), registry: self.registry.clone() };
         let _route = RouteGuard { routes: connection.routes.clone(), token: handle.progress_token.clone() };
         let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
-        let limit = super::max_output_bytes(&self.agent);
+        let limit = max_output_bytes(&self.agent);
         let mut response = handle.rx;
         let mut streamed = String::new();
         let mut first_event: Option<Duration> = None;
@@ -333,7 +341,7 @@ impl McpRunner {
             Err(_) => return Err(self.failure(&connection, "the MCP session ended before the answer".into())),
         };
         let total = started.elapsed();
-        on_delta(super::remote_latency(&self.endpoint(), connected, first_event.unwrap_or(total), total));
+        on_delta(remote_latency(&self.endpoint(), connected, first_event.unwrap_or(total), total));
         self.reply(result, streamed)
     }
 
@@ -385,18 +393,15 @@ impl McpRunner {
         if text.is_empty() {
             text = streamed;
         }
-        let limit = super::max_output_bytes(&self.agent);
+        let limit = max_output_bytes(&self.agent);
         if text.len() > limit {
             let cut = (0..=limit).rev().find(|index| text.is_char_boundary(*index)).unwrap_or(0);
             let dropped = text.len() - cut;
             text.truncate(cut);
-            text.push_str(&super::cut_note(limit, Some(dropped as u64)));
+            text.push_str(&cut_note(limit, Some(dropped as u64)));
         }
         if result.is_error == Some(true) {
-            return Err(RunnerError::Remote {
-                url: self.endpoint(),
-                message: truncate(&super::redact(&text, None), 1000),
-            });
+            return Err(RunnerError::Remote { url: self.endpoint(), message: truncate(&redact(&text, None), 1000) });
         }
         let structured = result.structured_content.as_ref();
         let usage = structured
@@ -411,10 +416,9 @@ impl McpRunner {
 struct CancelOnDrop {
     peer: Peer<RoleClient>,
     id: Option<RequestId>,
+    /// Where the notice on its way is kept, so a shell's `shutdown` lets it go out.
+    registry: Arc<Registry>,
 }
-
-/// `notifications/cancelled` still on their way, sent from the runtime's workers.
-static PENDING_CANCELS: Mutex<Vec<tokio::task::JoinHandle<()>>> = Mutex::new(Vec::new());
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
@@ -426,21 +430,8 @@ impl Drop for CancelOnDrop {
                 let notice = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason));
                 let _ = tokio::time::timeout(Duration::from_secs(5), notice).await;
             });
-            let mut pending = PENDING_CANCELS.lock().unwrap();
-            pending.retain(|earlier| !earlier.is_finished());
-            pending.push(sending);
+            self.registry.cancel_sent_by_task(sending);
         }
-    }
-}
-
-/// Waits (at most 5 s each) for the `notifications/cancelled` of dropped calls, so
-/// a remote tool is told to stop before the program that started it exits. Called
-/// off the runtime's workers (from `subprocess::end_pending_groups`, or through
-/// `spawn_blocking`), since the workers send them.
-pub fn finish_pending_cancels() {
-    let pending: Vec<_> = PENDING_CANCELS.lock().unwrap().drain(..).collect();
-    for sending in pending {
-        let _ = futures::executor::block_on(sending);
     }
 }
 
@@ -448,7 +439,7 @@ pub fn finish_pending_cancels() {
 impl Runner for McpRunner {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let secs = self.agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
-        super::within(secs, self.call(request, on_delta)).await
+        within(secs, self.call(request, on_delta)).await
     }
 
     fn accepts_tools(&self) -> bool {

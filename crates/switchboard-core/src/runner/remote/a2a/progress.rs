@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::a2a::CancelOnDrop;
-use super::{truncate, DeltaSink, ModelDelta, RunnerError};
+use super::CancelOnDrop;
+use crate::contract::{DeltaSink, ModelDelta, RunnerError};
+use crate::runner::truncate;
 
 /// What the call has seen of the remote task.
 pub(super) struct Progress {
@@ -247,9 +248,9 @@ fn part_text(part: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::{part_text, Progress};
-    use crate::runner::a2a::CancelOnDrop;
-    use crate::runner::a2a_card::Dialect;
-    use crate::runner::ModelDelta;
+    use crate::contract::ModelDelta;
+    use crate::runner::registry::Registry;
+    use crate::runner::remote::a2a::{CancelOnDrop, Dialect};
     use serde_json::json;
 
     #[test]
@@ -276,7 +277,13 @@ mod tests {
 
     #[test]
     fn a_task_that_comes_back_whole_is_answered_by_its_artifacts_once() {
-        let mut guard = CancelOnDrop { endpoint: "http://a".into(), dialect: Dialect::V1, token: None, task: None };
+        let mut guard = CancelOnDrop {
+            endpoint: "http://a".into(),
+            dialect: Dialect::V1,
+            token: None,
+            task: None,
+            registry: Registry::new(),
+        };
         let mut progress = Progress::default();
         let mut texts = Vec::new();
         let mut sink = |delta: ModelDelta| {
@@ -300,7 +307,13 @@ mod tests {
 
     #[test]
     fn a_status_polled_again_is_no_news_and_only_an_end_there_leaves_nothing_to_cancel() {
-        let mut guard = CancelOnDrop { endpoint: "http://a".into(), dialect: Dialect::V1, token: None, task: None };
+        let mut guard = CancelOnDrop {
+            endpoint: "http://a".into(),
+            dialect: Dialect::V1,
+            token: None,
+            task: None,
+            registry: Registry::new(),
+        };
         let mut progress = Progress::default();
         let mut lines = Vec::new();
         let mut sink = |delta: ModelDelta| {
@@ -323,7 +336,13 @@ mod tests {
 
     #[test]
     fn an_agent_that_answers_in_status_messages_is_answered_by_them() {
-        let mut guard = CancelOnDrop { endpoint: "http://a".into(), dialect: Dialect::V03, token: None, task: None };
+        let mut guard = CancelOnDrop {
+            endpoint: "http://a".into(),
+            dialect: Dialect::V03,
+            token: None,
+            task: None,
+            registry: Registry::new(),
+        };
         let (mut texts, mut lines) = (Vec::new(), Vec::new());
         let mut sink = |delta: ModelDelta| match delta {
             ModelDelta::Text(text) => texts.push(text),

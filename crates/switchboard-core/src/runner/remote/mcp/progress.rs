@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex};
 use rmcp::model::{ClientConfig, Implementation, ProgressNotificationParam, ProgressToken};
 use rmcp::ClientHandler;
 
-use super::mcp_transport::Routes;
-use super::{truncate, DeltaSink, ModelDelta};
+use super::transport::Routes;
+use crate::contract::{DeltaSink, ModelDelta};
 use crate::event::{CallEvent, EventKind};
+use crate::runner::truncate;
 
 /// The `_meta` key a Switchboard MCP server puts each event under.
 pub(super) const EVENT_META_KEY: &str = "switchboard/event";
@@ -53,7 +54,7 @@ pub(super) fn forward(
                 cut -= 1;
             }
             streamed.push_str(&text[..cut]);
-            streamed.push_str(&super::cut_note(limit, None));
+            streamed.push_str(&crate::runner::cut_note(limit, None));
         }
         on_delta(ModelDelta::Text(text.clone()));
         return;

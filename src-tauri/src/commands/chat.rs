@@ -1,0 +1,135 @@
+//! The chat commands: a turn in its session (every event through its channel,
+//! after it is in the session's log), the sessions themselves, and steering a
+//! running turn (cancel it or a call, answer an approval or a remote agent's
+//! question). Turns, approvals and exports are `ChatSessions`' work.
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use switchboard_core::sessions::{SessionLog, SessionSummary, SessionTurn};
+use switchboard_core::{ApprovalDecision, ApprovalPolicy, CallEvent, TurnOutcome};
+use switchboard_otel::Telemetry;
+use tauri::ipc::Channel;
+use tauri::State;
+
+use crate::error::AppError;
+use crate::state::AppState;
+
+/// A user turn as the chat sends it; the history comes from the session's log.
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+pub struct SendRequest {
+    /// The chat session the turn belongs to (its log receives every event).
+    pub session_id: String,
+    /// Chosen by the UI so it can cancel the turn while it runs.
+    pub turn_id: String,
+    /// `@agent` handoff; the primary when absent.
+    pub agent: Option<String>,
+    pub message: String,
+}
+
+/// Runs one user turn in its session; every event of its call tree goes through
+/// `on_event`, after it is in the session's log.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn send_message(
+    state: State<'_, AppState>,
+    request: SendRequest,
+    on_event: Channel<CallEvent>,
+) -> Result<TurnOutcome, AppError> {
+    let turn = SessionTurn {
+        session_id: request.session_id,
+        turn_id: request.turn_id,
+        agent: request.agent,
+        message: request.message,
+    };
+    let dispatcher = state.live.dispatcher();
+    let show = move |event: CallEvent| drop(on_event.send(event));
+    let show = Telemetry::wrap(state.telemetry.as_deref(), &dispatcher.config(), Some(turn.session_id.clone()), show);
+    Ok(state.sessions.run_turn(dispatcher, turn, ApprovalPolicy::Ask, show).await?)
+}
+
+/// The chat sessions, most recently used first.
+#[tauri::command]
+#[specta::specta]
+pub(crate) fn list_sessions(state: State<'_, AppState>) -> Result<Vec<SessionSummary>, AppError> {
+    Ok(state.sessions.list()?)
+}
+
+/// Starts a chat session.
+#[tauri::command]
+#[specta::specta]
+pub(crate) fn create_session(state: State<'_, AppState>, title: String) -> Result<SessionSummary, AppError> {
+    Ok(state.sessions.create(&title)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) fn rename_session(state: State<'_, AppState>, id: String, title: String) -> Result<(), AppError> {
+    Ok(state.sessions.rename(&id, &title)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) fn delete_session(state: State<'_, AppState>, id: String) -> Result<(), AppError> {
+    Ok(state.sessions.delete(&id)?)
+}
+
+/// A session's log: its messages, every event of every turn, retractions.
+#[tauri::command]
+#[specta::specta]
+pub(crate) fn load_session(state: State<'_, AppState>, id: String) -> Result<SessionLog, AppError> {
+    Ok(state.sessions.load(&id)?)
+}
+
+/// Takes a turn back (retry, edit and resend): it stays in the log, marked.
+#[tauri::command]
+#[specta::specta]
+pub(crate) fn retract_turn(state: State<'_, AppState>, session_id: String, turn_id: String) -> Result<(), AppError> {
+    Ok(state.sessions.retract_turn(&session_id, &turn_id)?)
+}
+
+/// Writes a turn's call-tree events as a JSON array into the app's `exports`
+/// folder and returns the file's path.
+#[tauri::command]
+#[specta::specta]
+pub(crate) fn export_turn(state: State<'_, AppState>, session_id: String, turn_id: String) -> Result<String, AppError> {
+    let folder = state.data_dir.join("exports");
+    Ok(state.sessions.export_turn(&session_id, &turn_id, &folder)?.display().to_string())
+}
+
+/// Cancels a running turn; false when it is not running.
+#[tauri::command]
+#[specta::specta]
+pub(crate) fn cancel_turn(state: State<'_, AppState>, turn_id: String) -> bool {
+    state.sessions.cancel_turn(&turn_id)
+}
+
+/// Answers the approval request of a waiting call; false when none is waiting.
+#[tauri::command]
+#[specta::specta]
+pub(crate) fn resolve_approval(
+    state: State<'_, AppState>,
+    turn_id: String,
+    call_id: String,
+    decision: ApprovalDecision,
+) -> bool {
+    state.sessions.resolve_approval(&turn_id, &call_id, decision)
+}
+
+/// Answers the question a remote agent asked in a running turn (`None` declines).
+#[tauri::command]
+#[specta::specta]
+pub(crate) fn answer_input(
+    state: State<'_, AppState>,
+    turn_id: String,
+    call_id: String,
+    answer: Option<String>,
+) -> bool {
+    state.sessions.answer_input(&turn_id, &call_id, answer)
+}
+
+/// Cancels one call of a running turn with its subtree; its parent continues.
+#[tauri::command]
+#[specta::specta]
+pub(crate) fn cancel_call(state: State<'_, AppState>, turn_id: String, call_id: String) -> bool {
+    state.sessions.cancel_call(&turn_id, &call_id)
+}
