@@ -156,7 +156,7 @@ test-package: package
 # Mutation testing of the policy-critical code with cargo-mutants: each mutant of
 # the fence, the merge, validation, the dispatcher's admission and the tool list is
 # built and the core's tests run against it; a mutant they do not catch is a gap.
-# Not part of `make test` (it takes long); the counts are in README.
+# Not part of `make test` (it takes long); the counts are in docs/testing.md.
 MUTATED := crates/switchboard-core/src/fence.rs crates/switchboard-core/src/config/merge.rs \
 	crates/switchboard-core/src/config/validate.rs crates/switchboard-core/src/dispatch/admit.rs \
 	crates/switchboard-core/src/tools.rs
