@@ -19,6 +19,7 @@ use std::sync::Arc;
 use switchboard_core::config::store;
 use switchboard_core::sessions::DATA_DIR_ENV;
 use tauri::{Manager, Runtime};
+use tauri_plugin_store::StoreExt;
 use tauri_specta::Event;
 
 pub use error::{AppError, AppErrorKind};
@@ -79,6 +80,7 @@ pub fn configure<R: Runtime>(
     builder
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_store::Builder::default().build())
         .plugin(desktop::window_state())
         .plugin(desktop::window_state_autosave())
         .plugin(links::navigation_guard())
@@ -104,7 +106,11 @@ pub fn configure<R: Runtime>(
                     tracing::warn!(%error, "could not tell the window about a config change");
                 }
             };
-            let state = AppState::open(config_path.clone(), data_dir, on_change, emit_outside)
+            // The preferences' store is the plugin's, at an absolute path in the data
+            // folder; auto-save is off because each change is saved as it is made.
+            let store = app.store_builder(data_dir.join("prefs.json")).disable_auto_save().build()?;
+            let preferences = prefs::PreferencesFile::new(store);
+            let state = AppState::open(config_path.clone(), data_dir, preferences, on_change, emit_outside)
                 .map_err(|error| error.message)?;
             let preferences = state.preferences.read();
             app.manage(state);

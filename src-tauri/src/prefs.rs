@@ -1,16 +1,20 @@
-//! The window's preferences (theme: light, dark or the system's; side panel width, last session, the built-in
-//! MCP endpoint's switch and port) in `prefs.json`
-//! in the app's data folder, read and written by Rust only: the webview asks for
-//! them and sends changes, and never names a file. A missing or damaged file reads
-//! as no preferences; a change keeps the fields it does not name.
+//! The window's preferences (theme: light, dark or the system's; side panel
+//! width, last session, the built-in MCP endpoint's switch and port) in
+//! `prefs.json` in the app's data folder, kept through `tauri-plugin-store` and
+//! used from Rust only: the webview asks for them and sends changes, names no
+//! file, and holds no store permission. The file is read again for each request
+//! (another instance, or a person, may have changed it); a missing or damaged
+//! file reads as no preferences; a change keeps the fields it does not name.
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use specta::Type;
-use switchboard_core::config::store::{write_atomic, ConfigError};
+use tauri::Runtime;
+use tauri_plugin_store::Store;
+
+use crate::error::{AppError, AppErrorKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]
@@ -43,16 +47,47 @@ pub struct Preferences {
     pub extra: Map<String, Value>,
 }
 
-/// The preferences file of one app, with a lock so two changes never interleave.
-#[derive(Debug)]
+/// Where the preferences are kept: the plugin's store (any runtime, so the
+/// state that holds it is not generic).
+trait Backing: Send + Sync {
+    /// The file's keys and values as they are on disk now.
+    fn read(&self) -> Result<Map<String, Value>, tauri_plugin_store::Error>;
+    /// Replaces what the file holds with `values` and saves it.
+    fn write(&self, values: Map<String, Value>) -> Result<(), tauri_plugin_store::Error>;
+}
+
+impl<R: Runtime> Backing for Arc<Store<R>> {
+    fn read(&self) -> Result<Map<String, Value>, tauri_plugin_store::Error> {
+        self.reload_ignore_defaults()?;
+        Ok(self.entries().into_iter().collect())
+    }
+
+    fn write(&self, values: Map<String, Value>) -> Result<(), tauri_plugin_store::Error> {
+        self.clear();
+        for (key, value) in values {
+            self.set(key, value);
+        }
+        self.save()
+    }
+}
+
+/// The preferences of one app, with a lock so two changes never interleave.
 pub struct PreferencesFile {
-    path: PathBuf,
+    backing: Box<dyn Backing>,
     lock: Mutex<()>,
 }
 
+impl std::fmt::Debug for PreferencesFile {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("PreferencesFile").finish_non_exhaustive()
+    }
+}
+
 impl PreferencesFile {
-    pub fn new(data_dir: &Path) -> PreferencesFile {
-        PreferencesFile { path: data_dir.join("prefs.json"), lock: Mutex::new(()) }
+    /// The preferences in `store` (the plugin's store of `prefs.json`, built with
+    /// auto-save off: a change is saved as it is made).
+    pub fn new<R: Runtime>(store: Arc<Store<R>>) -> PreferencesFile {
+        PreferencesFile { backing: Box::new(store), lock: Mutex::new(()) }
     }
 
     pub fn read(&self) -> Preferences {
@@ -61,15 +96,24 @@ impl PreferencesFile {
     }
 
     fn read_unlocked(&self) -> Preferences {
-        let Ok(bytes) = std::fs::read(&self.path) else { return Preferences::default() };
-        serde_json::from_slice(&bytes).unwrap_or_else(|error| {
-            tracing::warn!(%error, path = %self.path.display(), "preferences unreadable; using defaults");
+        let values = match self.backing.read() {
+            Ok(values) => values,
+            Err(tauri_plugin_store::Error::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Preferences::default()
+            }
+            Err(error) => {
+                tracing::warn!(%error, "preferences unreadable; using defaults");
+                return Preferences::default();
+            }
+        };
+        serde_json::from_value(Value::Object(values)).unwrap_or_else(|error| {
+            tracing::warn!(%error, "preferences unreadable; using defaults");
             Preferences::default()
         })
     }
 
-    /// Sets the fields `change` names and writes the file; returns the result.
-    pub fn update(&self, change: Preferences) -> Result<Preferences, ConfigError> {
+    /// Sets the fields `change` names and saves the file; returns the result.
+    pub fn update(&self, change: Preferences) -> Result<Preferences, AppError> {
         let _guard = self.lock.lock().unwrap();
         let mut preferences = self.read_unlocked();
         if change.theme.is_some() {
@@ -87,8 +131,13 @@ impl PreferencesFile {
         if change.mcp_port.is_some() {
             preferences.mcp_port = change.mcp_port;
         }
-        let bytes = serde_json::to_vec_pretty(&preferences).expect("preferences serialize");
-        write_atomic(&self.path, &bytes)?;
+        let values = serde_json::to_value(&preferences)
+            .ok()
+            .and_then(|value| value.as_object().cloned())
+            .expect("preferences serialize as an object");
+        self.backing
+            .write(values)
+            .map_err(|error| AppError::new(AppErrorKind::Io, format!("the preferences could not be saved: {error}")))?;
         Ok(preferences)
     }
 }

@@ -79,6 +79,7 @@ impl AppState {
     pub fn open(
         config_path: PathBuf,
         data_dir: PathBuf,
+        preferences: PreferencesFile,
         on_change: impl Fn(ConfigChanged) + Send + Sync + 'static,
         emit_outside: mcp::Emitter,
     ) -> Result<AppState, AppError> {
@@ -98,7 +99,6 @@ impl AppState {
             tracing::warn!(%error, "config hot reload is off");
         }
         let sessions = Arc::new(ChatSessions::open(data_dir.join("sessions"))?);
-        let preferences = PreferencesFile::new(&data_dir);
         let (telemetry, telemetry_problem) = match Telemetry::from_config(&live.dispatcher().config()) {
             Ok(telemetry) => (telemetry.map(Arc::new), None),
             Err(problem) => (None, Some(problem)),
