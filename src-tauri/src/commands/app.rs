@@ -19,7 +19,7 @@ pub(crate) fn get_preferences(state: State<'_, AppState>) -> Preferences {
 #[tauri::command]
 #[specta::specta]
 pub(crate) fn set_preferences(state: State<'_, AppState>, change: Preferences) -> Result<Preferences, AppError> {
-    Ok(state.preferences.update(change)?)
+    state.preferences.update(change)
 }
 
 /// The built-in MCP endpoint: running or not, its address and a client config.

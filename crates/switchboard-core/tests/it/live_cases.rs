@@ -67,7 +67,12 @@ fn an_edit_here_is_told_once_and_an_outside_change_after_it_with_its_own_version
         ConfigChange::Applied { version, .. } => assert_eq!(version, written),
         ConfigChange::Rejected { error } => panic!("{error}"),
     }
-    assert!(live.dispatcher().config().agent_tools.iter().any(|entry| entry.agent == "researcher" && entry.enabled == Some(false)));
+    assert!(live
+        .dispatcher()
+        .config()
+        .agent_tools
+        .iter()
+        .any(|entry| entry.agent == "researcher" && entry.enabled == Some(false)));
 
     // An outside change: the next change told is this one (the edit's own write
     // was not reported back), with the agent it changed.
