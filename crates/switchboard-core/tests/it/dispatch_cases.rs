@@ -5,21 +5,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use expect_test::expect;
 use serde_json::json;
 use switchboard_core::contract::Message;
 use switchboard_core::{
     CallErrorKind, CallEvent, CallStatus, Config, Dispatcher, EventKind, TurnControl, TurnRequest, Usage,
 };
 
-use crate::support::{agent, call, config, entry, Recorder, Scripted, Step};
-
-fn exact(dispatcher: Dispatcher) -> Dispatcher {
-    let clock = Arc::new(std::sync::atomic::AtomicU64::new(1_000));
-    dispatcher.with_sources(
-        Arc::new(move || clock.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
-        Arc::new(|| "NONCE".to_string()),
-    )
-}
+use crate::support::{
+    agent, assert_stream_invariants, call, config, entry, exact, render_tree, run, Recorder, Scripted, Step,
+};
 
 fn demo_config() -> Config {
     let mut config = Config::demo_default();
@@ -27,16 +22,6 @@ fn demo_config() -> Config {
         agent.delay_ms = Some(0);
     }
     config
-}
-
-async fn run(dispatcher: &Dispatcher, message: &str) -> (switchboard_core::TurnOutcome, Vec<CallEvent>) {
-    let recorder = Recorder::default();
-    let request = TurnRequest { message: message.into(), ..TurnRequest::default() };
-    let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
-    let events = recorder.take();
-    // Every case's stream keeps the invariants, whatever else it checks.
-    assert_stream_invariants(&events);
-    (outcome, events)
 }
 
 fn finished_of<'a>(events: &'a [CallEvent], call_id: &str) -> &'a EventKind {
@@ -62,81 +47,26 @@ fn own_of(kind: &EventKind) -> Usage {
     }
 }
 
-/// Every stream invariant that holds for any turn.
-pub(crate) fn assert_stream_invariants(events: &[CallEvent]) {
-    assert!(!events.is_empty());
-    for pair in events.windows(2) {
-        assert!(pair[1].seq == pair[0].seq + 1, "seq is gapless and increasing: {} then {}", pair[0].seq, pair[1].seq);
-    }
-    assert!(
-        matches!(events[0].kind, EventKind::CallStarted { .. })
-            && events[0].parent_id.is_none()
-            && events[0].depth == 0
-    );
-    let last = events.last().unwrap();
-    assert!(
-        matches!(last.kind, EventKind::CallFinished { .. }) && last.parent_id.is_none(),
-        "the root's call_finished is last"
-    );
-    let mut started: Vec<&str> = Vec::new();
-    let mut finished: Vec<&str> = Vec::new();
-    for event in events {
-        match &event.kind {
-            EventKind::CallStarted { .. } => {
-                if let Some(parent) = &event.parent_id {
-                    assert!(
-                        started.contains(&parent.as_str()) && !finished.contains(&parent.as_str()),
-                        "a child starts inside its running parent"
-                    );
-                }
-                started.push(&event.call_id);
-            }
-            EventKind::CallFinished { .. } => {
-                assert!(started.contains(&event.call_id.as_str()));
-                assert!(!finished.contains(&event.call_id.as_str()), "one call_finished per call");
-                finished.push(&event.call_id);
-            }
-            _ => assert!(
-                started.contains(&event.call_id.as_str()) && !finished.contains(&event.call_id.as_str()),
-                "events of a call come between its start and its finish: {event:?}"
-            ),
-        }
-    }
-    assert_eq!(started.len(), finished.len(), "every call finishes");
-    // Usage: every call's total is its own usage plus its children's totals.
-    for event in events {
-        if let EventKind::CallFinished { usage, usage_total: Some(total), .. } = &event.kind {
-            let mut expected = usage.unwrap_or_default();
-            for child in events.iter().filter(|child| child.parent_id.as_deref() == Some(&event.call_id)) {
-                if let EventKind::CallFinished { usage_total: Some(child_total), .. } = &child.kind {
-                    expected.add(child_total);
-                }
-            }
-            assert_eq!(*total, expected, "usage total of {} ({})", event.call_id, event.agent);
-        }
-    }
-    // Usage is live: a call that used tokens said so in a `usage_updated` before it
-    // finished, and its last live figures are its final ones.
-    for (index, event) in events.iter().enumerate() {
-        let EventKind::CallFinished { usage_total: Some(total), .. } = &event.kind else { continue };
-        if total.total_tokens == 0 {
-            continue;
-        }
-        let last_live = events[..index].iter().rev().find_map(|earlier| match &earlier.kind {
-            EventKind::UsageUpdated { usage_total, .. } if earlier.call_id == event.call_id => Some(*usage_total),
-            _ => None,
-        });
-        assert_eq!(last_live, Some(*total), "live usage of {} ({}) before it finished", event.call_id, event.agent);
-    }
-}
-
 #[tokio::test]
 async fn the_demo_turn_shows_a_nested_call_and_is_deterministic() {
-    let (outcome, events) = run(&exact(Dispatcher::new(demo_config())), "What makes agent-as-tool calls useful?").await;
+    let (outcome, events) = run(
+        &exact(Dispatcher::new(demo_config())),
+        None,
+        "What makes agent-as-tool calls useful?",
+        TurnControl::approving_all(),
+    )
+    .await;
     assert_eq!(outcome.status, CallStatus::Ok);
     assert_eq!(outcome.answered_by, "assistant");
     assert!(outcome.text.contains("researcher") && outcome.text.contains("summariser"), "{}", outcome.text);
     assert_stream_invariants(&events);
+    expect![[r#"
+        assistant [turn] ok: I asked 2 agents for help. Here is what came back:  **researcher**  Fi
+          researcher [tool via agent_researcher] ok: Findings on "Find the key facts about: What makes agent-as-tool calls 
+            ? approval: approve_once by policy
+          summariser [tool via agent_summariser] ok: Summary: Summarise in one line: What makes agent-as-tool calls useful?
+            ? approval: approve_once by policy
+    "#]].assert_eq(&render_tree(&events));
     let children: Vec<&CallEvent> =
         events.iter().filter(|event| event.depth == 1 && matches!(event.kind, EventKind::CallStarted { .. })).collect();
     assert_eq!(children.iter().map(|event| event.agent.as_str()).collect::<Vec<_>>(), vec!["researcher", "summariser"]);
@@ -159,7 +89,13 @@ async fn the_demo_turn_shows_a_nested_call_and_is_deterministic() {
     assert!(root_total.total_tokens > own_of(finished_of(&events, "c1")).total_tokens, "children's usage rolls up");
 
     // Same input, same events.
-    let (_, again) = run(&exact(Dispatcher::new(demo_config())), "What makes agent-as-tool calls useful?").await;
+    let (_, again) = run(
+        &exact(Dispatcher::new(demo_config())),
+        None,
+        "What makes agent-as-tool calls useful?",
+        TurnControl::approving_all(),
+    )
+    .await;
     assert_eq!(events, again);
 }
 
@@ -238,7 +174,7 @@ async fn structured_context_reaches_the_child_labelled() {
     let helper = Scripted::new(vec![Step::Say("six")]);
     dispatcher.runners().insert("primary", primary);
     dispatcher.runners().insert("helper", helper.clone());
-    let (outcome, _) = run(&dispatcher, "go").await;
+    let (outcome, _) = run(&dispatcher, None, "go", TurnControl::approving_all()).await;
     assert_eq!(outcome.status, CallStatus::Ok);
     let sent = helper.requests.lock().unwrap();
     assert_eq!(sent[0].messages.len(), 2);
@@ -265,7 +201,7 @@ async fn refusals_become_nodes_with_a_status_and_a_reason() {
     ]);
     dispatcher.runners().insert("primary", primary);
     dispatcher.runners().insert("helper", Scripted::new(vec![Step::Say("ok")]));
-    let (outcome, events) = run(&dispatcher, "go").await;
+    let (outcome, events) = run(&dispatcher, None, "go", TurnControl::approving_all()).await;
     assert_eq!(outcome.status, CallStatus::Ok);
     assert_stream_invariants(&events);
     let statuses: Vec<(String, CallStatus, Option<CallErrorKind>)> = events
@@ -382,7 +318,13 @@ async fn cancelling_the_turn_ends_every_call() {
 
 #[tokio::test]
 async fn escalate_hands_the_turn_to_the_escalation_agent() {
-    let (outcome, events) = run(&exact(Dispatcher::new(demo_config())), "escalate: this needs an expert").await;
+    let (outcome, events) = run(
+        &exact(Dispatcher::new(demo_config())),
+        None,
+        "escalate: this needs an expert",
+        TurnControl::approving_all(),
+    )
+    .await;
     assert_eq!(outcome.status, CallStatus::Ok);
     assert_eq!(outcome.answered_by, "expert");
     assert!(outcome.text.starts_with("As the escalation expert"), "{}", outcome.text);
@@ -414,13 +356,13 @@ async fn an_unknown_root_agent_is_a_clear_error() {
 #[tokio::test]
 async fn eviction_rebuilds_runners_but_running_calls_keep_theirs() {
     let dispatcher = Arc::new(Dispatcher::new(demo_config()));
-    let (_, _) = run(&dispatcher, "hello there, colleagues").await;
+    let (_, _) = run(&dispatcher, None, "hello there, colleagues", TurnControl::approving_all()).await;
     assert_eq!(dispatcher.runners().cached_agents(), vec!["assistant", "researcher", "summariser"]);
     let mut changed = demo_config();
     changed.agent_mut("researcher").unwrap().model = Some("demo-summariser".into());
     dispatcher.replace_config(changed, &["researcher".to_string()]);
     assert_eq!(dispatcher.runners().cached_agents(), vec!["assistant", "summariser"]);
-    let (outcome, _) = run(&dispatcher, "hello there, colleagues").await;
+    let (outcome, _) = run(&dispatcher, None, "hello there, colleagues", TurnControl::approving_all()).await;
     assert!(
         outcome.text.contains("**researcher**\n\nSummary:"),
         "the rebuilt runner uses the new config: {}",

@@ -10,20 +10,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use switchboard_core::contract::{DeltaSink, ModelReply, ModelRequest, Runner, RunnerError};
-use switchboard_core::{CallErrorKind, CallEvent, CallStatus, Dispatcher, EventKind, Limits, TurnControl, TurnRequest};
+use switchboard_core::{CallErrorKind, CallEvent, CallStatus, Dispatcher, EventKind, Limits, TurnControl};
 use tokio::sync::Barrier;
 
-use crate::dispatch_cases::assert_stream_invariants;
-use crate::support::{agent, call, config, entry, Recorder, Scripted, Step};
-
-async fn run(dispatcher: &Dispatcher, agent: &str, message: &str) -> (switchboard_core::TurnOutcome, Vec<CallEvent>) {
-    let recorder = Recorder::default();
-    let request = TurnRequest { agent: Some(agent.into()), message: message.into(), ..Default::default() };
-    let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
-    let events = recorder.take();
-    assert_stream_invariants(&events);
-    (outcome, events)
-}
+use crate::support::{agent, call, config, entry, run, Scripted, Step};
 
 fn started_at_depth(events: &[CallEvent], depth: u32) -> Vec<String> {
     events
@@ -49,7 +39,7 @@ async fn a_call_invented_past_the_depth_limit_is_refused_and_starts_nothing() {
     for (name, runner) in [("primary", &primary), ("child", &child), ("leaf", &leaf)] {
         dispatcher.runners().insert(name, runner.clone());
     }
-    let (outcome, events) = run(&dispatcher, "primary", "start").await;
+    let (outcome, events) = run(&dispatcher, Some("primary"), "start", TurnControl::approving_all()).await;
     assert_eq!(outcome.status, CallStatus::Ok);
     // The refused call shows in the tree (so the user sees what the model tried),
     // and ends there: refused before its agent ran.
@@ -126,9 +116,12 @@ async fn max_parallel_calls_overlap_and_never_exceed_the_limit() {
         dispatcher.runners().insert("worker", worker.clone());
         // A guard against a hang, not a timing assertion: run serially, the first
         // `limit` calls would wait at the barrier for ever.
-        let (outcome, events) = tokio::time::timeout(Duration::from_secs(60), run(&dispatcher, "primary", "go"))
-            .await
-            .unwrap_or_else(|_| panic!("with max_parallel {limit}, {limit} calls never ran at the same time"));
+        let (outcome, events) = tokio::time::timeout(
+            Duration::from_secs(60),
+            run(&dispatcher, Some("primary"), "go", TurnControl::approving_all()),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("with max_parallel {limit}, {limit} calls never ran at the same time"));
         assert_eq!(outcome.status, CallStatus::Ok);
         assert_eq!(started_at_depth(&events, 1).len(), 6);
         assert_eq!(worker.most.load(Ordering::SeqCst), limit, "at most, and at some point exactly, {limit} at once");
@@ -146,7 +139,7 @@ async fn a_model_that_never_stops_calling_tools_is_stopped_at_max_steps() {
     let primary = Scripted::new(steps);
     dispatcher.runners().insert("primary", primary.clone());
     dispatcher.runners().insert("worker", Scripted::new(vec![Step::Say("ok"); 10]));
-    let (outcome, events) = run(&dispatcher, "primary", "loop").await;
+    let (outcome, events) = run(&dispatcher, Some("primary"), "loop", TurnControl::approving_all()).await;
     assert_eq!(primary.requests.lock().unwrap().len(), 3, "exactly max_steps model requests");
     assert_eq!(outcome.error.as_ref().map(|error| error.kind), Some(CallErrorKind::Limited), "{:?}", outcome.error);
     assert!(outcome.error.unwrap().message.contains("limits.max_steps"));
@@ -165,7 +158,7 @@ async fn two_dispatchers_draw_different_fence_delimiters_from_the_real_source() 
             .runners()
             .insert("primary", Scripted::new(vec![Step::Call(vec![call("agent_worker", "x")]), Step::Say("ok")]));
         dispatcher.runners().insert("worker", Scripted::new(vec![Step::Say("result")]));
-        let (_, events) = run(&dispatcher, "primary", "go").await;
+        let (_, events) = run(&dispatcher, Some("primary"), "go", TurnControl::approving_all()).await;
         let delivered = events
             .iter()
             .find_map(|event| match &event.kind {

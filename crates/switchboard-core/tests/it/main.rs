@@ -1,9 +1,11 @@
-//! The core's one integration-test binary (linked once); each module is a suite.
+//! The core's one integration-test binary (linked once): each `*_cases` module is a
+//! suite; `support` (with `support/peer.rs` and `support/world.rs`) and `loopback`
+//! are what the suites share.
 
-mod architecture;
+mod architecture_cases;
 mod chat_cases;
-mod claude_caller;
-mod cli_agents;
+mod claude_caller_cases;
+mod cli_agent_cases;
 mod dispatch_cases;
 mod limits_cases;
 mod live_cases;
@@ -12,9 +14,9 @@ mod local_runner_cases;
 mod loopback;
 mod merge_cases;
 mod offer_cases;
-mod peers;
+mod peer_cases;
 mod policy_cases;
-mod real_agents;
+mod real_agent_cases;
 mod schema_cases;
 mod sessions_cases;
 mod setup_cases;

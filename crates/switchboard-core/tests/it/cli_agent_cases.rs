@@ -19,8 +19,8 @@ use switchboard_core::{
     AgentConfig, AgentToolEntry, CallStatus, Config, Dispatcher, EventKind, Provider, TurnControl, TurnRequest, Usage,
 };
 
-use crate::dispatch_cases::assert_stream_invariants;
-use crate::peers::{aimock, http_agent, repository_root};
+use crate::support::assert_stream_invariants;
+use crate::support::peer::{aimock, http_agent, repository_root};
 use crate::support::Recorder;
 
 /// A program of a project-local virtual environment that `make setup` installs.

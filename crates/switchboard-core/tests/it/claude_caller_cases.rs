@@ -14,8 +14,7 @@ use switchboard_core::{
     AgentConfig, AgentToolEntry, CallStatus, Config, Dispatcher, EventKind, Provider, TurnControl, TurnRequest,
 };
 
-use crate::dispatch_cases::assert_stream_invariants;
-use crate::support::{agent, Recorder, Scripted, Step};
+use crate::support::{agent, assert_stream_invariants, Recorder, Scripted, Step};
 
 const STAND_IN: &str = r#"#!/usr/bin/env python3
 import json, re, sys
@@ -117,9 +116,8 @@ mod real {
         TurnRequest,
     };
 
-    use crate::dispatch_cases::assert_stream_invariants;
-    use crate::peers::{free_port, repository_root, Peer};
-    use crate::real_agents::{peer_program, World};
+    use crate::support::peer::{free_port, repository_root, Peer};
+    use crate::support::world::{peer_program, World};
     use crate::support::Recorder;
 
     fn tag_model() -> Peer {
@@ -174,11 +172,8 @@ mod real {
     }
 
     async fn turn(config: Config, message: &str) -> Ran {
-        let recorder = Recorder::default();
-        let request = TurnRequest { message: message.into(), ..Default::default() };
-        let outcome = Dispatcher::new(config).run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
-        let events = recorder.take();
-        assert_stream_invariants(&events);
+        let (outcome, events) =
+            crate::support::run(&Dispatcher::new(config), None, message, TurnControl::approving_all()).await;
         Ran { status: outcome.status, text: outcome.text, events }
     }
 
