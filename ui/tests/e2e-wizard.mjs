@@ -362,7 +362,7 @@ test("slash commands: completion with the keyboard, and enable, disable, list an
     // Subcommands, then names, then for/global, then names and global after "for".
     await input.click();
     await page.keyboard.type("/");
-    assert.deepEqual(await options(), ["/agent"]);
+    assert.deepEqual(await options(), ["/agent", "/help"]);
     await page.keyboard.press("Tab");
     assert.equal(await input.inputValue(), "/agent ");
     assert.deepEqual(await options(), ["tool", "add", "switch"]);
@@ -417,6 +417,23 @@ test("slash commands: completion with the keyboard, and enable, disable, list an
     await note("/agent tool enable")
       .getByText("Name the tool-agent. Usage: /agent tool enable <tool-agent> [for <agent>|global]")
       .waitFor();
+    // /help lists the commands and @agent; an unknown command is refused here and
+    // never reaches the model as a billed turn.
+    const sentBefore = await page.evaluate(() => window.__sentMessages.length);
+    await input.fill("/help");
+    await input.press("Enter");
+    await note("/help")
+      .getByText(/\/agent switch <agent>: make <agent> the primary/)
+      .waitFor();
+    await note("/help")
+      .getByText(/@agent message: send one message to <agent>/)
+      .waitFor();
+    await input.fill("/halp me");
+    await input.press("Enter");
+    await note("/halp me")
+      .getByText(/^Unknown command "\/halp"; nothing was sent/)
+      .waitFor();
+    assert.equal(await page.evaluate(() => window.__sentMessages.length), sentBefore, "no command reached the model");
 
     // add without a description: the next message is it.
     await input.fill("/agent tool add coder");

@@ -111,6 +111,8 @@ declare global {
     __releaseTurn?: () => void;
     /** The approval answers the UI sent, for the tests to check. */
     __approvalAnswers: Array<{ turnId: string; callId: string; decision: string }>;
+    /** Every message `send_message` was asked to send, in order. */
+    __sentMessages: string[];
     /**
      * An MCP client calls agent_researcher with `request` (asking for approval when
      * `asks`); returns its turn id at once, and `done` settles when the call has ended.
@@ -128,6 +130,7 @@ declare global {
 }
 
 window.__approvalAnswers = [];
+window.__sentMessages = [];
 window.__windowTitles = [];
 window.__notifications = [];
 window.__cancelledTurns = [];
@@ -481,6 +484,7 @@ mockIPC(
           turn_id: string;
           agent: string | null;
         };
+        window.__sentMessages.push(request.message);
         log(request.session_id, {
           type: "user_message",
           turn_id: request.turn_id,

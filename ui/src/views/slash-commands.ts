@@ -51,6 +51,9 @@ async function answer(command: string, parsed: Parsed): Promise<PendingTool | nu
     case "describe":
       chatStore.addNote({ command, outcome: "prompt", text: parsed.prompt });
       return parsed.pending;
+    case "help":
+      chatStore.addNote({ command, outcome: "done", text: parsed.text });
+      return null;
     case "open-config":
       window.dispatchEvent(new CustomEvent(OPEN_CONFIG_EVENT, { detail: {} }));
       chatStore.addNote({ command, outcome: "done", text: "Opened a new agent's form." });

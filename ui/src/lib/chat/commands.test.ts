@@ -8,7 +8,9 @@ import {
   confirmation,
   describePending,
   globalRows,
+  HELP,
   isCommand,
+  messageText,
   parse,
   toolRows,
   type CommandConfig,
@@ -160,13 +162,34 @@ describe("parse", () => {
   });
 });
 
+describe("help and unknown commands", () => {
+  it("/help lists every command and @agent", () => {
+    const parsed = parse("/help", config);
+    expect(parsed).toEqual({ kind: "help", text: HELP });
+    for (const word of ["/agent tool list", "/agent switch", "/agent add", "@agent", "//"])
+      expect(HELP).toContain(word);
+  });
+  it("an unknown command is refused in words, naming it", () => {
+    const parsed = parse("/halp me", config);
+    expect(parsed.kind).toBe("error");
+    expect(parsed.kind === "error" && parsed.message).toMatch(/^Unknown command "\/halp"; nothing was sent/);
+  });
+  it("// sends a message that starts with /", () => {
+    expect(messageText("//help is a word")).toBe("/help is a word");
+    expect(messageText("plain")).toBe("plain");
+  });
+});
+
 describe("isCommand", () => {
   const cases: Array<[string, boolean]> = [
     ["/agent tool list", true],
     ["/agent", true],
     [" /agent switch x", true],
-    ["/agents are nice", false],
+    // An unknown command is refused here, not sent to the model as a billed turn.
+    ["/agents are nice", true],
+    ["/help", true],
     ["/usr/bin is a folder", false],
+    ["//help is a word", false],
     ["hello /agent", false],
   ];
   it.each(cases)("%j → %s", (text, expected) => expect(isCommand(text)).toBe(expected));
@@ -192,7 +215,8 @@ describe("the description follow-up", () => {
 describe("complete", () => {
   /** `|` marks the cursor; the expected options, or null for no popup. */
   const cases: Array<[string, string[] | null]> = [
-    ["/|", ["/agent"]],
+    ["/|", ["/agent", "/help"]],
+    ["/h|", ["/help"]],
     ["/ag|", ["/agent"]],
     ["/agent|", null],
     ["/agent |", ["tool", "add", "switch"]],

@@ -34,6 +34,8 @@ export type Parsed =
   /** A listing of an agent's tool-agents, or of the global entries (`agent` null). */
   | { kind: "list"; agent: string | null }
   | { kind: "open-config" }
+  /** `/help`: the commands and `@agent`. */
+  | { kind: "help"; text: string }
   /** `/agent tool add X` without a description: ask for it. */
   | { kind: "describe"; pending: PendingTool; prompt: string }
   | { kind: "cancelled"; message: string }
@@ -62,9 +64,30 @@ const AGENT_SUBCOMMANDS = ["tool", "add", "switch"];
 const TOOL_SUBCOMMANDS = ["list", "enable", "disable", "add", "remove"];
 type ToolSubcommand = "enable" | "disable" | "add" | "remove";
 
-/** Whether a message is a command that runs here rather than a message for the model. */
+/** What `/help` answers: every command, `@agent`, and how to send a leading `/`. */
+export const HELP = [
+  "/agent tool list [<agent>|global]: the tool-agents an agent is offered, or the global entries",
+  "/agent tool enable|disable|add|remove <tool-agent> [for <agent>|global]: change them",
+  "/agent switch <agent>: make <agent> the primary, who answers",
+  "/agent add: open a new agent's form",
+  "/help: this list",
+  "@agent message: send one message to <agent> instead of the primary",
+  "//text: send text that starts with / to the model as a message",
+].join("\n");
+
+/**
+ * Whether a message is a command that runs here rather than a message for the
+ * model: any message whose first word is `/name` (an unknown one is refused
+ * here, never sent as a billed turn). A path (`/usr/bin`) is not a command, and
+ * `//text` is the message `/text`.
+ */
 export function isCommand(text: string): boolean {
-  return /^\/agent(\s|$)/.test(text.trim());
+  return /^\/[A-Za-z][\w-]*(\s|$)/.test(text.trim());
+}
+
+/** The text a message sends: `//text` is sent as `/text`; anything else as it is. */
+export function messageText(text: string): string {
+  return text.trimStart().startsWith("//") ? text.trimStart().slice(1) : text;
 }
 
 /** The function name a tool-agent gets: `agent_` and the name, lowercased, other characters `_`. */
@@ -130,7 +153,12 @@ function whose(target: ToolTarget): string {
 /** Reads one command. Text that is not a command (see `isCommand`) is an error too. */
 export function parse(text: string, config: CommandConfig): Parsed {
   const { words: parts, rest, unclosedQuote } = words(text.trim());
-  if (parts[0] !== "/agent") return { kind: "error", message: `Not a command. ${USAGE.agent}` };
+  if (parts[0] === "/help") return { kind: "help", text: HELP };
+  if (parts[0] !== "/agent")
+    return {
+      kind: "error",
+      message: `Unknown command "${parts[0] ?? text.trim()}"; nothing was sent. The commands are /agent … and /help (start a message with // to send it as written).`,
+    };
   const [, subcommand, ...args] = parts;
   if (subcommand === undefined) return { kind: "error", message: `/agent needs a subcommand. ${USAGE.agent}` };
   if (subcommand === "add") {
@@ -308,7 +336,7 @@ export function complete(text: string, cursor: number, config: CommandConfig): C
   const names = agentNames(config);
   const options = ((): string[] => {
     const [command, subcommand, action, toolAgent, preposition] = done;
-    if (done.length === 0) return ["/agent"];
+    if (done.length === 0) return ["/agent", "/help"];
     if (command !== "/agent") return [];
     if (done.length === 1) return AGENT_SUBCOMMANDS;
     if (subcommand === "switch") return done.length === 2 ? names : [];
