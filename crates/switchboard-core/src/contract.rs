@@ -189,6 +189,10 @@ pub enum RunnerError {
     MalformedStream { url: String, message: String },
     #[error("agent {agent:?} exited with {status}: {stderr}")]
     Subprocess { agent: String, status: String, stderr: String },
+    /// The agent's program did not start (not found, not executable, no such
+    /// working folder): said in words that name the program and what to do.
+    #[error("cannot start agent {agent:?}: {message}")]
+    NotStarted { agent: String, message: String },
     #[error("{url} reported a failure: {message}")]
     Remote { url: String, message: String },
     #[error("{0}")]
@@ -205,7 +209,7 @@ impl RunnerError {
             RunnerError::Timeout { .. } | RunnerError::Idle { .. } => CallErrorKind::Timeout,
             RunnerError::Http { .. } => CallErrorKind::Http,
             RunnerError::MalformedStream { .. } => CallErrorKind::MalformedStream,
-            RunnerError::Subprocess { .. } => CallErrorKind::Subprocess,
+            RunnerError::Subprocess { .. } | RunnerError::NotStarted { .. } => CallErrorKind::Subprocess,
             RunnerError::Remote { .. } => CallErrorKind::Remote,
             RunnerError::Config(_) => CallErrorKind::Config,
             RunnerError::Internal(_) => CallErrorKind::Internal,

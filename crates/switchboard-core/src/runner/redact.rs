@@ -278,6 +278,7 @@ fn redact_error(secrets: &Secrets, error: RunnerError) -> RunnerError {
         RunnerError::Subprocess { agent, status, stderr } => {
             RunnerError::Subprocess { agent, status: words(status), stderr: words(stderr) }
         }
+        RunnerError::NotStarted { agent, message } => RunnerError::NotStarted { agent, message: words(message) },
         RunnerError::Remote { url, message } => RunnerError::Remote { url: words(url), message: words(message) },
         RunnerError::Config(message) => RunnerError::Config(words(message)),
         RunnerError::Internal(message) => RunnerError::Internal(words(message)),

@@ -299,3 +299,28 @@ async fn a_cache_owns_its_groups_and_a_second_cache_in_the_process_does_not_see_
     wait_gone(&group.to_string(), Duration::from_secs(30));
     assert!(first.registry().live_groups().is_empty());
 }
+
+#[tokio::test]
+async fn a_program_that_does_not_start_is_said_in_words_as_the_programs_failure() {
+    let folder = tempfile::tempdir().unwrap();
+    let script = folder.path().join("not-executable.sh");
+    std::fs::write(&script, "echo hi\n").unwrap();
+    let mut in_missing_folder = agent("sh", &["-c", "echo hi"]);
+    in_missing_folder.cwd = Some(folder.path().join("gone").display().to_string());
+    let cases = [
+        (
+            agent("no-such-agent-cli", &[]),
+            "the program \"no-such-agent-cli\" is not on PATH; install it or give its full path",
+        ),
+        (agent("/opt/none/agent", &[]), "the program \"/opt/none/agent\" does not exist"),
+        (agent(&script.display().to_string(), &[]), "is not executable"),
+        (in_missing_folder, "does not exist (the agent's `cwd`)"),
+    ];
+    for (agent, expected) in cases {
+        let error = ask(&agent, "x").await.expect_err("it cannot start");
+        assert_eq!(error.kind(), switchboard_core::CallErrorKind::Subprocess, "{error}");
+        let message = error.to_string();
+        assert!(message.starts_with("cannot start agent \"cli\": ") && message.contains(expected), "{message}");
+        assert!(!message.contains("model server"), "{message}");
+    }
+}

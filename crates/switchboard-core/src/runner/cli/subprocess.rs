@@ -105,6 +105,28 @@ impl SubprocessRunner {
         Ok(self.args.iter().map(|argument| argument.replace(REQUEST_PLACEHOLDER, request)).collect())
     }
 
+    /// Why the program did not start, in words that say what to do.
+    fn start_failure(&self, error: &std::io::Error) -> String {
+        let program = &self.command;
+        match (&self.cwd, error.kind()) {
+            (Some(cwd), _) if !std::path::Path::new(cwd).is_dir() => {
+                format!("its working folder {cwd} does not exist (the agent's `cwd`)")
+            }
+            (_, std::io::ErrorKind::NotFound) if program.contains('/') => {
+                format!("the program {program:?} does not exist; install it or correct the agent's `command`")
+            }
+            (_, std::io::ErrorKind::NotFound) => {
+                format!(
+                    "the program {program:?} is not on PATH; install it or give its full path as the agent's `command`"
+                )
+            }
+            (_, std::io::ErrorKind::PermissionDenied) => {
+                format!("the program {program:?} is not executable (chmod +x, or name the interpreter)")
+            }
+            _ => format!("{program}: {error}"),
+        }
+    }
+
     /// The agent's environment: the base variables the app has, its `api_key_env`
     /// variable, then its own `env` (`${NAME}` taken from the app's environment).
     pub fn environment(&self) -> Result<BTreeMap<String, String>, RunnerError> {
@@ -142,12 +164,9 @@ impl SubprocessRunner {
         if let Some(cwd) = &self.cwd {
             command.current_dir(cwd);
         }
-        let mut child = command.spawn().map_err(|error| RunnerError::Unreachable {
-            url: self.command.clone(),
-            message: match &self.cwd {
-                Some(cwd) => format!("cannot start agent {:?} in {cwd}: {error}", self.agent),
-                None => format!("cannot start agent {:?}: {error}", self.agent),
-            },
+        let mut child = command.spawn().map_err(|error| RunnerError::NotStarted {
+            agent: self.agent.clone(),
+            message: self.start_failure(&error),
         })?;
         // From here on, however the call ends, the group is ended with it.
         let _group = ProcessGroup::of(&child, &self.registry);
