@@ -533,6 +533,50 @@ test("a broken file shows a banner with where and why; the last good config stay
       .getByRole("list", { name: "Configured agents" })
       .getByRole("button", { name: /^fixer/ })
       .waitFor();
+    // The refused edit left nothing behind: the control shows the config in force,
+    // and the refusal's error went with the broken file.
+    assert.equal(await sheet.getByLabel("Primary", { exact: true }).inputValue(), "assistant");
+    await sheet
+      .getByRole("alert")
+      .filter({ hasText: /config.json:12:5/ })
+      .waitFor({ state: "detached" });
+    // Broken again: a switch flipped now is refused too and goes back to what is in
+    // force, and its refusal goes once the file is fixed.
+    await page.evaluate(() => window.__configBreakFile(12, 5, "expected `,` or `}` at line 12 column 5"));
+    await banner.waitFor();
+    await sheet.getByRole("tab", { name: "Tool-agents" }).click();
+    const toggle = sheet.getByRole("switch", { name: "researcher enabled" }).first();
+    const before = await toggle.isChecked();
+    await toggle.click();
+    const refusal = sheet
+      .getByRole("alert")
+      .filter({ hasText: /config.json:12:5: expected/ })
+      .last();
+    await refusal.waitFor();
+    assert.equal(await toggle.isChecked(), before, "a refused switch shows the config in force");
+    await page.evaluate(() => window.__configRepairFile());
+    await banner.waitFor({ state: "detached" });
+    await sheet
+      .getByRole("alert")
+      .filter({ hasText: /config.json:12:5/ })
+      .waitFor({ state: "detached" });
+    assert.equal(await toggle.isChecked(), before);
+  }));
+
+test("a broken file is said on every tab, not only in the settings, and the notice leads to why", () =>
+  withPage("broken-notice", async (page) => {
+    await page.getByRole("tab", { name: "Calls" }).waitFor();
+    await page.evaluate(() => window.__configBreakFile(3, 1, "expected value at line 3 column 1"));
+    const notice = page.getByRole("button", { name: "The config file is not in force: show why" });
+    await notice.waitFor();
+    assert.equal(await page.getByRole("tab", { name: "Calls" }).getAttribute("aria-selected"), "true");
+    await notice.click();
+    await page
+      .getByRole("alert", { name: "The config file is not in force" })
+      .getByText(/expected value at line 3/)
+      .waitFor();
+    await page.evaluate(() => window.__configRepairFile());
+    await notice.waitFor({ state: "detached" });
   }));
 
 test("dark theme: the tables, the effective list and the conflict stay readable", () =>

@@ -162,6 +162,25 @@ class AgentDrafts {
 export const agentDrafts = new AgentDrafts();
 
 /**
+ * A refused edit's words, shown until the config in force changes (the broken
+ * file fixed, an edit from elsewhere): a refusal is about the version it was
+ * refused against, and says nothing of the next one.
+ */
+export class Refusal {
+  #message = $state<string | null>(null);
+  #version: string | null | undefined = undefined;
+
+  set(message: string | null) {
+    this.#message = message;
+    this.#version = configStore.state?.version;
+  }
+
+  get shown(): string | null {
+    return this.#message !== null && configStore.state?.version === this.#version ? this.#message : null;
+  }
+}
+
+/**
  * Applies `edit` (against `version`, the one a form was opened with, when given):
  * a conflict goes to `pendingConflict` with what to do after either answer; an
  * error comes back as its message, verbatim; null when it was applied (or waits).
