@@ -352,3 +352,36 @@ test("a streaming turn stays pinned to the bottom of a long chat", () =>
     },
     "?stored=100000&hold",
   ));
+
+test("the window itself never scrolls: wheeling past the end of a panel leaves the header and tabs in place", () =>
+  withPage("no-page-scroll", async (page) => {
+    await page.setViewportSize({ width: 900, height: 600 });
+    await send(page, "Show me code");
+    await page.getByRole("tree").getByRole("button", { name: "Approve summariser once" }).click();
+    await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+    await page.getByRole("tree").getByRole("treeitem", { name: "researcher, ok" }).click();
+    const details = page.getByRole("region", { name: "Details of researcher" });
+    await details.waitFor();
+    const box = await details.boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + Math.min(box.height, 200) / 2);
+    for (let turn = 0; turn < 20; turn += 1) await page.mouse.wheel(0, 400);
+    // Over the chat and the session list too, and by the keyboard.
+    for (const name of ["Messages"]) {
+      const area = await page.getByRole("list", { name }).boundingBox();
+      await page.mouse.move(area.x + 20, area.y + 20);
+      for (let turn = 0; turn < 10; turn += 1) await page.mouse.wheel(0, 400);
+    }
+    await page.keyboard.press("End");
+    const scrolled = await page.evaluate(() => ({
+      top: document.scrollingElement.scrollTop,
+      left: document.scrollingElement.scrollLeft,
+      bar: document.querySelector("header.bar").getBoundingClientRect().top,
+    }));
+    assert.deepEqual(scrolled, { top: 0, left: 0, bar: 0 }, "the page stays where it is");
+    // Nothing overflows the window to scroll to, either (not only hidden).
+    const overflow = await page.evaluate(() => document.scrollingElement.scrollHeight - window.innerHeight);
+    assert.ok(overflow <= 0, `the page is ${overflow} px taller than the window`);
+    await page.getByRole("tab", { name: "Calls" }).waitFor();
+    const tabs = await page.getByRole("tablist", { name: "Side panel" }).boundingBox();
+    assert.ok(tabs.y >= 40 && tabs.y < 80, `the tabs stay under the header (${tabs.y})`);
+  }));
