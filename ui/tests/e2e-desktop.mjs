@@ -225,7 +225,7 @@ test("keyboard shortcuts: the help sheet, new chat, search, the message box and 
 
       // Ctrl+N: a new, empty chat.
       await page.keyboard.press("Control+n");
-      await page.getByText("Send a message: the demo agents answer").waitFor();
+      await page.getByText(/^Send a message: assistant answers \(a built-in demo agent/).waitFor();
       assert.equal(await page.getByRole("listitem", { name: "You" }).count(), 0);
     },
     "?hold",
@@ -384,4 +384,21 @@ test("the window itself never scrolls: wheeling past the end of a panel leaves t
     await page.getByRole("tab", { name: "Calls" }).waitFor();
     const tabs = await page.getByRole("tablist", { name: "Side panel" }).boundingBox();
     assert.ok(tabs.y >= 40 && tabs.y < 80, `the tabs stay under the header (${tabs.y})`);
+  }));
+
+test("the chat says who answers: the primary, an @agent handoff for one message, and a new primary after a switch", () =>
+  withPage("who-answers", async (page) => {
+    const answerer = page.getByLabel("Who answers");
+    await answerer.getByText("assistant").waitFor();
+    assert.match(await answerer.innerText(), /^Answered by assistant\s+demo/);
+    await page.getByText(/^Send a message: assistant answers/).waitFor();
+    const input = page.getByRole("textbox", { name: "Message" });
+    await input.fill("@researcher what is new?");
+    assert.match(await answerer.innerText(), /^This message goes to researcher\s.*\(this message only\)/);
+    await input.fill("/agent switch summariser");
+    await input.press("Enter");
+    await page.getByRole("listitem", { name: "Command /agent switch summariser" }).waitFor();
+    await page.waitForFunction(() =>
+      /^Answered by summariser/.test(document.querySelector('[aria-label="Who answers"]')?.textContent.trim() ?? ""),
+    );
   }));

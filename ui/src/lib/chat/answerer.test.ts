@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import type { AgentConfig } from "../../bindings";
+import { whoAnswers } from "./answerer";
+
+const agent = (name: string, provider: string, model?: string) => ({ name, provider, model }) as unknown as AgentConfig;
+const agents = [
+  agent("assistant", "demo", "demo-planner"),
+  agent("llama", "local", "llama3"),
+  agent("coder", "aider-cli"),
+];
+
+describe("who answers", () => {
+  it("the primary, with what it runs on", () => {
+    expect(whoAnswers({ primary: "llama", agents }, "hello")).toEqual({
+      agent: "llama",
+      detail: "local · llama3",
+      handoff: false,
+      demo: false,
+    });
+  });
+  it("the first agent when none is named primary, as the engine picks it", () => {
+    expect(whoAnswers({ primary: null, agents }, "")?.agent).toBe("assistant");
+    expect(whoAnswers({ primary: null, agents }, "")?.demo).toBe(true);
+  });
+  it("an @agent handoff names this message's answerer, once it names an agent", () => {
+    expect(whoAnswers({ primary: "llama", agents }, "@coder fix it")).toMatchObject({
+      agent: "coder",
+      detail: "aider-cli",
+      handoff: true,
+    });
+    expect(whoAnswers({ primary: "llama", agents }, "@cod")?.agent).toBe("llama");
+  });
+  it("no one when no agent is configured", () => {
+    expect(whoAnswers({ primary: null, agents: [] }, "hi")).toBeNull();
+  });
+});
