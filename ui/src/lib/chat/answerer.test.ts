@@ -1,3 +1,4 @@
+/** Who answers: the primary, the first agent when none is named, an @agent handoff, no one. */
 import { describe, expect, it } from "vitest";
 import type { AgentConfig } from "../../bindings";
 import { whoAnswers } from "./answerer";
