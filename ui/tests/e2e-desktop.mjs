@@ -402,3 +402,26 @@ test("the chat says who answers: the primary, an @agent handoff for one message,
       /^Answered by summariser/.test(document.querySelector('[aria-label="Who answers"]')?.textContent.trim() ?? ""),
     );
   }));
+
+test("two approvals side by side: a double click answers one, the other keeps its place, and Approve all answers both", () =>
+  withPage("two-approvals", async (page) => {
+    await send(page, "Two at once");
+    const card = (agent) => page.getByRole("alertdialog", { name: `${agent} waits for approval` });
+    await card("researcher").waitFor();
+    await card("summariser").waitFor();
+    const before = await card("summariser").boundingBox();
+    await card("researcher").getByRole("button", { name: "Approve researcher once" }).dblclick();
+    await page.getByRole("status", { name: "researcher: answered" }).getByText("Approved once").waitFor();
+    const answers = () => page.evaluate(() => window.__approvalAnswers.map((answer) => answer.callId));
+    assert.deepEqual(await answers(), ["c2"], "the double click answered one call");
+    const after = await card("summariser").boundingBox();
+    assert.equal(after.y, before.y, "the other card did not move under the pointer");
+    await card("summariser").getByRole("button", { name: "Deny summariser" }).click();
+    await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+
+    await send(page, "Two at once, again");
+    await card("summariser").waitFor();
+    await page.getByRole("button", { name: "Approve all 2 once" }).click();
+    await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+    assert.deepEqual((await answers()).slice(2).sort(), ["c2", "c3"]);
+  }));

@@ -31,6 +31,23 @@ function script(message: string): Array<[string, string | null, string, number, 
     tools: toolName ? [] : ["escalate", "agent_researcher", "agent_summariser", "agent_coder"],
     model: null,
   });
+  const asking = (toolName: string, request: string): Kind => ({
+    type: "approval_requested",
+    tool_name: toolName,
+    input: { request },
+    limits: { may_delegate: false, depth: 1, max_depth: 1, calls_left: 5, timeout_secs: 30 },
+  });
+  // "Two at once": two delegates wait for approval side by side.
+  if (/two at once/i.test(message))
+    return [
+      ["c1", null, "assistant", 0, started(null, null)],
+      ["c2", "c1", "researcher", 1, started("agent_researcher", "Look it up")],
+      ["c3", "c1", "summariser", 1, started("agent_summariser", "Sum it up")],
+      ["c2", "c1", "researcher", 1, asking("agent_researcher", "Look it up")],
+      ["c3", "c1", "summariser", 1, asking("agent_summariser", "Sum it up")],
+      ["c1", null, "assistant", 0, { type: "text_delta", text: "Both answered." }],
+      ["c1", null, "assistant", 0, done("ok", 20)],
+    ];
   return [
     ["c1", null, "assistant", 0, started(null, null)],
     ["c2", "c1", "researcher", 1, started("agent_researcher", `Find facts: ${message}`)],
@@ -155,7 +172,9 @@ window.Notification = PluginNotification;
 
 /** The turns waiting for an approval answer, by turn id (a chat turn and an MCP call may wait at once). */
 const approvalWaiters = new Map<string, (decision: string) => void>();
-const approvalOf = (turnId: string) => new Promise<string>((resolve) => approvalWaiters.set(turnId, resolve));
+/** The user's answer to call `callId`'s approval request (the only one of its turn when not given). */
+const approvalOf = (turnId: string, callId = "") =>
+  new Promise<string>((resolve) => approvalWaiters.set(`${turnId} ${callId}`, resolve));
 
 /**
  * The frame-time benchmark's turn at `scale` (`?bench=10` for ten times): 1,000
@@ -473,8 +492,13 @@ mockIPC(
           callId: payload.callId as string,
           decision: payload.decision as string,
         });
-        approvalWaiters.get(payload.turnId as string)?.(payload.decision as string);
-        approvalWaiters.delete(payload.turnId as string);
+        for (const key of [`${payload.turnId} ${payload.callId}`, `${payload.turnId} `]) {
+          const waiter = approvalWaiters.get(key);
+          if (!waiter) continue;
+          waiter(payload.decision as string);
+          approvalWaiters.delete(key);
+          break;
+        }
         return true;
       case "send_message": {
         if (new URLSearchParams(location.search).has("bench")) return replayBenchTurn(payload);
@@ -512,23 +536,34 @@ mockIPC(
           log(request.session_id, { type: "event", turn_id: request.turn_id, event });
           window.__TAURI_INTERNALS__.runCallback(channel.id, { message: event, index: seq - 1 });
         };
+        // Approval requests in a row wait side by side; the turn goes on once all are answered.
+        let answering: Array<Promise<void>> = [];
+        const parallel = steps.filter(([, , , , kind]) => kind.type === "approval_requested").length > 1;
         for (const [index, [callId, parentId, agent, depth, kind]] of steps.entries()) {
           if (hold && index === holdAt) await new Promise<void>((resolve) => (window.__releaseTurn = resolve));
+          if (kind.type !== "approval_requested" && answering.length > 0) {
+            await Promise.all(answering);
+            answering = [];
+          }
           if (kind.type === "approval_requested" && alwaysApproved.has(agent)) {
             send(callId, parentId, agent, depth, done("ok", 9));
             continue;
           }
           send(callId, parentId, agent, depth, kind);
           if (kind.type === "approval_requested") {
-            const decision = await approvalOf(request.turn_id);
-            if (decision === "approve_always") alwaysApproved.add(agent);
-            send(callId, parentId, agent, depth, { type: "approval_resolved", decision, by: "user" });
-            if (decision === "deny")
-              send(callId, parentId, agent, depth, done("denied", null, "the user denied this call"));
-            else send(callId, parentId, agent, depth, done("ok", 9));
+            answering.push(
+              approvalOf(request.turn_id, parallel ? callId : "").then((decision) => {
+                if (decision === "approve_always") alwaysApproved.add(agent);
+                send(callId, parentId, agent, depth, { type: "approval_resolved", decision, by: "user" });
+                if (decision === "deny")
+                  send(callId, parentId, agent, depth, done("denied", null, "the user denied this call"));
+                else send(callId, parentId, agent, depth, done("ok", 9));
+              }),
+            );
           }
           await new Promise((resolve) => setTimeout(resolve, 15));
         }
+        await Promise.all(answering);
         const text = "Here is the answer **from the mocked turn**.\n\n```rust\nfn main() {}\n```";
         log(request.session_id, {
           type: "turn_ended",

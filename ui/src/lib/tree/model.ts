@@ -258,6 +258,16 @@ export function answerOf(tree: CallTree): { text: string; agent: string | null }
  * started. Free while nothing waits (the common case, asked every frame); the
  * calls are searched only when some wait.
  */
+/**
+ * The calls of a turn that asked the user: those waiting now and those already
+ * answered, in the order they started, so the chat's cards keep their places
+ * while the turn runs (a card answered stays, saying so, and the next one does
+ * not move up under the pointer).
+ */
+export function askedNodes(tree: CallTree): CallNode[] {
+  return [...tree.nodes.values()].filter((node) => node.status === "waiting" || node.approval !== null);
+}
+
 export function waitingNodes(tree: CallTree): CallNode[] {
   if (tree.waiting.size === 0) return [];
   return [...tree.nodes.values()].filter((node) => node.status === "waiting");
