@@ -54,6 +54,24 @@ describe("replaySession", () => {
     expect(replayed.trees.get("t1")?.nodes.get("c1")?.children).toEqual(["c2"]);
   });
 
+  it("keeps a handoff's @agent on the message and every step of the answer, as the chat showed them", () => {
+    const records: SessionRecord[] = [
+      { type: "created", title: "Chat", created_ms: 1 },
+      // The engine logs the message without its handoff prefix, and the agent beside it.
+      { type: "user_message", turn_id: "t1", text: "say hi", agent: "assistant", ts_ms: 2 },
+      event("t1", 1, started),
+      event("t1", 2, { type: "text_delta", text: "Let me ask the echo agent." }),
+      event("t1", 3, { ...started, role: "tool", tool_name: "agent_echo" }, "c2", "c1"),
+      event("t1", 4, { type: "text_delta", text: "The echo said hi." }),
+      { type: "turn_ended", turn_id: "t1", status: "ok", text: "The echo said hi.", answered_by: "assistant" },
+    ];
+    const { entries } = replaySession(records);
+    expect(entries.map((entry) => entry.content)).toEqual([
+      "@assistant say hi",
+      "Let me ask the echo agent.\n\nThe echo said hi.",
+    ]);
+  });
+
   it("shows a failed turn with its root call's error, or its status when the root has none", () => {
     const failed = {
       type: "call_finished",

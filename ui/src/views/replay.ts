@@ -6,7 +6,7 @@
  * because it composes two domains (the chat's entries, the tree's calls) from a third's log.
  */
 import type { CallEvent_Serialize, SessionRecord } from "../bindings";
-import { finishReply, type ChatEntry } from "../lib/chat/entry";
+import { finishReply, fullAnswer, type ChatEntry } from "../lib/chat/entry";
 import { answerOf, applyEvent, emptyTree, rootOf, type CallTree } from "../lib/tree/model";
 
 export interface ReplayedSession {
@@ -36,7 +36,11 @@ export function replaySession(records: SessionRecord[], running: ReadonlySet<str
         entries.push({
           id: `${record.turn_id}-user`,
           role: "user",
-          content: record.text,
+          // As it was typed: the handoff's @agent stays in front of the message.
+          content:
+            record.agent && !record.text.startsWith(`@${record.agent}`)
+              ? `@${record.agent} ${record.text}`
+              : record.text,
           agent: null,
           turnId: record.turn_id,
           status: "done",
@@ -65,9 +69,9 @@ export function replaySession(records: SessionRecord[], running: ReadonlySet<str
         ended.add(record.turn_id);
         const reply = replies.get(record.turn_id);
         if (reply) {
-          reply.content = record.text;
-          reply.agent = record.answered_by;
           const tree = trees.get(record.turn_id);
+          reply.content = fullAnswer(record.text, tree ? answerOf(tree).text : "");
+          reply.agent = record.answered_by;
           finishReply(reply, record.status, (tree && rootOf(tree)?.error) ?? null);
         }
         break;

@@ -28,6 +28,17 @@ export interface ChatEntry {
 }
 
 /** Sets a reply's status (and, for a failed turn, the root call's error) from how the turn ended. */
+/**
+ * The reply a chat shows for a finished turn: every step of the answering agent
+ * as it streamed (its words before it called a tool-agent too) when that ends
+ * with the final answer; else the final answer, or what streamed when the
+ * answer is empty.
+ */
+export function fullAnswer(final: string, streamed: string): string {
+  if (!final) return streamed;
+  return streamed.trimEnd().endsWith(final.trim()) ? streamed.trimEnd() : final;
+}
+
 export function finishReply(reply: ChatEntry, status: CallStatus, rootError: CallError | null): void {
   reply.status = status === "ok" ? "done" : status === "cancelled" ? "cancelled" : "error";
   if (reply.status === "error") reply.error = rootError?.message ?? `the turn ended with status ${status}`;

@@ -13,7 +13,7 @@ import {
   type CallEvent_Serialize as CallEvent,
   type CallStatus,
 } from "../../bindings";
-import { finishReply, type ChatEntry, type CommandNote } from "./entry";
+import { finishReply, fullAnswer, type ChatEntry, type CommandNote } from "./entry";
 
 export type { ChatEntry, CommandNote } from "./entry";
 
@@ -129,7 +129,7 @@ class ChatStore {
       const streamed = sink.end(turnId);
       if (result.status === "ok") {
         const summary = result.data;
-        reply.content = summary.text || streamed.answer;
+        reply.content = fullAnswer(summary.text, streamed.answer);
         reply.agent = summary.answered_by;
         finishReply(reply, summary.status, streamed.rootError);
       } else {
@@ -168,7 +168,7 @@ class ChatStore {
   ): void {
     const reply = this.replyOf(turnId);
     if (!reply) return;
-    reply.content = ended.text || streamed.answer;
+    reply.content = fullAnswer(ended.text, streamed.answer);
     reply.agent = ended.answered_by;
     reply.error = null;
     finishReply(reply, ended.status, streamed.rootError);

@@ -43,6 +43,29 @@ const finished = (status: string, total: number | null) => ({
   delivered: null,
 });
 
+describe("a call's text over its steps", () => {
+  it("is a paragraph a step: the words before a tool call and the answer after it do not run together", () => {
+    const tree = emptyTree();
+    applyEvent(tree, event("r", null, "assistant", 0, started("turn")));
+    applyEvent(tree, event("r", null, "assistant", 0, { type: "text_delta", text: "Let me ask the echo " }));
+    applyEvent(tree, event("r", null, "assistant", 0, { type: "text_delta", text: "agent." }));
+    applyEvent(tree, event("e", "r", "echo", 1, started("tool", "agent_echo")));
+    applyEvent(tree, event("e", "r", "echo", 1, { type: "text_delta", text: "hi" }));
+    applyEvent(tree, event("e", "r", "echo", 1, finished("ok", 3)));
+    applyEvent(tree, event("r", null, "assistant", 0, { type: "text_delta", text: "The echo " }));
+    applyEvent(tree, event("r", null, "assistant", 0, { type: "text_delta", text: "said hi." }));
+    expect(rootOf(tree)?.text).toBe("Let me ask the echo agent.\n\nThe echo said hi.");
+    expect(tree.nodes.get("e")?.text).toBe("hi");
+  });
+  it("adds no break when the step before said nothing", () => {
+    const tree = emptyTree();
+    applyEvent(tree, event("r", null, "assistant", 0, started("turn")));
+    applyEvent(tree, event("e", "r", "echo", 1, started("tool", "agent_echo")));
+    applyEvent(tree, event("r", null, "assistant", 0, { type: "text_delta", text: "Done." }));
+    expect(rootOf(tree)?.text).toBe("Done.");
+  });
+});
+
 describe("a remote agent's question", () => {
   it("makes the call wait with the question, and the answer (or a decline) lets it run on", () => {
     seq = 0;

@@ -52,6 +52,8 @@ export interface CallNode {
   /** A remote agent's endpoint (an MCP server or an A2A agent), from its runner's first progress line. */
   remote: string | null;
   children: string[];
+  /** Its model's step ended in tool calls since its last text: the next text is a new paragraph. */
+  stepEnded: boolean;
 }
 
 /**
@@ -145,11 +147,16 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       answered: null,
       remote: null,
       children: [],
+      stepEnded: false,
     };
     tree.nodes.set(node.callId, node);
     tree.waiting.delete(node.callId);
     if (event.parent_id === null) tree.rootId = node.callId;
-    else tree.nodes.get(event.parent_id)?.children.push(node.callId);
+    else {
+      const parent = tree.nodes.get(event.parent_id);
+      parent?.children.push(node.callId);
+      if (parent) parent.stepEnded = true;
+    }
     return;
   }
   const node = tree.nodes.get(event.call_id);
@@ -159,6 +166,10 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
   }
   switch (event.type) {
     case "text_delta":
+      // A step's text and the next step's (after its tool calls) are paragraphs
+      // apart, not run together ("agent.The").
+      if (node.stepEnded && node.text.trim() !== "" && !node.text.endsWith("\n\n")) node.text += "\n\n";
+      node.stepEnded = false;
       node.text += event.text;
       break;
     case "reasoning_delta":
@@ -254,11 +265,6 @@ export function answerOf(tree: CallTree): { text: string; agent: string | null }
 }
 
 /**
- * Calls of a tree that wait for an approval or an answer, in the order they
- * started. Free while nothing waits (the common case, asked every frame); the
- * calls are searched only when some wait.
- */
-/**
  * The calls of a turn that asked the user: those waiting now and those already
  * answered, in the order they started, so the chat's cards keep their places
  * while the turn runs (a card answered stays, saying so, and the next one does
@@ -268,6 +274,11 @@ export function askedNodes(tree: CallTree): CallNode[] {
   return [...tree.nodes.values()].filter((node) => node.status === "waiting" || node.approval !== null);
 }
 
+/**
+ * Calls of a tree that wait for an approval or an answer, in the order they
+ * started. Free while nothing waits (the common case, asked every frame); the
+ * calls are searched only when some wait.
+ */
 export function waitingNodes(tree: CallTree): CallNode[] {
   if (tree.waiting.size === 0) return [];
   return [...tree.nodes.values()].filter((node) => node.status === "waiting");
