@@ -152,13 +152,30 @@ test("an agent is added through the form's checks and a connection test", () =>
       },
     });
     await sheet.getByRole("form", { name: "Agent writer" }).waitFor();
+    // "+ Add agent" again is a new, empty form: not the agent just added, as a draft.
+    await sheet.getByRole("button", { name: "+ Add agent" }).click();
+    const fresh = sheet.getByRole("form", { name: "New agent" });
+    assert.equal(await fresh.getByLabel("Name", { exact: true }).inputValue(), "");
+    assert.equal(await fresh.getByText(/exists already|unsaved/).count(), 0);
+    await sheet
+      .getByRole("list", { name: "Configured agents" })
+      .getByRole("button", { name: /^writer/ })
+      .click();
+    assert.equal(
+      await sheet.getByRole("list", { name: "Configured agents" }).getByText("unsaved").count(),
+      0,
+      "no draft is left of either form",
+    );
 
     // The limits of its own calls.
     const limits = sheet.getByRole("form", { name: "Agent writer" });
     await limits.getByText("Limits of its calls").click();
     await limits.getByLabel("Max depth", { exact: true }).fill("0");
+    const test = () => limits.getByRole("button", { name: "Test connection" }).boundingBox();
+    const testBefore = await test();
     await limits.getByRole("button", { name: "Save" }).click();
     await limits.getByText("Saved writer.").waitFor();
+    assert.equal((await test()).y, testBefore.y, "the saved note moves nothing under the pointer");
     assert.deepEqual((await lastEdit(page)).agent.limits, { max_depth: 0 });
     // Its calls run unasked where an entry does not say otherwise.
     await limits.getByLabel("Approval of calls to it", { exact: true }).selectOption("auto");
