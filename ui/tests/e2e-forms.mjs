@@ -118,14 +118,26 @@ test("an agent is added through the form's checks and a connection test", () =>
     await form.getByLabel("URL", { exact: true }).fill("http://127.0.0.1:9999");
     await form.getByLabel("API key: NAME of an environment variable", { exact: true }).fill("WRITER_KEY");
     await form.getByLabel("Timeout (seconds)", { exact: true }).fill("30");
+    // An HTTP agent with no model is told so before it is saved.
+    await form.getByText("No model: most servers refuse a request without one.").waitFor();
     await form.getByLabel("Model", { exact: true }).fill("qwen2.5-coder");
+    assert.equal(await form.getByText("No model: most servers refuse").count(), 0);
     await form.getByRole("button", { name: "Test connection" }).click();
     const steps = form.getByRole("list", { name: "Connection test steps" });
     await steps.getByText("list models").waitFor();
     await steps.getByText("stream a reply").waitFor();
     await steps.getByText("240 ms").waitFor();
     await form.getByText("First token after 97 ms.").waitFor();
-    await form.getByText("qwen2.5-coder, llama3.2, gemma3").waitFor();
+    // The server's models are a choice: picking one fills the Model field.
+    const models = form.getByRole("group", { name: "The server's models" });
+    assert.deepEqual(await models.getByRole("button").allTextContents(), ["qwen2.5-coder", "llama3.2", "gemma3"]);
+    assert.equal(
+      await models.getByRole("button", { name: "Use model qwen2.5-coder" }).getAttribute("aria-pressed"),
+      "true",
+    );
+    await models.getByRole("button", { name: "Use model llama3.2" }).click();
+    assert.equal(await form.getByLabel("Model", { exact: true }).inputValue(), "llama3.2");
+    await models.getByRole("button", { name: "Use model qwen2.5-coder" }).click();
     await page.screenshot({ path: path.join(artifacts, "config-agent-form.png") });
 
     // A server that is down: the failing step and what to check.
