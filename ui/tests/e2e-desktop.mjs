@@ -425,3 +425,48 @@ test("two approvals side by side: a double click answers one, the other keeps it
     await page.getByRole("button", { name: "Retry the last message" }).waitFor();
     assert.deepEqual((await answers()).slice(2).sort(), ["c2", "c3"]);
   }));
+
+test("the layout holds at 900×600 and 1920×1080: the chat keeps room, nothing scrolls sideways, bubbles keep a reading width", () =>
+  withPage("layout", async (page) => {
+    await page.setViewportSize({ width: 900, height: 600 });
+    await send(
+      page,
+      "Show me code with a/very/long/path/that/has/no/spaces/anywhere/in/it/at/all/ever/so/it/must/wrap",
+    );
+    await page.getByRole("tree").getByRole("button", { name: "Approve summariser once" }).click();
+    await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+    const measure = () =>
+      page.evaluate(() => {
+        const list = document.querySelector('[aria-label="Messages"]');
+        const widest = Math.max(
+          ...[...list.querySelectorAll(":scope > li[aria-posinset]")].map((item) => item.getBoundingClientRect().width),
+        );
+        return {
+          chat: document.querySelector("main.center").getBoundingClientRect().width,
+          pageSideways: document.scrollingElement.scrollWidth - window.innerWidth,
+          listSideways: list.scrollWidth - list.clientWidth,
+          widest,
+        };
+      });
+    const narrow = await measure();
+    assert.ok(narrow.chat >= 360, `the chat keeps room at 900 px: ${narrow.chat}`);
+    assert.ok(
+      narrow.pageSideways <= 0 && narrow.listSideways <= 0,
+      `nothing scrolls sideways: ${JSON.stringify(narrow)}`,
+    );
+    await page.screenshot({ path: path.join(artifacts, "layout-900.png") });
+
+    // Dragging the divider resizes the panel and selects no text.
+    const divider = await page.getByRole("separator").boundingBox();
+    await page.mouse.move(divider.x + 2, divider.y + 200);
+    await page.mouse.down();
+    await page.mouse.move(divider.x - 60, divider.y + 220, { steps: 5 });
+    await page.mouse.up();
+    assert.equal(await page.evaluate(() => window.getSelection().toString()), "", "a drag selects nothing");
+
+    await page.setViewportSize({ width: 1920, height: 1080 });
+    const wide = await measure();
+    // 760 px of text, its padding and border.
+    assert.ok(wide.widest <= 786, `a bubble keeps a reading width on a wide window: ${wide.widest}`);
+    await page.screenshot({ path: path.join(artifacts, "layout-1920.png") });
+  }));
