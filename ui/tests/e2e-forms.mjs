@@ -269,6 +269,9 @@ test("tool entries are edited, switched and added in both scopes", () =>
     const added = sheet.getByRole("form", { name: "New entry" });
     await added.getByRole("button", { name: "Save entry" }).click();
     await added.getByText("Choose the agent this entry calls").waitFor();
+    // An agent's own list never offers the agent itself.
+    const offered = await added.getByLabel("Tool-agent", { exact: true }).locator("option").allTextContents();
+    assert.ok(offered.includes("expert") && !offered.includes("researcher"), `offered: ${offered}`);
     await added.getByLabel("Tool-agent", { exact: true }).selectOption("expert");
     await added.getByLabel("Description", { exact: true }).fill("Answers the hard questions.");
     await added.getByRole("button", { name: "Save entry" }).click();

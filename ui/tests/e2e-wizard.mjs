@@ -102,9 +102,14 @@ test("the wizard opens on a first start, finds the server's models, and writes o
     const typed = wizard.getByRole("group", { name: `Server at ${byHand.url}` });
     await typed.getByRole("checkbox", { name: "phi-4-mini" }).waitFor();
 
+    // Nothing chosen yet: Next says so; the first tick takes the words away.
+    await wizard.getByRole("button", { name: "Next" }).click();
+    const nothing = wizard.getByText("Choose at least one model or agent, or keep the current agents.");
+    await nothing.waitFor();
     // Choose with the keyboard: Space ticks a focused checkbox.
     await found.getByRole("checkbox", { name: "llama3:latest" }).focus();
     await page.keyboard.press("Space");
+    await nothing.waitFor({ state: "detached" });
     await found.getByRole("checkbox", { name: "qwen2.5-coder:7b" }).check();
     await typed.getByRole("checkbox", { name: "phi-4-mini" }).check();
     const qwenName = wizard.getByRole("textbox", { name: "Agent name for qwen2.5-coder:7b on Ollama" });

@@ -58,6 +58,8 @@ test("a turn streams into the chat and every node status shows in the tree", asy
   await page.getByRole("button", { name: "Open call to summariser, error" }).click();
   const details = page.getByRole("region", { name: "Details of summariser" });
   await details.getByText("timeout: no answer within 30 s").waitFor();
+  // A call that failed before it said anything shows its error, not an empty output above it.
+  assert.equal(await details.getByLabel("Streamed output").count(), 0);
   await page.screenshot({ path: path.join(artifacts, "tree-statuses-light.png") });
 
   // Keyboard: from the root, Down moves to the first child; Enter opens it.
