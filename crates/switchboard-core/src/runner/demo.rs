@@ -118,7 +118,7 @@ fn collect_tool_results(messages: &[Message]) -> Vec<(String, String)> {
             }
             Message::Tool { tool_call_id, content } => {
                 let name = called.iter().find(|(id, _)| id == tool_call_id).map(|(_, name)| *name).unwrap_or("tool");
-                results.push((name.trim_start_matches("agent_").to_string(), unfence(content)));
+                results.push((name.trim_start_matches("agent_").to_string(), in_words(&unfence(content))));
             }
             _ => {}
         }
@@ -136,6 +136,20 @@ fn unfence(content: &str) -> String {
         .join("\n")
         .trim()
         .to_string()
+}
+
+/// A result as the demo says it: a call that did not answer (denied, failed,
+/// limited), which reaches a model as a structured error, in words.
+fn in_words(result: &str) -> String {
+    let Ok(serde_json::Value::Object(error)) = serde_json::from_str::<serde_json::Value>(result) else {
+        return result.to_string();
+    };
+    let status = error.get("status").and_then(serde_json::Value::as_str).unwrap_or("error");
+    let message = error.get("error").and_then(|error| error.get("message")).and_then(serde_json::Value::as_str);
+    match message {
+        Some(message) => format!("(no answer: the call was {status}: {message})"),
+        None => format!("(no answer: the call was {status})"),
+    }
 }
 
 fn synthesis(tool_results: &[(String, String)]) -> String {
@@ -213,6 +227,14 @@ impl DemoRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_that_did_not_answer_is_said_in_words_not_as_json() {
+        let denied = r#"{"status":"denied","agent":"researcher","error":{"kind":"denied","message":"the user denied this call"},"partial_result":null}"#;
+        assert_eq!(in_words(denied), "(no answer: the call was denied: the user denied this call)");
+        assert_eq!(in_words("Findings: three."), "Findings: three.");
+        assert_eq!(in_words("[1, 2]"), "[1, 2]");
+    }
 
     #[test]
     fn tokens_keep_every_character() {
