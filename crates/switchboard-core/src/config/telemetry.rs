@@ -10,8 +10,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use specta::Type;
 
-use super::validate::Problem;
-
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
 pub struct TelemetryConfig {
     /// `false` turns export off even when the `OTEL_EXPORTER_OTLP_*` variables are set.
@@ -40,22 +38,4 @@ pub fn is_variable_name(name: &str) -> bool {
     !name.is_empty()
         && name.chars().all(|character| character.is_ascii_alphanumeric() || character == '_')
         && !name.starts_with(|character: char| character.is_ascii_digit())
-}
-
-/// The problems of a `telemetry` section.
-pub fn validate(telemetry: &TelemetryConfig, problems: &mut Vec<Problem>) {
-    if let Some(endpoint) = &telemetry.endpoint {
-        if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
-            problems.push(Problem::error("telemetry.endpoint", "must start with http:// or https:// (OTLP over HTTP)"));
-        }
-    }
-    for (header, variable) in &telemetry.headers {
-        if !is_variable_name(variable) {
-            // Never echo the value: it may be the secret itself, pasted by mistake.
-            problems.push(Problem::error(
-                format!("telemetry.headers.{header}"),
-                "must name an environment variable that holds the header's value, not hold the value itself",
-            ));
-        }
-    }
 }

@@ -117,7 +117,7 @@ pub fn validate(config: &Config) -> Vec<Problem> {
         }
     }
     if let Some(telemetry) = &config.telemetry {
-        super::telemetry::validate(telemetry, &mut problems);
+        validate_telemetry(telemetry, &mut problems);
     }
     problems
 }
@@ -294,4 +294,22 @@ fn check_entries(entries: &[AgentToolEntry], path: &str, known: &AgentNames<'_>,
 /// True when any problem is an error (warnings do not block).
 pub fn has_errors(problems: &[Problem]) -> bool {
     problems.iter().any(|problem| problem.severity == Severity::Error)
+}
+
+/// The problems of a `telemetry` section.
+fn validate_telemetry(telemetry: &super::telemetry::TelemetryConfig, problems: &mut Vec<Problem>) {
+    if let Some(endpoint) = &telemetry.endpoint {
+        if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+            problems.push(Problem::error("telemetry.endpoint", "must start with http:// or https:// (OTLP over HTTP)"));
+        }
+    }
+    for (header, variable) in &telemetry.headers {
+        if !super::telemetry::is_variable_name(variable) {
+            // Never echo the value: it may be the secret itself, pasted by mistake.
+            problems.push(Problem::error(
+                format!("telemetry.headers.{header}"),
+                "must name an environment variable that holds the header's value, not hold the value itself",
+            ));
+        }
+    }
 }
