@@ -392,7 +392,14 @@ test("the chat says who answers: the primary, an @agent handoff for one message,
     await answerer.getByText("assistant").waitFor();
     assert.match(await answerer.innerText(), /^Answered by assistant\s+demo/);
     await page.getByText(/^Send a message: assistant answers/).waitFor();
+    // Examples that fit the primary: its tool-agents by name (its own entry turns summariser off), one it answers alone.
+    const examples = page.getByRole("group", { name: "Example prompts" }).getByRole("button");
+    assert.deepEqual(await examples.allInnerTexts(), ["Ask researcher", "Ask coder", "Without tools"]);
     const input = page.getByRole("textbox", { name: "Message" });
+    await examples.first().click();
+    assert.match(await input.inputValue(), /^Ask researcher for help: /, "an example goes into the composer, unsent");
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "message-input", "the composer has the focus");
+    assert.equal(await page.getByRole("listitem", { name: "You", exact: true }).count(), 0);
     await input.fill("@researcher what is new?");
     assert.match(await answerer.innerText(), /^This message goes to researcher\s.*\(this message only\)/);
     await input.fill("/agent switch summariser");
