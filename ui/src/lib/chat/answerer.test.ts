@@ -1,6 +1,6 @@
 /** Who answers: the primary, the first agent when none is named, an @agent handoff, no one. */
 import { describe, expect, it } from "vitest";
-import type { AgentConfig, AgentToolEntry } from "../../bindings";
+import type { AgentConfig, ResolvedTool } from "../../bindings";
 import { examplePrompts, whoAnswers } from "./answerer";
 
 const agent = (name: string, provider: string, model?: string) => ({ name, provider, model }) as unknown as AgentConfig;
@@ -37,32 +37,19 @@ describe("who answers", () => {
 });
 
 describe("example prompts for the empty chat", () => {
-  const entry = (name: string, enabled?: boolean) =>
-    ({ agent: name, description: `the ${name}`, enabled }) as unknown as AgentToolEntry;
+  const tool = (name: string, enabled = true) =>
+    ({ agent: name, tool_name: `agent_${name}`, description: `the ${name}`, enabled }) as unknown as ResolvedTool;
   const primary = whoAnswers({ primary: "llama", agents }, "")!;
   it("name up to two tool-agents the primary may call, and one it answers itself", () => {
-    const examples = examplePrompts(
-      { agents, agent_tools: [entry("coder"), entry("researcher"), entry("summariser")] },
-      primary,
-    );
+    const examples = examplePrompts(primary, [tool("coder"), tool("researcher"), tool("summariser")]);
     expect(examples.map((example) => example.label)).toEqual(["Ask coder", "Ask researcher", "Without tools"]);
     expect(examples[0].text).toContain("Ask coder");
   });
   it("never offer an entry that is off or the primary itself", () => {
-    const examples = examplePrompts(
-      { agents, agent_tools: [entry("llama"), entry("coder", false), entry("researcher")] },
-      primary,
-    );
+    const examples = examplePrompts(primary, [tool("llama"), tool("coder", false), tool("researcher")]);
     expect(examples.map((example) => example.label)).toEqual(["Ask researcher", "Without tools"]);
   });
-  it("the primary's own entries count over the global ones, as the engine merges them", () => {
-    const own = agents.map((one) => (one.name === "llama" ? { ...one, tools: [entry("coder", true)] } : one));
-    const examples = examplePrompts({ agents: own, agent_tools: [entry("coder", false)] }, primary);
-    expect(examples.map((example) => example.label)).toEqual(["Ask coder", "Without tools"]);
-  });
   it("a primary with no tool-agents gets a question it answers alone", () => {
-    expect(examplePrompts({ agents, agent_tools: [] }, primary)).toEqual([
-      { label: "What can you do?", text: "What can you do?" },
-    ]);
+    expect(examplePrompts(primary, [])).toEqual([{ label: "What can you do?", text: "What can you do?" }]);
   });
 });

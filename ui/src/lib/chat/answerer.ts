@@ -3,7 +3,7 @@
  * the primary (the first agent when none is named primary, as the engine picks
  * it), with what it runs on, so the chat never leaves the user guessing.
  */
-import type { AgentConfig, AgentToolEntry } from "../../bindings";
+import type { AgentConfig, ResolvedTool } from "../../bindings";
 
 export interface Answerer {
   agent: string;
@@ -45,18 +45,16 @@ const SUBJECT = "the trade-offs of a four-day work week";
 /**
  * Two or three examples that fit `answerer`: one per tool-agent it may call (up to
  * two, named, so the user sees the delegation the example asks for) and one it
- * answers itself. Its entries are the global ones with its own over them, as the
- * engine merges them; one that is off or names the answerer is not offered.
+ * answers itself. `tools` is its merged list as the core resolves it (`list_tools`,
+ * disabled entries included); one that is off or names the answerer is not offered.
  */
-export function examplePrompts(config: Roles & { agent_tools: AgentToolEntry[] }, answerer: Answerer): ExamplePrompt[] {
-  const own = config.agents.find((agent) => agent.name === answerer.agent)?.tools ?? [];
-  const entries = [...config.agent_tools.filter((entry) => !own.some((mine) => mine.agent === entry.agent)), ...own];
-  const delegates = entries
-    .filter((entry) => entry.enabled !== false && entry.agent !== answerer.agent)
+export function examplePrompts(answerer: Answerer, tools: ResolvedTool[]): ExamplePrompt[] {
+  const delegates = tools
+    .filter((tool) => tool.enabled && tool.agent !== answerer.agent)
     .slice(0, 2)
-    .map((entry) => ({
-      label: `Ask ${entry.agent}`,
-      text: `Ask ${entry.agent} for help: ${SUBJECT}.`,
+    .map((tool) => ({
+      label: `Ask ${tool.agent}`,
+      text: `Ask ${tool.agent} for help: ${SUBJECT}.`,
     }));
   const alone =
     delegates.length > 0
