@@ -16,6 +16,10 @@ DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.
 	librsvg2-dev libayatana-appindicator3-dev libxdo-dev libssl-dev build-essential pkg-config file \
 	xvfb xauth webkit2gtk-driver chromium python3-venv \
 	x11-utils dbus-daemon python3-dbus python3-gi gir1.2-gtk-3.0 strace
+# The window tests' Secret Service (a private gnome-keyring) and `secret-tool`, without
+# their recommends: those bring the document portal, whose FUSE mount in the app's
+# cache folder makes temporary folders unremovable (seen in `make bench-memory`).
+DEBIAN_PACKAGES_BARE := gnome-keyring libsecret-tools
 
 .PHONY: run test setup debian-packages node-packages python-packages tauri-driver ui ui-e2e app \
 	test-rust test-ui test-python test-browser test-window test-mcp test-otel bindings bench bench-ui bench-memory mutants package test-package clean
@@ -32,9 +36,17 @@ debian-packages:
 	@missing=""; for package in $(DEBIAN_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
 	done; \
+	bare=""; for package in $(DEBIAN_PACKAGES_BARE); do \
+	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || bare="$$bare $$package"; \
+	done; \
+	if [ -n "$$missing$$bare" ]; then $(SUDO) apt-get update -qq; fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi; \
+	if [ -n "$$bare" ]; then \
+	  echo "installing Debian packages without their recommends:$$bare"; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$bare; \
 	fi
 	@command -v node >/dev/null && [ "$$(node -p 'process.versions.node.split(".")[0]')" -ge 20 ] || \
 	  { echo "Node.js 20 or newer is needed (the UI builds with Vite 8)"; exit 1; }

@@ -25,6 +25,9 @@ fn main() {
         "read_config_file",
         "explain_tools",
         "test_connection",
+        "store_api_key",
+        "api_key_stored",
+        "delete_api_key",
         "discover_setup",
     ])))
     .expect("tauri build script");

@@ -39,6 +39,9 @@ pub enum AppErrorKind {
     /// An edit that cannot be made as asked (an entry that exists already, an
     /// agent that is not there, the primary removed…); nothing was written.
     EditRefused,
+    /// The system keyring is not there, is locked, or refused the key (the
+    /// message says which; it never holds the key).
+    Keyring,
 }
 
 impl AppError {

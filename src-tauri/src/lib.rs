@@ -54,6 +54,9 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::config::read_config_file,
             commands::config::explain_tools,
             commands::config::test_connection,
+            commands::config::store_api_key,
+            commands::config::api_key_stored,
+            commands::config::delete_api_key,
             commands::config::discover_setup
         ])
         .events(tauri_specta::collect_events![ConfigChanged, OutsideCall])

@@ -71,8 +71,21 @@ export const commands = {
 	 *  absent, and the function definitions it is offered.
 	 */
 	explainTools: (agent: string) => typedError<ToolsExplained_Serialize, AppError_Serialize>(__TAURI_INVOKE("explain_tools", { agent })),
-	/**  Tests an agent as the form holds it (saved or not). */
+	/**
+	 *  Tests an agent as the form holds it (saved or not); its `api_key_keyring`
+	 *  key is read from the keyring the runners read.
+	 */
 	testConnection: (agent: AgentConfig_Deserialize) => typedError<ConnectionReport_Serialize, AppError_Serialize>(__TAURI_INVOKE("test_connection", { agent })),
+	/**
+	 *  Stores `key` in the system keyring as `entry` (an HTTP agent's
+	 *  `api_key_keyring`). The key goes no further: not into the config, a log or an
+	 *  event; the form saves the entry's name with the agent.
+	 */
+	storeApiKey: (entry: string, key: string) => typedError<null, AppError_Serialize>(__TAURI_INVOKE("store_api_key", { entry, key })),
+	/**  Whether the system keyring holds a key for `entry` (never the key itself). */
+	apiKeyStored: (entry: string) => typedError<boolean, AppError_Serialize>(__TAURI_INVOKE("api_key_stored", { entry })),
+	/**  Deletes the key stored for `entry`; whether there was one. */
+	deleteApiKey: (entry: string) => typedError<boolean, AppError_Serialize>(__TAURI_INVOKE("delete_api_key", { entry })),
 	/**  The local servers and command-line agents the setup wizard offers. */
 	discoverSetup: () => typedError<SetupDiscovery_Serialize, AppError_Serialize>(__TAURI_INVOKE("discover_setup")),
 };
@@ -113,6 +126,12 @@ export type AgentConfig_Deserialize = {
 	model?: string | null,
 	/**  The name of the environment variable that holds the API key, never the key. */
 	api_key_env?: string | null,
+	/**
+	 *  `local` agents: the system keyring entry that holds the API key (service
+	 *  `switchboard`, this name as its user), never the key. For an app started
+	 *  from the applications menu, which does not see a shell profile's variables.
+	 */
+	api_key_keyring?: string | null,
 	command?: string | null,
 	args?: string[],
 	/**  Subprocess agents: the working directory (the app's when absent). */
@@ -197,6 +216,12 @@ export type AgentConfig_Serialize = {
 	model?: string,
 	/**  The name of the environment variable that holds the API key, never the key. */
 	api_key_env?: string,
+	/**
+	 *  `local` agents: the system keyring entry that holds the API key (service
+	 *  `switchboard`, this name as its user), never the key. For an app started
+	 *  from the applications menu, which does not see a shell profile's variables.
+	 */
+	api_key_keyring?: string,
 	command?: string,
 	args?: string[],
 	/**  Subprocess agents: the working directory (the app's when absent). */
@@ -333,7 +358,12 @@ export type AppErrorKind =
  *  An edit that cannot be made as asked (an entry that exists already, an
  *  agent that is not there, the primary removed…); nothing was written.
  */
-"edit_refused";
+"edit_refused" | 
+/**
+ *  The system keyring is not there, is locked, or refused the key (the
+ *  message says which; it never holds the key).
+ */
+"keyring";
 
 /**  The one error shape the UI shows as it is. */
 export type AppError_Deserialize = {

@@ -81,6 +81,7 @@ test("an agent is added through the form's checks and a connection test", () =>
     await form.getByLabel("Name", { exact: true }).fill("writer");
     await form.getByLabel("URL", { exact: true }).fill("127.0.0.1:9999");
     const key = "sk-proj-0123456789abcdefghij";
+    await form.getByLabel("API key", { exact: true }).selectOption("env");
     await form.getByLabel("API key: NAME of an environment variable", { exact: true }).fill(key);
     await form.getByLabel("Timeout (seconds)", { exact: true }).fill("soon");
     await form.getByRole("button", { name: "Add agent" }).click();
@@ -116,6 +117,7 @@ test("an agent is added through the form's checks and a connection test", () =>
     assert.equal(await form.getByLabel("Command", { exact: true }).count(), 0);
 
     await form.getByLabel("URL", { exact: true }).fill("http://127.0.0.1:9999");
+    await form.getByLabel("API key", { exact: true }).selectOption("env");
     await form.getByLabel("API key: NAME of an environment variable", { exact: true }).fill("WRITER_KEY");
     await form.getByLabel("Timeout (seconds)", { exact: true }).fill("30");
     // An HTTP agent with no model is told so before it is saved.
@@ -184,6 +186,8 @@ test("an agent is added through the form's checks and a connection test", () =>
     await limits.getByText("Limits of its calls").click();
     await limits.getByLabel("Max depth", { exact: true }).fill("0");
     const test = () => limits.getByRole("button", { name: "Test connection" }).boundingBox();
+    // Measured where the pointer will be: the Save button in view.
+    await limits.getByRole("button", { name: "Save" }).scrollIntoViewIfNeeded();
     const testBefore = await test();
     await limits.getByRole("button", { name: "Save" }).click();
     await limits.getByText("Saved writer.").waitFor();
@@ -199,6 +203,52 @@ test("an agent is added through the form's checks and a connection test", () =>
     await writer.getByLabel("Name", { exact: true }).fill("coder");
     await writer.getByRole("button", { name: "Save" }).click();
     await writer.getByText('An agent named "coder" exists already').waitFor();
+  }));
+
+test("an HTTP agent's key goes to the keyring on save; the config names the entry, never the key", () =>
+  withPage("keyring-key", async (page) => {
+    const sheet = await openSheet(page);
+    await sheet.getByRole("button", { name: "+ Add agent" }).click();
+    const form = sheet.getByRole("form", { name: "New agent" });
+    assert.equal(
+      await form.getByLabel("API key", { exact: true }).inputValue(),
+      "none",
+      "a new HTTP agent sends no key",
+    );
+    await form.getByLabel("Name", { exact: true }).fill("hosted");
+    await form.getByLabel("URL", { exact: true }).fill("https://api.example.test/v1");
+    await form.getByLabel("Model", { exact: true }).fill("gpt-test");
+    await form.getByLabel("API key", { exact: true }).selectOption("keyring");
+    const key = form.getByLabel("Key", { exact: true });
+    assert.equal(await key.getAttribute("type"), "password", "the key is never shown as typed");
+    await form.getByRole("button", { name: "Add agent" }).click();
+    await form.getByText("Paste the key: it is stored in the system keyring").waitFor();
+    await key.fill("sk-pasted \n");
+    await form.getByText("The key has spaces around it or a line break in it").waitFor();
+    await key.fill("sk-test-kept-in-the-keyring");
+    await form.getByRole("button", { name: "Add agent" }).click();
+    await sheet.getByRole("form", { name: "Agent hosted" }).waitFor();
+    assert.deepEqual(await page.evaluate(() => window.__keyring), { hosted: "sk-test-kept-in-the-keyring" });
+    const added = await lastEdit(page);
+    assert.deepEqual(added, {
+      op: "add_agent",
+      agent: {
+        name: "hosted",
+        provider: "local",
+        url: "https://api.example.test/v1",
+        model: "gpt-test",
+        api_key_keyring: "hosted",
+      },
+    });
+    const edits = await page.evaluate(() => JSON.stringify(window.__configEdits));
+    assert.ok(!edits.includes("sk-test-kept-in-the-keyring"), "the key is in no edit");
+    // Opened again, the form says a key is stored, shows none, and can remove it.
+    const saved = sheet.getByRole("form", { name: "Agent hosted" });
+    assert.equal(await saved.getByLabel("Key", { exact: true }).inputValue(), "");
+    await saved.getByText("A key is stored in the system keyring (entry hosted).").waitFor();
+    await saved.getByRole("button", { name: "Remove the stored key" }).click();
+    await saved.getByText("The key stored for hosted was removed from the system keyring.").waitFor();
+    assert.deepEqual(await page.evaluate(() => window.__keyring), {});
   }));
 
 test("tool entries are edited, switched and added in both scopes", () =>

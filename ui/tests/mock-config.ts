@@ -485,10 +485,13 @@ declare global {
     __configChangeUnheard?: (change: (config: Config) => void) => void;
     /** The edits the window sent, for the tests to check. */
     __configEdits: Edit[];
+    /** The mock system keyring: key by entry. */
+    __keyring: Record<string, string>;
   }
 }
 
 window.__configEdits = [];
+window.__keyring = {};
 
 window.__configOutsideChange = async (change) => {
   change(onDisk);
@@ -532,5 +535,16 @@ export const configCommands: Record<string, (payload: Record<string, unknown>) =
   test_connection: async (payload) => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     return testConnection(payload.agent as AgentConfig);
+  },
+  // The system keyring: entries the tests read back (the real one is tested in the window).
+  store_api_key: (payload) => {
+    window.__keyring[payload.entry as string] = payload.key as string;
+    return null;
+  },
+  api_key_stored: (payload) => (payload.entry as string) in window.__keyring,
+  delete_api_key: (payload) => {
+    const had = (payload.entry as string) in window.__keyring;
+    delete window.__keyring[payload.entry as string];
+    return had;
   },
 };

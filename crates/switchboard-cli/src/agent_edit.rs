@@ -26,6 +26,10 @@ pub(crate) struct AgentFields {
     /// The NAME of the environment variable holding the API key (never the key).
     #[arg(long, value_name = "NAME")]
     api_key_env: Option<String>,
+    /// local agents: the system keyring entry holding the API key (store the key
+    /// with `switchboard agent key set NAME`).
+    #[arg(long, value_name = "ENTRY")]
+    api_key_keyring: Option<String>,
     #[arg(long)]
     command: Option<String>,
     /// One argument of the command (repeat for more; given at least once, replaces them all).
@@ -59,7 +63,7 @@ pub(crate) struct AgentFields {
     /// mcp agents: the tool argument the delegate's structured context goes into.
     #[arg(long)]
     context_argument: Option<String>,
-    /// Clear an optional field (url, model, api_key_env, command, cwd, system_prompt,
+    /// Clear an optional field (url, model, api_key_env, api_key_keyring, command, cwd, system_prompt,
     /// tool, request_argument, context_argument, approval, autonomy, timeout_secs, idle_timeout_secs, args, env).
     #[arg(long, value_name = "FIELD")]
     unset: Vec<String>,
@@ -91,6 +95,7 @@ impl AgentFields {
                 "url" => agent.url = None,
                 "model" => agent.model = None,
                 "api_key_env" => agent.api_key_env = None,
+                "api_key_keyring" => agent.api_key_keyring = None,
                 "command" => agent.command = None,
                 "cwd" => agent.cwd = None,
                 "system_prompt" => agent.system_prompt = None,
@@ -113,6 +118,7 @@ impl AgentFields {
             (self.url, &mut agent.url),
             (self.model, &mut agent.model),
             (self.api_key_env, &mut agent.api_key_env),
+            (self.api_key_keyring, &mut agent.api_key_keyring),
             (self.command, &mut agent.command),
             (self.cwd, &mut agent.cwd),
             (self.system_prompt, &mut agent.system_prompt),

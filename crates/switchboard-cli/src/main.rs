@@ -5,6 +5,7 @@
 
 mod agent;
 mod agent_edit;
+mod agent_key;
 mod ask;
 mod mcp;
 mod mcp_connect;
@@ -122,6 +123,27 @@ enum AgentCommand {
         #[arg(long)]
         json: bool,
     },
+    /// An HTTP agent's API key in the system keyring (set, delete, status).
+    Key {
+        #[command(subcommand)]
+        command: KeyCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeyCommand {
+    /// Store the key (typed at the prompt, not shown, or piped in on one line;
+    /// never an argument) and point the agent's `api_key_keyring` at it.
+    Set {
+        name: String,
+        /// The keyring entry (the agent's `api_key_keyring`, else its name).
+        #[arg(long)]
+        entry: Option<String>,
+    },
+    /// Delete the stored key and the agent's `api_key_keyring`.
+    Delete { name: String },
+    /// Say where the agent's key comes from and whether it is there (exit 1 when not).
+    Status { name: String },
 }
 
 /// `--approve`'s words (`ask`, `all`, `none`, as `words` lists) read as the core's policy.
@@ -304,6 +326,11 @@ fn main() -> ExitCode {
             agent_edit::remove(&path, name, remove_tool_entries)
         }
         Command::Agent { command: AgentCommand::Test { name, json } } => agent_edit::test(&path, &name, json),
+        Command::Agent { command: AgentCommand::Key { command } } => match command {
+            KeyCommand::Set { name, entry } => agent_key::set(&path, &name, entry),
+            KeyCommand::Delete { name } => agent_key::delete(&path, &name),
+            KeyCommand::Status { name } => agent_key::status(&path, &name),
+        },
         Command::Roles { command: RolesCommand::Set { primary, escalation, no_escalation } } => {
             agent_edit::set_roles(&path, primary, escalation, no_escalation)
         }

@@ -74,6 +74,11 @@ pub struct AgentConfig {
     /// The name of the environment variable that holds the API key, never the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
+    /// `local` agents: the system keyring entry that holds the API key (service
+    /// `switchboard`, this name as its user), never the key. For an app started
+    /// from the applications menu, which does not see a shell profile's variables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_keyring: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -171,6 +176,7 @@ impl AgentConfig {
             url: None,
             model: None,
             api_key_env: None,
+            api_key_keyring: None,
             command: None,
             args: Vec::new(),
             cwd: None,

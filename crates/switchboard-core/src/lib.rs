@@ -11,6 +11,7 @@ pub mod contract;
 pub mod dispatch;
 pub mod event;
 pub mod fence;
+pub mod keys;
 pub mod live;
 pub mod runner;
 pub mod sessions;

@@ -97,14 +97,14 @@ pub(crate) fn max_output_bytes(agent: &AgentConfig) -> usize {
 /// `registry`, wrapped so that nothing it hands on holds the agent's secrets.
 pub fn build(agent: &AgentConfig, registry: &Arc<Registry>) -> Result<Arc<dyn Runner>, RunnerError> {
     let inner = build_bare(agent, registry)?;
-    Ok(Arc::new(redact::Redacting { inner, agent: agent.clone() }))
+    Ok(Arc::new(redact::Redacting { inner, agent: agent.clone(), keys: registry.keys().clone() }))
 }
 
 fn build_bare(agent: &AgentConfig, registry: &Arc<Registry>) -> Result<Arc<dyn Runner>, RunnerError> {
     let registry = registry.clone();
     match agent.provider {
         Provider::Demo => Ok(Arc::new(demo::DemoRunner::new(agent))),
-        Provider::Local => Ok(Arc::new(local::LocalRunner::new(agent)?)),
+        Provider::Local => Ok(Arc::new(local::LocalRunner::with_keys(agent, registry.keys().clone())?)),
         Provider::ClaudeCli => Ok(Arc::new(cli::claude::ClaudeRunner::new(agent, registry))),
         Provider::Subprocess
         | Provider::AiderCli

@@ -7,6 +7,7 @@
 use switchboard_core::config::edit::Edit;
 use switchboard_core::config::store::{self, Version};
 use switchboard_core::config::{global_tools, merged_tools, AgentConfig, ResolvedTool};
+use switchboard_core::keys::KeyError;
 use switchboard_core::setup::connection::{self, ConnectionReport};
 use switchboard_core::setup::{self, SetupDiscovery};
 use switchboard_core::tools::explain::{self, ToolsExplained};
@@ -73,11 +74,52 @@ pub(crate) fn explain_tools(state: State<'_, AppState>, agent: String) -> Result
         .ok_or_else(|| AppError::new(AppErrorKind::NotFound, format!("no agent named {agent:?} is configured")))
 }
 
-/// Tests an agent as the form holds it (saved or not).
+/// Tests an agent as the form holds it (saved or not); its `api_key_keyring`
+/// key is read from the keyring the runners read.
 #[tauri::command]
 #[specta::specta]
-pub(crate) async fn test_connection(agent: AgentConfig) -> Result<ConnectionReport, AppError> {
-    Ok(connection::test_connection(&agent, std::env::var_os("PATH")).await)
+pub(crate) async fn test_connection(
+    state: State<'_, AppState>,
+    agent: AgentConfig,
+) -> Result<ConnectionReport, AppError> {
+    let keys = state.live.dispatcher().runners().registry().keys().clone();
+    Ok(connection::test_connection_with_keys(&agent, std::env::var_os("PATH"), &keys).await)
+}
+
+fn keyring_error(error: KeyError) -> AppError {
+    AppError::new(AppErrorKind::Keyring, error.to_string())
+}
+
+/// Stores `key` in the system keyring as `entry` (an HTTP agent's
+/// `api_key_keyring`). The key goes no further: not into the config, a log or an
+/// event; the form saves the entry's name with the agent.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn store_api_key(state: State<'_, AppState>, entry: String, key: String) -> Result<(), AppError> {
+    let keys = state.live.dispatcher().runners().registry().keys().clone();
+    tokio::task::spawn_blocking(move || keys.set(&entry, &key))
+        .await
+        .map_err(|_| AppError::new(AppErrorKind::Keyring, "the keyring write stopped".into()))?
+        .map_err(keyring_error)
+}
+
+/// Whether the system keyring holds a key for `entry` (never the key itself).
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn api_key_stored(state: State<'_, AppState>, entry: String) -> Result<bool, AppError> {
+    let keys = state.live.dispatcher().runners().registry().keys().clone();
+    Ok(switchboard_core::keys::read(&keys, &entry).await.map_err(keyring_error)?.is_some())
+}
+
+/// Deletes the key stored for `entry`; whether there was one.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn delete_api_key(state: State<'_, AppState>, entry: String) -> Result<bool, AppError> {
+    let keys = state.live.dispatcher().runners().registry().keys().clone();
+    tokio::task::spawn_blocking(move || keys.delete(&entry))
+        .await
+        .map_err(|_| AppError::new(AppErrorKind::Keyring, "the keyring delete stopped".into()))?
+        .map_err(keyring_error)
 }
 
 /// The local servers and command-line agents the setup wizard offers.

@@ -241,6 +241,24 @@ fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut 
             ));
         }
     }
+    if let Some(entry) = &agent.api_key_keyring {
+        let field = format!("{path}.api_key_keyring");
+        if agent.provider != Provider::Local {
+            problems.push(Problem::error(
+                field,
+                "a key in the system keyring is for `local` (HTTP model) agents; give other agents their key with `api_key_env`",
+            ));
+        } else if agent.api_key_env.is_some() {
+            problems
+                .push(Problem::error(field, "give the key either by `api_key_env` or by `api_key_keyring`, not both"));
+        } else if !crate::keys::entry_is_valid(entry) {
+            // Never echo the value: it may be the key itself, pasted by mistake.
+            problems.push(Problem::error(
+                field,
+                "must name a keyring entry (1 to 100 letters, digits, '-', '_' or '.', such as the agent's name), not hold the key itself",
+            ));
+        }
+    }
     let variable_name = |name: &str| {
         !name.is_empty()
             && name.chars().all(|character| character.is_ascii_alphanumeric() || character == '_')

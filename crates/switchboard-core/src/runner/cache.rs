@@ -25,6 +25,12 @@ impl std::fmt::Debug for RunnerCache {
 }
 
 impl RunnerCache {
+    /// A cache whose runners read their keyring keys from `keys` (the default
+    /// cache reads the system keyring).
+    pub fn with_keys(keys: crate::keys::Keys) -> RunnerCache {
+        RunnerCache { runners: Mutex::default(), registry: Registry::with_keys(keys) }
+    }
+
     /// The cached runner for `agent`, built now if there is none.
     pub fn get_or_build(&self, agent: &AgentConfig) -> Result<Arc<dyn Runner>, RunnerError> {
         let mut runners = self.runners.lock().unwrap();

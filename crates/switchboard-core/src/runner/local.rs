@@ -19,6 +19,7 @@ use super::{redact, truncate};
 use crate::config::AgentConfig;
 use crate::contract::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use crate::event::Usage;
+use crate::keys::{Keys, SystemKeyring};
 
 /// Used when an agent sets no `timeout_secs`.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
@@ -29,12 +30,15 @@ pub const MAX_RETRIES: u32 = 3;
 /// The longest wait between retries, whatever `Retry-After` asks for.
 pub const MAX_RETRY_WAIT_SECS: u64 = 30;
 
-#[derive(Debug)]
 pub struct LocalRunner {
     client: reqwest::Client,
     endpoint: String,
     model: Option<String>,
+    agent_name: String,
     api_key_env: Option<String>,
+    api_key_keyring: Option<String>,
+    /// Where an `api_key_keyring` key is read at each step.
+    keys: Keys,
     timeout_secs: u64,
     idle_timeout_secs: u64,
     /// The longest one stream event may be (`max_output_bytes`, 10 MB when absent).
@@ -54,8 +58,20 @@ pub fn endpoint_for(url: &str) -> String {
     }
 }
 
+impl std::fmt::Debug for LocalRunner {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("LocalRunner").field("endpoint", &self.endpoint).field("model", &self.model).finish()
+    }
+}
+
 impl LocalRunner {
+    /// A runner that reads an `api_key_keyring` key from the system keyring.
     pub fn new(agent: &AgentConfig) -> Result<LocalRunner, RunnerError> {
+        LocalRunner::with_keys(agent, SystemKeyring::shared())
+    }
+
+    /// A runner that reads an `api_key_keyring` key from `keys`.
+    pub fn with_keys(agent: &AgentConfig, keys: Keys) -> Result<LocalRunner, RunnerError> {
         let url =
             agent.url.as_deref().ok_or_else(|| RunnerError::Config(format!("agent {:?} has no url", agent.name)))?;
         let client = super::http::Origins::of(agent)
@@ -64,7 +80,10 @@ impl LocalRunner {
             client,
             endpoint: endpoint_for(url),
             model: agent.model.clone(),
+            agent_name: agent.name.clone(),
             api_key_env: agent.api_key_env.clone(),
+            api_key_keyring: agent.api_key_keyring.clone(),
+            keys,
             timeout_secs: agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS),
             idle_timeout_secs: agent.idle_timeout_secs.unwrap_or(DEFAULT_IDLE_TIMEOUT_SECS),
             max_event_bytes: super::max_output_bytes(agent),
@@ -81,15 +100,11 @@ impl LocalRunner {
         }
     }
 
-    /// The API key, read from its environment variable at each request.
-    fn key(&self) -> Result<Option<String>, RunnerError> {
-        match &self.api_key_env {
-            // The error names the variable, never its value.
-            Some(variable) => std::env::var(variable)
-                .map(Some)
-                .map_err(|_| RunnerError::Config(format!("environment variable {variable} (api_key_env) is not set"))),
-            None => Ok(None),
-        }
+    /// The API key, read from its environment variable or its keyring entry at
+    /// each request (the errors name where it was looked for, never its value).
+    async fn key(&self) -> Result<Option<String>, RunnerError> {
+        crate::keys::api_key(&self.keys, &self.agent_name, self.api_key_env.as_deref(), self.api_key_keyring.as_deref())
+            .await
     }
 
     /// Sends the request, retrying 429 and 503 answers; returns the first other answer.
@@ -140,7 +155,7 @@ impl LocalRunner {
     }
 
     async fn run(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        let key = self.key()?;
+        let key = self.key().await?;
         let key = key.as_deref();
         let idle_secs = request.idle_timeout_secs.unwrap_or(self.idle_timeout_secs);
         let response = self.send(request, key, on_delta).await?;

@@ -50,7 +50,23 @@ impl Secrets {
 
     /// The secrets `agent`'s runner holds now (read from the environment).
     pub fn of(agent: &AgentConfig) -> Secrets {
+        Secrets::with_key(agent, None)
+    }
+
+    /// The secrets `agent`'s runner holds now: those of the environment, and its
+    /// key from the keyring when it has one there (read from `keys`).
+    pub async fn of_agent(agent: &AgentConfig, keys: &crate::keys::Keys) -> Secrets {
+        let key = match &agent.api_key_keyring {
+            Some(entry) => crate::keys::read(keys, entry).await.ok().flatten(),
+            None => None,
+        };
+        Secrets::with_key(agent, key)
+    }
+
+    /// The secrets of the environment, and `key` (an agent's key read elsewhere).
+    pub fn with_key(agent: &AgentConfig, key: Option<String>) -> Secrets {
         let mut values: Vec<String> = agent.api_key_env.iter().filter_map(|name| std::env::var(name).ok()).collect();
+        values.extend(key);
         for (name, value) in &agent.env {
             match crate::config::env_reference(value) {
                 Some(variable) => values.extend(std::env::var(variable).ok()),
@@ -154,12 +170,14 @@ pub fn redact(text: &str, key: Option<&str>) -> String {
 pub(super) struct Redacting {
     pub inner: Arc<dyn Runner>,
     pub agent: AgentConfig,
+    /// Where the agent's `api_key_keyring` key is read, to be taken out too.
+    pub keys: crate::keys::Keys,
 }
 
 #[async_trait]
 impl Runner for Redacting {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        let secrets = Secrets::of(&self.agent);
+        let secrets = Secrets::of_agent(&self.agent, &self.keys).await;
         let mut held = HeldText::default();
         let outcome = {
             let mut redacting = |delta: ModelDelta| match delta {
@@ -264,6 +282,11 @@ pub fn error_of(agent: &AgentConfig, error: RunnerError) -> RunnerError {
     redact_error(&Secrets::of(agent), error)
 }
 
+/// `error` with `agent`'s secrets and `key` (its key, read elsewhere) taken out.
+pub fn error_with_key(agent: &AgentConfig, key: Option<&str>, error: RunnerError) -> RunnerError {
+    redact_error(&Secrets::with_key(agent, key.map(str::to_string)), error)
+}
+
 fn redact_error(secrets: &Secrets, error: RunnerError) -> RunnerError {
     let words = |text: String| secrets.words(&text);
     match error {
@@ -341,7 +364,11 @@ mod tests {
             ModelDelta::Text("6789é, said".into()),
             ModelDelta::Text(" the model.".into()),
         ];
-        let wrapped = Redacting { inner: Arc::new(Scripted(deltas, "sk-0123456789é".into())), agent };
+        let wrapped = Redacting {
+            inner: Arc::new(Scripted(deltas, "sk-0123456789é".into())),
+            agent,
+            keys: crate::keys::MemoryKeys::shared(),
+        };
         let mut sent = Vec::new();
         let reply = wrapped.stream(&ModelRequest::default(), &mut |delta| sent.push(delta)).await.unwrap();
         let joined = |reasoning: bool| -> String {

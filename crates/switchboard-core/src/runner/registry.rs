@@ -5,7 +5,9 @@
 //! `notifications/cancelled` of remote calls dropped before their answer, which
 //! `shutdown` lets go out; and the reaper, which ends the listed groups if the
 //! program is killed before it can. `ending_signal` is the other half of a shell's
-//! exit: the signals both shells end on.
+//! exit: the signals both shells end on. The registry also holds the key store
+//! the cache's runners read `api_key_keyring` keys from (the system keyring
+//! unless a shell or a test gives another): it is what every runner is built with.
 
 mod reaper;
 
@@ -15,6 +17,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
+use crate::keys::{Keys, SystemKeyring};
+
 /// How long an agent has to exit after SIGTERM before SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(2);
 
@@ -23,6 +27,16 @@ pub const GRACE: Duration = Duration::from_secs(2);
 pub struct Registry {
     state: Mutex<State>,
     reaper: reaper::Reaper,
+    keys: KeyStoreSlot,
+}
+
+/// The key store of a registry: the system keyring unless one is given.
+struct KeyStoreSlot(Keys);
+
+impl Default for KeyStoreSlot {
+    fn default() -> Self {
+        KeyStoreSlot(SystemKeyring::shared())
+    }
 }
 
 #[derive(Default)]
@@ -48,6 +62,16 @@ impl Registry {
     /// A registry of its own (a runner cache has one; so does a connection test).
     pub fn new() -> Arc<Registry> {
         Arc::new(Registry::default())
+    }
+
+    /// A registry whose runners read their keyring keys from `keys`.
+    pub fn with_keys(keys: Keys) -> Arc<Registry> {
+        Arc::new(Registry { keys: KeyStoreSlot(keys), ..Registry::default() })
+    }
+
+    /// Where this registry's runners read `api_key_keyring` keys.
+    pub fn keys(&self) -> &Keys {
+        &self.keys.0
     }
 
     /// The process groups alive now, by leader pid.

@@ -50,6 +50,15 @@ pub struct ConnectionReport {
 /// Tests `agent` as configured (unsaved form values included); `path` is the PATH
 /// command-line agents are looked for on.
 pub async fn test_connection(agent: &AgentConfig, path: Option<OsString>) -> ConnectionReport {
+    test_connection_with_keys(agent, path, &crate::keys::SystemKeyring::shared()).await
+}
+
+/// `test_connection`, reading an `api_key_keyring` key from `keys`.
+pub async fn test_connection_with_keys(
+    agent: &AgentConfig,
+    path: Option<OsString>,
+    keys: &crate::keys::Keys,
+) -> ConnectionReport {
     let mut report = ConnectionReport {
         ok: true,
         steps: vec![],
@@ -59,7 +68,7 @@ pub async fn test_connection(agent: &AgentConfig, path: Option<OsString>) -> Con
         description: None,
     };
     match agent.provider {
-        Provider::Local => test_http(agent, &mut report).await,
+        Provider::Local => test_http(agent, keys, &mut report).await,
         Provider::Mcp => test_mcp(agent, &mut report).await,
         Provider::A2a => test_a2a(agent, &mut report).await,
         Provider::Demo => step(&mut report, "built-in agent", Instant::now(), Ok("needs no server".into())),
@@ -86,7 +95,7 @@ fn step(report: &mut ConnectionReport, name: &str, started: Instant, outcome: Re
     });
 }
 
-async fn test_http(agent: &AgentConfig, report: &mut ConnectionReport) {
+async fn test_http(agent: &AgentConfig, keys: &crate::keys::Keys, report: &mut ConnectionReport) {
     let Some(url) = agent.url.as_deref().filter(|url| !url.trim().is_empty()) else {
         return step(
             report,
@@ -103,7 +112,19 @@ async fn test_http(agent: &AgentConfig, report: &mut ConnectionReport) {
                 return step(report, "API key", Instant::now(), Err(problem));
             }
         },
-        None => None,
+        None => {
+            match &agent.api_key_keyring {
+                Some(entry) => match crate::keys::read(keys, entry).await {
+                    Ok(Some(key)) => Some(key),
+                    Ok(None) => {
+                        let problem = format!("No key is stored in the system keyring for {entry:?}; enter it in the API key field and save.");
+                        return step(report, "API key", Instant::now(), Err(problem));
+                    }
+                    Err(error) => return step(report, "API key", Instant::now(), Err(error.to_string())),
+                },
+                None => None,
+            }
+        }
     };
     let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap_or_default();
     let started = Instant::now();
@@ -123,7 +144,11 @@ async fn test_http(agent: &AgentConfig, report: &mut ConnectionReport) {
         Err(problem) => {
             let detail = match problem {
                 ModelsError::Unreachable => format!("Nothing answers at {base}. Is the server running, and is the port right?"),
-                ModelsError::Status(401 | 403) => format!("The server refused the key (HTTP 401/403). Check the key in {}.", agent.api_key_env.as_deref().unwrap_or("the API key variable")),
+                ModelsError::Status(401 | 403) => match (&agent.api_key_env, &agent.api_key_keyring) {
+                    (Some(variable), _) => format!("The server refused the key (HTTP 401/403). Check the key in {variable}."),
+                    (None, Some(entry)) => format!("The server refused the key (HTTP 401/403). Check the key stored in the system keyring for {entry:?}."),
+                    (None, None) => "The server asks for a key (HTTP 401/403): give one.".into(),
+                },
                 ModelsError::Status(404) => format!("{base}/models does not exist. Is this the server's OpenAI-compatible base URL (it usually ends in /v1)?"),
                 ModelsError::Status(status) => format!("{base}/models answered HTTP {status}."),
                 ModelsError::NotAList => format!("{base}/models did not answer with an OpenAI model list."),
@@ -137,7 +162,7 @@ async fn test_http(agent: &AgentConfig, report: &mut ConnectionReport) {
         // whether the server answers, and which models there are to choose from.
         return;
     }
-    let runner = match runner::local::LocalRunner::new(agent) {
+    let runner = match runner::local::LocalRunner::with_keys(agent, keys.clone()) {
         Ok(runner) => runner,
         Err(error) => return step(report, "stream a reply", Instant::now(), Err(error.to_string())),
     };
@@ -159,10 +184,12 @@ async fn test_http(agent: &AgentConfig, report: &mut ConnectionReport) {
     report.first_token_ms = first_token.map(|elapsed| elapsed.as_millis() as u32);
     let outcome = match reply {
         Err(_) => Err(format!("No complete reply within {} s.", REQUEST_TIMEOUT.as_secs())),
-        Ok(Err(error)) => Err(plain(&runner::redact::error_of(agent, error))),
+        Ok(Err(error)) => Err(plain(&runner::redact::error_with_key(agent, key.as_deref(), error))),
         Ok(Ok(reply)) => {
             let first = report.first_token_ms.map(|ms| format!("first token after {ms} ms, ")).unwrap_or_default();
-            let text: String = reply.text.chars().take(60).collect();
+            // What the server answered is hostile: an echoed key is taken out.
+            let answered = runner::Secrets::with_key(agent, key.clone()).known(&reply.text);
+            let text: String = answered.chars().take(60).collect();
             Ok(format!("{first}answered {text:?}"))
         }
     };

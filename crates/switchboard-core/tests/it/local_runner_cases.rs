@@ -404,3 +404,48 @@ async fn a_delta_arrives_before_the_server_sends_the_last_chunk() {
     assert_eq!(reply.text, "first last");
     assert!(server.await.unwrap(), "the first delta was only seen after the server sent the last chunk");
 }
+
+/// A key kept in a keyring (a memory store here; the window tests use a real
+/// Secret Service) goes as the bearer token of a runner `build` makes, is taken
+/// out of what the server echoes back, and a missing entry sends nothing and says
+/// which entry was looked for.
+#[tokio::test]
+async fn a_key_from_the_keyring_goes_as_the_bearer_token_and_never_comes_back_out() {
+    use switchboard_core::keys::{KeyStore, MemoryKeys};
+    use switchboard_core::runner::{build, Registry};
+    let echo_key: &'static str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"your key is sk-kept-in-the-keyring-42\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    let (base, received) = sse_server(echo_key).await;
+    let keys = MemoryKeys::shared();
+    let mut config = agent(base, None);
+    config.api_key_keyring = Some("hosted".into());
+    let registry = Registry::with_keys(keys.clone());
+    let runner = build(&config, &registry).unwrap();
+    let request = ModelRequest { messages: vec![Message::user("hello")], ..ModelRequest::default() };
+    match runner.stream(&request, &mut |_| {}).await {
+        Err(error @ RunnerError::Config(_)) => {
+            let text = error.to_string();
+            assert!(text.contains("\"hosted\"") && text.contains("switchboard agent key set a"), "{text}");
+        }
+        other => panic!("expected a config error for the empty entry, got {other:?}"),
+    }
+    assert!(received.lock().unwrap().is_empty(), "nothing is sent without the key");
+    keys.set("hosted", "sk-kept-in-the-keyring-42").unwrap();
+    let mut streamed = String::new();
+    let reply = runner
+        .stream(&request, &mut |delta| {
+            if let ModelDelta::Text(text) = delta {
+                streamed.push_str(&text)
+            }
+        })
+        .await
+        .unwrap();
+    assert_eq!(reply.text, "your key is [redacted]");
+    assert_eq!(streamed, "your key is [redacted]");
+    let requests = received.lock().unwrap();
+    assert_eq!(requests.len(), 1);
+    assert!(
+        requests[0].to_ascii_lowercase().contains("authorization: bearer sk-kept-in-the-keyring-42"),
+        "{}",
+        requests[0]
+    );
+}

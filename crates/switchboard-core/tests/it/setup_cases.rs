@@ -104,7 +104,8 @@ async fn each_failure_is_said_in_plain_words() {
 
     let refusing = model_server(&[], 401).await;
     let refused = test_connection(&http_agent(&refusing, "m"), None).await;
-    assert!(refused.steps[0].detail.contains("refused the key"), "{refused:?}");
+    // No key was sent: the report says the server wants one, not that a key was wrong.
+    assert!(refused.steps[0].detail.contains("asks for a key (HTTP 401/403)"), "{refused:?}");
 
     let dead = test_connection(&http_agent(&dead_url().await, "m"), None).await;
     assert!(!dead.ok);
@@ -142,4 +143,35 @@ async fn a_command_line_agent_is_looked_for_on_the_given_path() {
     assert!(found.ok, "{found:?}");
     aider.command = Some("/nonexistent/aider".into());
     assert!(!test_connection(&aider, None).await.ok);
+}
+
+/// The form's test of an agent whose key is in the keyring: the key read from the
+/// keyring is the bearer token; a server that echoes it has it taken out of the
+/// report; an entry with no key is said before anything is sent.
+#[tokio::test]
+async fn a_keyring_key_is_tested_as_the_bearer_and_its_echo_is_taken_out() {
+    use std::sync::Arc;
+    use switchboard_core::keys::{KeyStore, Keys, MemoryKeys};
+    use switchboard_core::setup::connection::test_connection_with_keys;
+    // A hostile server: it spells the key out in its answer.
+    let (base, received) =
+        crate::loopback::serve(Arc::new(|_: &str| crate::loopback::text_stream("you sent sk-probe-secret-5150"))).await;
+    let memory = MemoryKeys::shared();
+    let keys: Keys = memory.clone();
+    let mut agent = http_agent(&format!("{base}/v1"), "m");
+    agent.api_key_keyring = Some("probe-key".into());
+    let empty = test_connection_with_keys(&agent, None, &keys).await;
+    assert!(!empty.ok);
+    assert!(empty.steps[0].detail.contains("No key is stored in the system keyring for \"probe-key\""), "{empty:?}");
+    assert!(received.lock().unwrap().is_empty(), "nothing is sent without the key");
+    memory.set("probe-key", "sk-probe-secret-5150").unwrap();
+    let report = test_connection_with_keys(&agent, None, &keys).await;
+    let stream = report.steps.iter().find(|step| step.name == "stream a reply").expect("the stream step ran");
+    assert!(stream.ok && stream.detail.contains("you sent [redacted]"), "{report:?}");
+    assert!(!format!("{report:?}").contains("sk-probe-secret-5150"), "{report:?}");
+    let requests = received.lock().unwrap();
+    assert!(
+        requests.iter().all(|request| request.contains("authorization: Bearer sk-probe-secret-5150")),
+        "{requests:?}"
+    );
 }

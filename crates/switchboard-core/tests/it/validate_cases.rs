@@ -85,6 +85,21 @@ fn validation_table() {
             vec!["error agents[2].api_key_env", "error agents[3].api_key_env", "error agents[4].api_key_env"],
         ),
         (
+            "api_key_keyring names an entry, on an HTTP model agent, never beside api_key_env",
+            r#"{"agents":[{"name":"a","provider":"openai","url":"http://x","model":"m","api_key_keyring":"a"},
+                {"name":"b","provider":"openai","url":"http://x","model":"m","api_key_keyring":"open-router.main_2"},
+                {"name":"c","provider":"openai","url":"http://x","model":"m","api_key_keyring":"sk-or-v1 pasted key"},
+                {"name":"d","provider":"openai","url":"http://x","model":"m","api_key_keyring":"d","api_key_env":"D_KEY"},
+                {"name":"e","provider":"a2a","url":"http://x","api_key_keyring":"e"},
+                {"name":"f","provider":"openai","url":"http://x","model":"m","api_key_keyring":""}]}"#,
+            vec![
+                "error agents[2].api_key_keyring",
+                "error agents[3].api_key_keyring",
+                "error agents[4].api_key_keyring",
+                "error agents[5].api_key_keyring",
+            ],
+        ),
+        (
             "duplicate entries within one scope, unknown agent warning",
             r#"{"agents":[{"name":"a","provider":"demo","tools":[{"agent":"b","description":"x"},{"agent":"b","description":"y"}]},{"name":"b","provider":"demo"}],
                 "agent_tools":[{"agent":"ghost","description":"g"}]}"#,

@@ -77,11 +77,37 @@ describe("checks", () => {
 
   it("takes the NAME of a variable for the key, and refuses a key without repeating it", () => {
     const key = "sk-proj-abcdef1234567890";
-    const message = errorsOf({ name: "a", url: "http://x", api_key_env: key }).api_key_env;
+    const env = { name: "a", url: "http://x", key_source: "env" } as const;
+    const message = errorsOf({ ...env, api_key_env: key }).api_key_env;
     expect(message).toMatch(/looks like a key/);
     expect(message).not.toContain(key);
-    expect(errorsOf({ name: "a", url: "http://x", api_key_env: "openai key" }).api_key_env).toMatch(/NAME/);
-    expect(errorsOf({ name: "a", url: "http://x", api_key_env: "OPENAI_API_KEY" }).api_key_env).toBeUndefined();
+    expect(errorsOf({ ...env, api_key_env: "openai key" }).api_key_env).toMatch(/NAME/);
+    expect(errorsOf({ ...env, api_key_env: "OPENAI_API_KEY" }).api_key_env).toBeUndefined();
+  });
+
+  it("keeps an HTTP agent's key in the keyring: the agent names the entry, never holds the key", () => {
+    const keyring = { name: "gpt", url: "https://api.example.test/v1", key_source: "keyring" } as const;
+    expect(errorsOf(keyring).api_key).toMatch(/Paste the key/);
+    const stored = agentFromForm(form(keyring), null, [], true);
+    expect(stored.errors).toEqual({});
+    expect(stored.agent).toMatchObject({ api_key_keyring: "gpt" });
+    const typed = agentFromForm(form({ ...keyring, api_key: "sk-secret-123" }), null, []);
+    expect(typed.errors).toEqual({});
+    expect(JSON.stringify(typed.agent)).not.toContain("sk-secret-123");
+    expect(errorsOf({ ...keyring, api_key: "sk-secret-123\n" }).api_key).toMatch(/line break/);
+    // A renamed agent keeps the entry its key is under; none and env send no keyring entry.
+    const renamed = agentFromForm(form({ ...keyring, name: "gpt-4", api_key_keyring: "gpt" }), null, [], true);
+    expect(renamed.agent.api_key_keyring).toBe("gpt");
+    const none = agentFromForm(form({ ...keyring, key_source: "none", api_key_keyring: "gpt" }), null, []);
+    expect(none.agent.api_key_keyring).toBeUndefined();
+    expect(none.agent.api_key_env).toBeUndefined();
+    // Round trip: a saved agent's form says where its key is.
+    expect(formFromAgent({ name: "gpt", provider: "local", url: "http://x", api_key_keyring: "k" })).toMatchObject({
+      key_source: "keyring",
+      api_key_keyring: "k",
+      api_key: "",
+    });
+    expect(formFromAgent({ name: "gpt", provider: "local", url: "http://x", api_key_env: "K" }).key_source).toBe("env");
   });
 
   it.each([

@@ -40,6 +40,8 @@ export type Field =
   | "url"
   | "model"
   | "api_key_env"
+  | "key_source"
+  | "api_key"
   | "timeout_secs"
   | "idle_timeout_secs"
   | "prices"
@@ -62,7 +64,17 @@ const cli: Field[] = ["command", "args", "cwd", "env", "output", "timeout_secs",
 
 /** The fields each provider reads (what its runner uses), in the order shown. */
 const fieldsByProvider: Record<Provider, Field[]> = {
-  local: ["url", "model", "api_key_env", "timeout_secs", "idle_timeout_secs", "prices", "system_prompt"],
+  local: [
+    "url",
+    "model",
+    "key_source",
+    "api_key",
+    "api_key_env",
+    "timeout_secs",
+    "idle_timeout_secs",
+    "prices",
+    "system_prompt",
+  ],
   demo: ["model", "system_prompt"],
   "aider-cli": ["model", "url", "api_key_env", ...cli],
   smolagents: ["model", "url", "api_key_env", ...cli],
@@ -109,6 +121,16 @@ export type AgentForm = {
   url: string;
   model: string;
   api_key_env: string;
+  /**
+   * HTTP agents: where the API key is: none (a local server), the system keyring
+   * (`api_key_keyring`: the app started from the menu sees no shell variables) or an
+   * environment variable (`api_key_env`, for headless use).
+   */
+  key_source: KeySource;
+  /** The keyring entry (`api_key_keyring`); blank: the agent's name. */
+  api_key_keyring: string;
+  /** A key typed to be stored in the keyring on save: never written to the config. */
+  api_key: string;
   timeout_secs: string;
   idle_timeout_secs: string;
   price_input: string;
@@ -141,13 +163,23 @@ export type AgentForm = {
   limits: Record<keyof Limits, string>;
 };
 
+/** Where an HTTP agent's API key comes from. */
+export type KeySource = "none" | "keyring" | "env";
+
 /** A message per form field (`name`, `url`, `price_input`, a limit by its name…) that is wrong. */
 export type FormErrors = Partial<Record<Exclude<keyof AgentForm, "limits"> | `limits.${keyof Limits}`, string>>;
 
 /** Whether `provider` shows `field`; the mcp transport decides between command and url. */
-export function shows(form: Pick<AgentForm, "provider" | "transport">, field: Field): boolean {
+export function shows(
+  form: Pick<AgentForm, "provider" | "transport"> & Partial<Pick<AgentForm, "key_source">>,
+  field: Field,
+): boolean {
   const fields = fieldsByProvider[form.provider] ?? [];
   if (!fields.includes(field)) return false;
+  if (form.provider === "local") {
+    if (field === "api_key_env") return form.key_source === "env";
+    if (field === "api_key") return form.key_source === "keyring";
+  }
   if (form.provider === "mcp") {
     if (["command", "args", "cwd"].includes(field)) return form.transport === "command";
     if (["url", "api_key_env"].includes(field)) return form.transport === "url";
@@ -163,6 +195,9 @@ export function emptyForm(provider: Provider = "local"): AgentForm {
     url: "",
     model: "",
     api_key_env: "",
+    key_source: "none",
+    api_key_keyring: "",
+    api_key: "",
     timeout_secs: "",
     idle_timeout_secs: "",
     price_input: "",
@@ -201,6 +236,8 @@ export function formFromAgent(agent: AgentConfig | AgentConfigShown): AgentForm 
     url: text(agent.url),
     model: text(agent.model),
     api_key_env: text(agent.api_key_env),
+    key_source: agent.api_key_keyring ? "keyring" : agent.api_key_env ? "env" : "none",
+    api_key_keyring: text(agent.api_key_keyring),
     timeout_secs: text(agent.timeout_secs),
     idle_timeout_secs: text(agent.idle_timeout_secs),
     price_input: text(agent.prices?.input_per_million),
@@ -228,6 +265,11 @@ export function formFromAgent(agent: AgentConfig | AgentConfigShown): AgentForm 
     approval: agent.approval ?? "",
     limits: limitsText(agent.limits),
   };
+}
+
+/** The keyring entry an HTTP agent's key is stored under: its `api_key_keyring`, else its name. */
+export function keyringEntry(form: Pick<AgentForm, "api_key_keyring" | "name">): string {
+  return form.api_key_keyring.trim() || form.name.trim();
 }
 
 /** Whether `value` names an environment variable the way validation wants it (`OPENAI_API_KEY`). */
@@ -288,6 +330,7 @@ const formOwned = [
   "url",
   "model",
   "api_key_env",
+  "api_key_keyring",
   "timeout_secs",
   "idle_timeout_secs",
   "prices",
@@ -310,12 +353,14 @@ const formOwned = [
  * The agent the form describes, or what is wrong with it (every field's message at
  * once). `original` is the agent as saved: what the form does not show (its own
  * tool entries, limits, skill…) is kept from it, so saving a form loses nothing.
- * `others` are the names of the other agents (a name must be unique).
+ * `others` are the names of the other agents (a name must be unique); `keyStored`
+ * says whether the keyring holds a key for the agent's entry already.
  */
 export function agentFromForm(
   form: AgentForm,
   original: AgentConfig | AgentConfigShown | null,
   others: string[],
+  keyStored: boolean = false,
 ): { agent: AgentConfig; errors: FormErrors } {
   const errors: FormErrors = {};
   const agent: AgentConfig = { ...(original as AgentConfig | null), name: form.name.trim(), provider: form.provider };
@@ -362,6 +407,16 @@ export function agentFromForm(
     else if (!isVariableName(variable))
       errors.api_key_env = "The NAME of an environment variable: capitals, digits and _ (such as OPENAI_API_KEY)";
     else agent.api_key_env = variable;
+  }
+
+  if (shown("api_key")) {
+    agent.api_key_keyring = keyringEntry(form);
+    const key = form.api_key;
+    if (key === "" && !keyStored)
+      errors.api_key = "Paste the key: it is stored in the system keyring, never in the config file";
+    else if (key !== "" && (key.trim() !== key || /[\u0000-\u001f\u007f]/.test(key)))
+      errors.api_key = "The key has spaces around it or a line break in it: paste only the key";
+    else if (key.length > 4096) errors.api_key = "Longer than any API key (4,096 bytes at most)";
   }
 
   for (const field of ["timeout_secs", "idle_timeout_secs"] as const) {
