@@ -217,6 +217,56 @@ test("with one agent the tools step is skipped", () =>
     ]);
   }));
 
+test("a hosted service's model is added with its key: the key goes to the keyring, the config names the entry", () =>
+  withPage(firstStart(), "wizard-hosted", async (page) => {
+    const wizard = page.getByRole("dialog", { name: "Set up Switchboard" });
+    const hosted = wizard.getByRole("region", { name: "Hosted services" });
+    await hosted.getByRole("combobox", { name: "Service" }).selectOption({ label: "Groq" });
+    assert.equal(await hosted.getByRole("textbox", { name: "Model" }).inputValue(), "llama-3.3-70b-versatile");
+    const add = hosted.getByRole("button", { name: "Add hosted model" });
+    assert.equal(await add.isDisabled(), true, "no key, no hosted model");
+    const key = hosted.getByLabel("API key");
+    assert.equal(await key.getAttribute("type"), "password");
+    await key.fill("gsk_test_key_for_the_keyring");
+    await add.click();
+    const chosen = hosted.getByRole("checkbox", { name: /llama-3.3-70b-versatile/ });
+    assert.equal(await chosen.isChecked(), true);
+    assert.equal(await key.inputValue(), "", "the field forgets the key once it is added");
+    const name = hosted.getByRole("textbox", { name: "Agent name for llama-3.3-70b-versatile on Groq" });
+    assert.equal(await name.inputValue(), "groq-llama-3.3-70b-versatile");
+    await name.fill("groq");
+    // A command-line agent never runs on it: its key is in the keyring, not its environment.
+    await wizard.getByRole("checkbox", { name: /Use aider/ }).check();
+    assert.deepEqual(
+      await wizard.getByRole("combobox", { name: "Model aider runs on" }).locator("option").allTextContents(),
+      ["choose a server model above"],
+    );
+    await wizard.getByRole("checkbox", { name: /Use aider/ }).uncheck();
+    await wizard.getByRole("button", { name: "Next" }).click();
+    assert.equal(
+      await wizard.getByRole("radio", { name: /^groq/ }).isChecked(),
+      true,
+      "the hosted model is the primary",
+    );
+    await wizard.getByRole("button", { name: "Next" }).click();
+    await wizard.getByRole("heading", { name: "Review" }).waitFor();
+    assert.deepEqual(await page.evaluate(() => window.__keyring), {}, "nothing is stored before the config is written");
+    await wizard.getByRole("button", { name: "Write the config" }).click();
+    await wizard.waitFor({ state: "detached" });
+    assert.deepEqual(await page.evaluate(() => window.__keyring), { groq: "gsk_test_key_for_the_keyring" });
+    const written = await edits(page);
+    assert.deepEqual(written[0].agents, [
+      {
+        name: "groq",
+        provider: "local",
+        url: "https://api.groq.com/openai/v1",
+        model: "llama-3.3-70b-versatile",
+        api_key_keyring: "groq",
+      },
+    ]);
+    assert.ok(!JSON.stringify(written).includes("gsk_test_key"), "the key is in no edit");
+  }));
+
 test("keeping the demo agents writes nothing (the button, or Escape)", () =>
   withPage(firstStart(), "wizard-keep", async (page) => {
     const wizard = page.getByRole("dialog", { name: "Set up Switchboard" });

@@ -75,7 +75,10 @@ pub fn candidates(listed: Option<&str>) -> Vec<Candidate> {
 /// `…/v1`, or a full `…/chat/completions` endpoint).
 pub fn openai_base(url: &str) -> String {
     let base = url.trim().trim_end_matches('/');
-    let base = base.strip_suffix("/chat/completions").unwrap_or(base);
+    if let Some(endpoint_base) = base.strip_suffix("/chat/completions") {
+        // A full endpoint says where the base is (Gemini's is `…/v1beta/openai`).
+        return endpoint_base.to_string();
+    }
     if base.ends_with("/v1") {
         base.to_string()
     } else {
@@ -161,6 +164,10 @@ mod tests {
             ("http://host/v1", "http://host/v1"),
             ("http://host/v1/chat/completions", "http://host/v1"),
             (" http://host:1/api/v1/ ", "http://host:1/api/v1"),
+            (
+                "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions",
+                "https://generativelanguage.googleapis.com/v1beta/openai",
+            ),
         ] {
             assert_eq!(openai_base(written), base, "{written}");
         }

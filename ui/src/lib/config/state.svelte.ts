@@ -4,8 +4,7 @@
  * tool-agent list explained (what the forms, the effective lists and the call graph
  * read); the edit waiting on a conflict; and the switch of
  * the built-in MCP endpoint, with its address while it runs; and where traces are
- * exported, with how that goes (a failing exporter is a warning, read every few seconds);
- * and which HTTP agents' keys the system keyring holds (never the keys themselves).
+ * exported, with how that goes (a failing exporter is a warning, read every few seconds).
  */
 import {
   commands,
@@ -196,45 +195,6 @@ export async function applyEdit(
   else options.applied?.();
   return null;
 }
-
-/**
- * API keys in the system keyring, by entry (an agent's `api_key_keyring`): whether
- * one is stored, and the keyring's own error when it cannot say. A key goes from the
- * form to `store` and on to Rust; nothing here keeps it.
- */
-class StoredKeys {
-  stored = $state<Record<string, boolean>>({});
-  /** Why the keyring could not be asked, by entry (no Secret Service running, say). */
-  problems = $state<Record<string, string>>({});
-
-  async check(entry: string): Promise<void> {
-    if (entry === "") return;
-    const result = await commands.apiKeyStored(entry);
-    if (result.status === "ok") {
-      this.stored[entry] = result.data;
-      delete this.problems[entry];
-    } else this.problems[entry] = result.error.message;
-  }
-
-  /** Stores `key` as `entry`; the keyring's error when it refused, null when stored. */
-  async store(entry: string, key: string): Promise<string | null> {
-    const result = await commands.storeApiKey(entry, key);
-    if (result.status === "error") return result.error.message;
-    this.stored[entry] = true;
-    delete this.problems[entry];
-    return null;
-  }
-
-  /** Deletes the key stored as `entry`; the keyring's error, or null. */
-  async remove(entry: string): Promise<string | null> {
-    const result = await commands.deleteApiKey(entry);
-    if (result.status === "error") return result.error.message;
-    this.stored[entry] = false;
-    return null;
-  }
-}
-
-export const storedKeys = new StoredKeys();
 
 const stopped: McpServerStatus = { running: false, url: null, client_config: null, error: null, clients: [] };
 

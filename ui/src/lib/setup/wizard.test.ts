@@ -6,6 +6,10 @@ import {
   alreadyTools,
   defaultCliModels,
   emptyAnswers,
+  hostedChoice,
+  hostedServices,
+  keysToStore,
+  modelOptions,
   offerCli,
   offerModels,
   openaiBase,
@@ -54,6 +58,10 @@ describe("names", () => {
     ["http://127.0.0.1:9000", "http://127.0.0.1:9000/v1"],
     ["http://h:1/v1/", "http://h:1/v1"],
     ["http://h/v1/chat/completions", "http://h/v1"],
+    [
+      "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions",
+      "https://generativelanguage.googleapis.com/v1beta/openai",
+    ],
   ];
   it.each(bases)("openaiBase(%j) = %j", (url, expected) => expect(openaiBase(url)).toBe(expected));
 
@@ -185,6 +193,62 @@ describe("the answers", () => {
     expect(problems("find", { ...answers, mode: "add" }, demo)).toEqual([
       'The name "assistant" is used twice; names must be unique.',
     ]);
+  });
+});
+
+describe("hosted services", () => {
+  const groq = hostedServices.find((service) => service.id === "groq")!;
+
+  it("add a chosen model with its key: the edit names the keyring entry, the key goes to the keyring only", () => {
+    const answers = emptyAnswers(true);
+    answers.models = [
+      hostedChoice(groq, " llama-3.3-70b-versatile ", "gsk_secret", new Set(["groq-llama-3.3-70b-versatile"])),
+    ];
+    expect(answers.models[0]).toMatchObject({
+      name: "groq-llama-3.3-70b-versatile-2",
+      model: "llama-3.3-70b-versatile",
+    });
+    answers.primary = answers.models[0].name;
+    const edit = setupEdit(answers, { agents: [], agent_tools: [] });
+    expect(edit.op === "setup" && edit.agents).toEqual([
+      {
+        name: "groq-llama-3.3-70b-versatile-2",
+        provider: "local",
+        url: "https://api.groq.com/openai/v1",
+        model: "llama-3.3-70b-versatile",
+        api_key_keyring: "groq-llama-3.3-70b-versatile-2",
+      },
+    ]);
+    expect(JSON.stringify(edit)).not.toContain("gsk_secret");
+    expect(keysToStore(answers)).toEqual([{ entry: "groq-llama-3.3-70b-versatile-2", key: "gsk_secret" }]);
+    expect(modelOptions(answers)).toEqual([]);
+  });
+
+  it("stay across looks, want a key without spaces, and are not stored when unticked", () => {
+    const answers = emptyAnswers(true);
+    answers.models = [hostedChoice(groq, "m", "", new Set())];
+    expect(offerModels([], answers.models, new Set())).toEqual(answers.models);
+    expect(problems("find", answers, { agents: [], agent_tools: [] })).toEqual(["Give the API key for groq-m."]);
+    answers.models[0].apiKey = "gsk key\n";
+    expect(problems("find", answers, { agents: [], agent_tools: [] })).toEqual([
+      "The API key for groq-m has spaces or a line break in it.",
+    ]);
+    answers.models[0].chosen = false;
+    expect(keysToStore(answers)).toEqual([]);
+  });
+
+  it("each have an OpenAI-compatible endpoint the backend reads", () => {
+    expect(hostedServices.map((service) => service.id)).toEqual([
+      "openai",
+      "openrouter",
+      "gemini",
+      "anthropic",
+      "groq",
+      "mistral",
+    ]);
+    for (const service of hostedServices)
+      expect(service.url).toMatch(/^https:\/\/[^/]+(\/.*)?(\/v1|\/chat\/completions)$/);
+    expect(openaiBase(hostedServices[2].url)).toBe("https://generativelanguage.googleapis.com/v1beta/openai");
   });
 });
 

@@ -21,6 +21,102 @@ export interface ModelChoice {
   model: string;
   chosen: boolean;
   name: string;
+  /**
+   * A hosted service's model: the API key typed for it, stored in the system keyring
+   * (entry: the agent's name) when the wizard writes the config, never in the file.
+   */
+  apiKey?: string;
+}
+
+/** A hosted OpenAI-compatible service the wizard offers, with a model to start from. */
+export interface HostedService {
+  id: string;
+  name: string;
+  /** Its OpenAI-compatible base, or its full chat-completions endpoint where the base has no `/v1`. */
+  url: string;
+  /** A model to start from (the user edits it: services rename their models often). */
+  model: string;
+  /** Where the user gets a key. */
+  keys: string;
+}
+
+/** The common hosted services with an OpenAI-compatible chat-completions endpoint. */
+export const hostedServices: HostedService[] = [
+  {
+    id: "openai",
+    name: "OpenAI",
+    url: "https://api.openai.com/v1",
+    model: "gpt-5-mini",
+    keys: "platform.openai.com/api-keys",
+  },
+  {
+    id: "openrouter",
+    name: "OpenRouter",
+    url: "https://openrouter.ai/api/v1",
+    model: "openai/gpt-5-mini",
+    keys: "openrouter.ai/keys",
+  },
+  {
+    id: "gemini",
+    name: "Google Gemini (OpenAI-compatible)",
+    url: "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions",
+    model: "gemini-2.5-flash",
+    keys: "aistudio.google.com/apikey",
+  },
+  {
+    id: "anthropic",
+    name: "Anthropic (OpenAI-compatible)",
+    url: "https://api.anthropic.com/v1",
+    model: "claude-sonnet-4-5",
+    keys: "console.anthropic.com/settings/keys",
+  },
+  {
+    id: "groq",
+    name: "Groq",
+    url: "https://api.groq.com/openai/v1",
+    model: "llama-3.3-70b-versatile",
+    keys: "console.groq.com/keys",
+  },
+  {
+    id: "mistral",
+    name: "Mistral",
+    url: "https://api.mistral.ai/v1",
+    model: "mistral-small-latest",
+    keys: "console.mistral.ai/api-keys",
+  },
+];
+
+/**
+ * A hosted service's model as a chosen model, named after the service and the model,
+ * unique beside `taken`; `apiKey` goes to the keyring when the config is written.
+ */
+export function hostedChoice(service: HostedService, model: string, apiKey: string, taken: Set<string>): ModelChoice {
+  const trimmed = model.trim();
+  const name = uniqueName(`${service.id}-${slug(trimmed) || "model"}`, taken);
+  return {
+    key: modelKey(service.url, trimmed),
+    kind: service.name,
+    url: service.url,
+    model: trimmed,
+    chosen: true,
+    name,
+    apiKey,
+  };
+}
+
+/** The names taken by the choices and the current agents (when adding). */
+export function takenNames(answers: Answers, current: CurrentConfig): Set<string> {
+  const names = new Set(answers.models.map((choice) => choice.name));
+  for (const choice of answers.cli) names.add(choice.name);
+  for (const agent of current.agents) names.add(agent.name);
+  return names;
+}
+
+/** The keys to store in the keyring as the config is written: one per chosen hosted model. */
+export function keysToStore(answers: Answers): Array<{ entry: string; key: string }> {
+  return answers.models
+    .filter((choice) => choice.chosen && choice.apiKey !== undefined)
+    .map((choice) => ({ entry: choice.name.trim(), key: choice.apiKey ?? "" }));
 }
 
 /** A command-line agent on PATH, offered as a tool-agent running one of the chosen models. */
@@ -89,8 +185,9 @@ export function uniqueName(base: string, taken: Set<string>): string {
 /** The OpenAI-compatible base of a URL as a user writes it (`…/v1` added unless there), as the backend reads it. */
 export function openaiBase(url: string): string {
   const base = url.trim().replace(/\/+$/, "");
-  const bare = base.endsWith("/chat/completions") ? base.slice(0, -"/chat/completions".length) : base;
-  return bare.endsWith("/v1") ? bare : `${bare}/v1`;
+  // A full endpoint says where the base is (Gemini's is `…/v1beta/openai`).
+  if (base.endsWith("/chat/completions")) return base.slice(0, -"/chat/completions".length);
+  return base.endsWith("/v1") ? base : `${base}/v1`;
 }
 
 const modelKey = (url: string, model: string) => `${url} ${model}`;
@@ -119,6 +216,9 @@ export function offerModels(servers: LocalServer[], previous: ModelChoice[], tak
       offered.push({ key, kind: server.kind, url: server.url, model, chosen: false, name });
     }
   }
+  // A hosted service's model is not found by looking: it stays as the user added it.
+  for (const choice of previous)
+    if (choice.apiKey !== undefined && !offered.some((other) => other.key === choice.key)) offered.push(choice);
   return offered;
 }
 
@@ -139,7 +239,13 @@ export function offerCli(found: FoundCliAgent[], previous: CliChoice[], taken: S
 export function chosenAgents(answers: Answers): AgentConfig[] {
   const agents: AgentConfig[] = answers.models
     .filter((choice) => choice.chosen)
-    .map((choice) => ({ name: choice.name.trim(), provider: "local", url: choice.url, model: choice.model }));
+    .map((choice) => ({
+      name: choice.name.trim(),
+      provider: "local",
+      url: choice.url,
+      model: choice.model,
+      ...(choice.apiKey !== undefined ? { api_key_keyring: choice.name.trim() } : {}),
+    }));
   for (const choice of answers.cli.filter((candidate) => candidate.chosen)) {
     const runsOn = answers.models.find((model) => model.key === choice.modelKey);
     agents.push({
@@ -231,6 +337,12 @@ export function problems(step: Step, answers: Answers, current: CurrentConfig): 
       else if (seen.has(agent.name)) found.push(`The name "${agent.name}" is used twice; names must be unique.`);
       seen.add(agent.name);
     }
+    for (const choice of answers.models.filter((candidate) => candidate.chosen && candidate.apiKey !== undefined)) {
+      const key = choice.apiKey ?? "";
+      if (key === "") found.push(`Give the API key for ${choice.name.trim() || choice.model}.`);
+      else if (key.trim() !== key || /[\u0000-\u001f\u007f]/.test(key))
+        found.push(`The API key for ${choice.name.trim() || choice.model} has spaces or a line break in it.`);
+    }
     for (const choice of answers.cli.filter((candidate) => candidate.chosen)) {
       const runsOn = answers.models.find((model) => model.key === choice.modelKey);
       if (!runsOn?.chosen)
@@ -291,8 +403,9 @@ export function emptyAnswers(firstStart: boolean): Answers {
 
 /** The chosen server models a command-line agent may run on, as `[key, label]`. */
 export function modelOptions(answers: Answers): Array<[string, string]> {
+  // Not a hosted model: its key is in the keyring, which a command-line agent never reads.
   return answers.models
-    .filter((choice) => choice.chosen)
+    .filter((choice) => choice.chosen && choice.apiKey === undefined)
     .map((choice) => [choice.key, `${choice.model} (${choice.kind})`]);
 }
 
