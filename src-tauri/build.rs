@@ -28,6 +28,7 @@ fn main() {
         "store_api_key",
         "api_key_stored",
         "delete_api_key",
+        "agent_health",
         "discover_setup",
     ])))
     .expect("tauri build script");

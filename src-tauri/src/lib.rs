@@ -57,6 +57,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::config::store_api_key,
             commands::config::api_key_stored,
             commands::config::delete_api_key,
+            commands::config::agent_health,
             commands::config::discover_setup
         ])
         .events(tauri_specta::collect_events![ConfigChanged, OutsideCall])

@@ -1,5 +1,6 @@
 //! The window's preferences (theme: light, dark or the system's; side panel
-//! width, last session, the built-in MCP endpoint's switch and port) in
+//! width, last session, the agent each chat talks to, the built-in MCP
+//! endpoint's switch and port) in
 //! `prefs.json` in the app's data folder, kept through `tauri-plugin-store` and
 //! used from Rust only: the webview asks for them and sends changes, names no
 //! file, and holds no store permission. The file is read again for each request
@@ -25,6 +26,9 @@ pub enum Theme {
     System,
 }
 
+/// How many chats may keep an agent of their own (older choices are dropped by the UI).
+pub const MAX_CHAT_AGENTS: usize = 1000;
+
 /// The preferences; an absent field is one never set (or, in a change, one left as it is).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "camelCase")]
@@ -35,6 +39,10 @@ pub struct Preferences {
     pub right_width: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_session: Option<String>,
+    /// The agent each chat's messages go to, by session id (the primary when a
+    /// chat has none). A change replaces the whole map; at most `MAX_CHAT_AGENTS`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_agents: Option<std::collections::BTreeMap<String, String>>,
     /// The built-in MCP endpoint is on (off when never set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_server: Option<bool>,
@@ -124,6 +132,15 @@ impl PreferencesFile {
         }
         if change.last_session.is_some() {
             preferences.last_session = change.last_session;
+        }
+        if let Some(chosen) = change.chat_agents {
+            if chosen.len() > MAX_CHAT_AGENTS || chosen.iter().any(|(id, agent)| id.len() > 200 || agent.len() > 200) {
+                return Err(AppError::new(
+                    AppErrorKind::Io,
+                    format!("at most {MAX_CHAT_AGENTS} chats keep an agent of their own, each named in 200 bytes"),
+                ));
+            }
+            preferences.chat_agents = Some(chosen);
         }
         if change.mcp_server.is_some() {
             preferences.mcp_server = change.mcp_server;

@@ -86,6 +86,11 @@ export const commands = {
 	apiKeyStored: (entry: string) => typedError<boolean, AppError_Serialize>(__TAURI_INVOKE("api_key_stored", { entry })),
 	/**  Deletes the key stored for `entry`; whether there was one. */
 	deleteApiKey: (entry: string) => typedError<boolean, AppError_Serialize>(__TAURI_INVOKE("delete_api_key", { entry })),
+	/**
+	 *  Whether each agent of the config in force could answer now, checked without a
+	 *  model call: its server lists its models, its program is on PATH, its card is read.
+	 */
+	agentHealth: () => typedError<AgentHealth[], AppError_Serialize>(__TAURI_INVOKE("agent_health")),
 	/**  The local servers and command-line agents the setup wizard offers. */
 	discoverSetup: () => typedError<SetupDiscovery_Serialize, AppError_Serialize>(__TAURI_INVOKE("discover_setup")),
 };
@@ -296,6 +301,13 @@ export type AgentConfig_Serialize = {
 	 *  request steered to another origin is refused.
 	 */
 	allowed_origins?: string[],
+};
+
+/**  One agent's health, in the words the window shows. */
+export type AgentHealth = {
+	agent: string,
+	state: HealthState,
+	detail: string,
 };
 
 /**  One tool-agent entry: global, or an agent's own override or local entry. */
@@ -846,6 +858,15 @@ export type FoundCliAgent_Serialize = {
 	agent: AgentConfig_Serialize,
 };
 
+/**  How an agent's check came out. */
+export type HealthState = 
+/**  It could answer: its server answers, its program is there. */
+"ok" | 
+/**  It would fail now: `detail` says why. */
+"problem" | 
+/**  Not checked without a call (a remote MCP server), or the server has no model list. */
+"unknown";
+
 /**
  *  Delegation limits; every field optional so that a rewrite writes back only what
  *  the user set. The `effective_*` accessors apply the documented defaults.
@@ -1093,6 +1114,11 @@ export type Preferences_Deserialize = {
 	theme?: Theme | null,
 	rightWidth?: number | null,
 	lastSession?: string | null,
+	/**
+	 *  The agent each chat's messages go to, by session id (the primary when a
+	 *  chat has none). A change replaces the whole map; at most `MAX_CHAT_AGENTS`.
+	 */
+	chatAgents?: { [key in string]: string } | null,
 	/**  The built-in MCP endpoint is on (off when never set). */
 	mcpServer?: boolean | null,
 	/**  Its loopback port (8765 when never set). */
@@ -1104,6 +1130,11 @@ export type Preferences_Serialize = {
 	theme?: Theme,
 	rightWidth?: number,
 	lastSession?: string,
+	/**
+	 *  The agent each chat's messages go to, by session id (the primary when a
+	 *  chat has none). A change replaces the whole map; at most `MAX_CHAT_AGENTS`.
+	 */
+	chatAgents?: { [key in string]: string },
 	/**  The built-in MCP endpoint is on (off when never set). */
 	mcpServer?: boolean,
 	/**  Its loopback port (8765 when never set). */

@@ -388,9 +388,12 @@ test("the window itself never scrolls: wheeling past the end of a panel leaves t
 
 test("the chat says who answers: the primary, an @agent handoff for one message, and a new primary after a switch", () =>
   withPage("who-answers", async (page) => {
-    const answerer = page.getByLabel("Who answers");
-    await answerer.getByText("assistant").waitFor();
-    assert.match(await answerer.innerText(), /^Answered by assistant\s+demo/);
+    const answerer = page.getByRole("group", { name: "Who answers" });
+    const picker = answerer.getByRole("combobox", { name: "Answered by" });
+    await picker.waitFor();
+    assert.equal(await picker.locator("option:checked").innerText(), "assistant (primary)");
+    await answerer.getByText("demo · demo-planner").waitFor();
+    await answerer.getByRole("img", { name: "can answer: built in" }).waitFor();
     await page.getByText(/^Send a message: assistant answers/).waitFor();
     // Examples that fit the primary: its tool-agents by name (its own entry turns summariser off), one it answers alone.
     const examples = page.getByRole("group", { name: "Example prompts" }).getByRole("button");
@@ -401,13 +404,22 @@ test("the chat says who answers: the primary, an @agent handoff for one message,
     assert.equal(await page.evaluate(() => document.activeElement?.id), "message-input", "the composer has the focus");
     assert.equal(await page.getByRole("listitem", { name: "You", exact: true }).count(), 0);
     await input.fill("@researcher what is new?");
-    assert.match(await answerer.innerText(), /^This message goes to researcher\s.*\(this message only\)/);
+    assert.match(await answerer.innerText(), /^This message goes to\s+researcher\s+.*\(this message only\)/);
     await input.fill("/agent switch summariser");
     await input.press("Enter");
     await page.getByRole("listitem", { name: "Command /agent switch summariser" }).waitFor();
-    await page.waitForFunction(() =>
-      /^Answered by summariser/.test(document.querySelector('[aria-label="Who answers"]')?.textContent.trim() ?? ""),
+    await page.waitForFunction(
+      () => document.querySelector("#chat-agent option:checked")?.textContent === "summariser (primary)",
     );
+    // This chat's agent: picked in the composer, sent with each message, kept for the chat.
+    await picker.selectOption("researcher");
+    await answerer.getByText("demo · demo-researcher").waitFor();
+    await input.fill("What is new?");
+    await input.press("Enter");
+    await page.waitForFunction(() => window.__sentAgents.length === 1);
+    assert.deepEqual(await page.evaluate(() => window.__sentAgents), ["researcher"]);
+    await page.waitForFunction(() => Object.values(window.__preferences.chatAgents ?? {}).includes("researcher"));
+    assert.equal(await picker.inputValue(), "researcher", "the chat keeps its agent once its session exists");
   }));
 
 test("two approvals side by side: a double click answers one, the other keeps its place, and Approve all answers both", () =>

@@ -536,6 +536,17 @@ export const configCommands: Record<string, (payload: Record<string, unknown>) =
     await new Promise((resolve) => setTimeout(resolve, 150));
     return testConnection(payload.agent as AgentConfig);
   },
+  // Health: a demo agent is built in; an HTTP agent on port 9 (where nothing listens) would fail.
+  agent_health: () =>
+    inForce.agents.map((agent) =>
+      agent.url?.includes("127.0.0.1:9/")
+        ? { agent: agent.name, state: "problem", detail: `nothing answers at ${agent.url}` }
+        : {
+            agent: agent.name,
+            state: "ok",
+            detail: agent.provider === "demo" ? "built in" : `answers at ${agent.url}`,
+          },
+    ),
   // The system keyring: entries the tests read back (the real one is tested in the window).
   store_api_key: (payload) => {
     window.__keyring[payload.entry as string] = payload.key as string;

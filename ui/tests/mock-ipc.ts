@@ -105,6 +105,7 @@ const sessions: Array<{ id: string; title: string; created_ms: number; updated_m
 const logs = new Map<string, Array<Record<string, unknown>>>();
 /** The preferences the backend keeps (prefs.json). */
 const preferences: Record<string, unknown> = {};
+window.__preferences = preferences;
 let sessionCounter = 0;
 /** Delegates approved "always", as the backend's session remembers them. */
 const alwaysApproved = new Set<string>();
@@ -130,6 +131,10 @@ declare global {
     __approvalAnswers: Array<{ turnId: string; callId: string; decision: string }>;
     /** Every message `send_message` was asked to send, in order. */
     __sentMessages: string[];
+    /** The agent each of those was sent to (null: the primary). */
+    __sentAgents: Array<string | null>;
+    /** The preferences the window saved (the mock's copy). */
+    __preferences: Record<string, unknown>;
     /**
      * An MCP client calls agent_researcher with `request` (asking for approval when
      * `asks`); returns its turn id at once, and `done` settles when the call has ended.
@@ -148,6 +153,7 @@ declare global {
 
 window.__approvalAnswers = [];
 window.__sentMessages = [];
+window.__sentAgents = [];
 window.__windowTitles = [];
 window.__notifications = [];
 window.__cancelledTurns = [];
@@ -509,6 +515,7 @@ mockIPC(
           agent: string | null;
         };
         window.__sentMessages.push(request.message);
+        window.__sentAgents.push(request.agent);
         log(request.session_id, {
           type: "user_message",
           turn_id: request.turn_id,

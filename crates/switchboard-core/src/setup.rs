@@ -1,10 +1,12 @@
 //! What the setup wizard and the agent form's "test connection" need from the
 //! outside world: the OpenAI-compatible servers that answer on the usual local
 //! ports (and on those the user lists in `SWITCHBOARD_LOCAL_SERVERS`), the command-line
-//! agents on PATH, and a connection test of one agent (`connection.rs`). Every
+//! agents on PATH, a connection test of one agent (`connection.rs`), and whether
+//! each configured agent could answer now, without a model call (`health.rs`). Every
 //! probe is bounded in time; nothing here writes the config.
 
 pub mod connection;
+pub mod health;
 
 use std::ffi::OsString;
 use std::time::Duration;
@@ -20,6 +22,9 @@ pub const LOCAL_SERVERS_ENV: &str = "SWITCHBOARD_LOCAL_SERVERS";
 /// The servers people usually run, by the port they listen on.
 pub const USUAL_SERVERS: [(&str, u16); 5] =
     [("Ollama", 11434), ("llama.cpp", 8080), ("LM Studio", 1234), ("vLLM", 8000), ("LiteLLM", 4000)];
+
+/// The most of a `/models` answer read (a real one is a few kilobytes).
+const MODEL_LIST_BYTES: usize = 4 * 1024 * 1024;
 
 /// How long one server may take to list its models before it counts as absent.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
@@ -123,7 +128,9 @@ pub(crate) async fn list_models(
     if !status.is_success() {
         return Err(ModelsError::Status(status.as_u16()));
     }
-    let body: serde_json::Value = response.json().await.map_err(|_| ModelsError::NotAList)?;
+    // A model list is small; a server that sends more is not one (and is not read on).
+    let text = crate::runner::http::body_within(response, MODEL_LIST_BYTES).await.map_err(|_| ModelsError::NotAList)?;
+    let body: serde_json::Value = serde_json::from_str(&text).map_err(|_| ModelsError::NotAList)?;
     let data = body.get("data").and_then(|data| data.as_array()).ok_or(ModelsError::NotAList)?;
     Ok(data.iter().filter_map(|model| model.get("id")?.as_str().map(str::to_string)).take(500).collect())
 }

@@ -9,6 +9,7 @@ use switchboard_core::config::store::{self, Version};
 use switchboard_core::config::{global_tools, merged_tools, AgentConfig, ResolvedTool};
 use switchboard_core::keys::KeyError;
 use switchboard_core::setup::connection::{self, ConnectionReport};
+use switchboard_core::setup::health::{self, AgentHealth};
 use switchboard_core::setup::{self, SetupDiscovery};
 use switchboard_core::tools::explain::{self, ToolsExplained};
 use tauri::State;
@@ -84,6 +85,17 @@ pub(crate) async fn test_connection(
 ) -> Result<ConnectionReport, AppError> {
     let keys = state.live.dispatcher().runners().registry().keys().clone();
     Ok(connection::test_connection_with_keys(&agent, std::env::var_os("PATH"), &keys).await)
+}
+
+/// Whether each agent of the config in force could answer now, checked without a
+/// model call: its server lists its models, its program is on PATH, its card is read.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn agent_health(state: State<'_, AppState>) -> Result<Vec<AgentHealth>, AppError> {
+    let dispatcher = state.live.dispatcher();
+    let keys = dispatcher.runners().registry().keys().clone();
+    let agents = dispatcher.config().agents.clone();
+    Ok(health::check_all(&agents, std::env::var_os("PATH"), &keys).await)
 }
 
 fn keyring_error(error: KeyError) -> AppError {

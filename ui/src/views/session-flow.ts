@@ -9,7 +9,9 @@
  * the one place that moves them together.
  */
 import { events, type OutsideCall_Serialize as OutsideCall } from "../bindings";
+import { chatAgents } from "../lib/chat/chat-agents.svelte";
 import { chatStore, type TurnSink } from "../lib/chat/state.svelte";
+import { configStore } from "../lib/config/state.svelte";
 import { sessionStore } from "../lib/sessions/state.svelte";
 import { answerOf, rootOf } from "../lib/tree/model";
 import { treeStore } from "../lib/tree/state.svelte";
@@ -159,6 +161,7 @@ export function startNewChat(): void {
 /** Deletes a session; if it was the open one, the window moves to a new chat. */
 export async function deleteSession(id: string): Promise<void> {
   if (!(await sessionStore.remove(id))) return;
+  chatAgents.forget(id);
   if (sessionStore.currentId === id) startNewChat();
   await sessionStore.refresh();
 }
@@ -166,8 +169,15 @@ export async function deleteSession(id: string): Promise<void> {
 /** Sends a message in the open session (created, titled after it, if there is none); throws if it cannot start. */
 export async function sendMessage(text: string): Promise<void> {
   const sessionId = await sessionStore.ensure(text);
-  await chatStore.send(sessionId, text, treeSink);
+  chatAgents.adopt(sessionId);
+  await chatStore.send(sessionId, text, treeSink, pickedAgent(sessionId));
   void sessionStore.refresh();
+}
+
+/** The agent picked for a chat, while it is configured (null: the primary answers). */
+export function pickedAgent(sessionId: string | null): string | null {
+  const agents = (configStore.state?.config.agents ?? []).map((agent) => agent.name);
+  return chatAgents.effective(sessionId, agents);
 }
 
 /** Takes the last exchange back (its tree too) and returns its message, for editing. */
@@ -181,5 +191,6 @@ export async function takeBackLast(): Promise<string | null> {
 /** Takes the last exchange back and sends its message again. */
 export async function retryLast(): Promise<void> {
   const text = await takeBackLast();
-  if (text && chatStore.sessionId) await chatStore.send(chatStore.sessionId, text, treeSink);
+  if (text && chatStore.sessionId)
+    await chatStore.send(chatStore.sessionId, text, treeSink, pickedAgent(chatStore.sessionId));
 }

@@ -175,3 +175,47 @@ async fn a_keyring_key_is_tested_as_the_bearer_and_its_echo_is_taken_out() {
         "{requests:?}"
     );
 }
+
+/// Health up front, without a model call: each kind of agent's check, at once,
+/// with a problem said in words.
+#[tokio::test]
+async fn each_agents_health_is_checked_at_once_without_a_model_call() {
+    use switchboard_core::keys::{Keys, MemoryKeys};
+    use switchboard_core::setup::health::{check_all, HealthState};
+    let root = model_server(&["m1"], 200).await;
+    let folder = tempfile::tempdir().unwrap();
+    let mut listed = http_agent(&root, "m1");
+    listed.name = "listed".into();
+    let mut unlisted = http_agent(&root, "gpt-9");
+    unlisted.name = "unlisted".into();
+    let mut dead = http_agent(&dead_url().await, "m");
+    dead.name = "dead".into();
+    let mut keyless = http_agent(&root, "m1");
+    keyless.name = "keyless".into();
+    keyless.api_key_keyring = Some("nowhere".into());
+    let aider = AgentConfig::new("aider", Provider::AiderCli);
+    let mut remote = AgentConfig::new("remote", Provider::Mcp);
+    remote.url = Some("http://127.0.0.1:9/mcp".into());
+    let demo = AgentConfig::new("demo", Provider::Demo);
+    let keys: Keys = MemoryKeys::shared();
+    let agents = [listed, unlisted, dead, keyless, aider, remote, demo];
+    let report = check_all(&agents, Some(folder.path().as_os_str().to_owned()), &keys).await;
+    let states: Vec<(&str, HealthState)> = report.iter().map(|health| (health.agent.as_str(), health.state)).collect();
+    assert_eq!(
+        states,
+        [
+            ("listed", HealthState::Ok),
+            ("unlisted", HealthState::Problem),
+            ("dead", HealthState::Problem),
+            ("keyless", HealthState::Problem),
+            ("aider", HealthState::Problem),
+            ("remote", HealthState::Unknown),
+            ("demo", HealthState::Ok),
+        ]
+    );
+    let detail = |name: &str| report.iter().find(|health| health.agent == name).unwrap().detail.clone();
+    assert!(detail("unlisted").contains("does not list the model \"gpt-9\""), "{report:?}");
+    assert!(detail("dead").starts_with("nothing answers at"), "{report:?}");
+    assert!(detail("keyless").contains("no key is stored in the system keyring for \"nowhere\""), "{report:?}");
+    assert!(detail("aider").contains("aider is not on PATH"), "{report:?}");
+}

@@ -1,4 +1,4 @@
-/** Who answers: the primary, the first agent when none is named, an @agent handoff, no one. */
+/** Who answers: the primary, the first agent when none is named, the chat's pick, an @agent handoff, no one. */
 import { describe, expect, it } from "vitest";
 import type { AgentConfig, ResolvedTool } from "../../bindings";
 import { examplePrompts, whoAnswers } from "./answerer";
@@ -30,6 +30,14 @@ describe("who answers", () => {
       handoff: true,
     });
     expect(whoAnswers({ primary: "llama", agents }, "@cod")?.agent).toBe("llama");
+  });
+  it("the chat's picked agent over the primary, while it is configured; a handoff over both", () => {
+    expect(whoAnswers({ primary: "llama", agents }, "", "coder")).toMatchObject({ agent: "coder", handoff: false });
+    expect(whoAnswers({ primary: "llama", agents }, "", "gone")?.agent).toBe("llama");
+    expect(whoAnswers({ primary: "llama", agents }, "@assistant hi", "coder")).toMatchObject({
+      agent: "assistant",
+      handoff: true,
+    });
   });
   it("no one when no agent is configured", () => {
     expect(whoAnswers({ primary: null, agents: [] }, "hi")).toBeNull();

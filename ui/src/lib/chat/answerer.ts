@@ -17,12 +17,17 @@ export interface Answerer {
 
 type Roles = { primary?: string | null; agents: AgentConfig[] };
 
-/** The answerer of `draft` under `config`; null when no agent is configured. */
-export function whoAnswers(config: Roles, draft: string): Answerer | null {
+/**
+ * The answerer of `draft` under `config`: the agent an `@agent` handoff names, else
+ * `picked` (the chat's agent) while it is configured, else the primary; null when
+ * no agent is configured.
+ */
+export function whoAnswers(config: Roles, draft: string, picked: string | null = null): Answerer | null {
   const named = /^@(\S+)/.exec(draft.trim())?.[1];
   const handoff = named ? config.agents.find((agent) => agent.name === named) : undefined;
+  const chosen = picked ? config.agents.find((agent) => agent.name === picked) : undefined;
   const primary = config.primary ? config.agents.find((agent) => agent.name === config.primary) : config.agents[0];
-  const agent = handoff ?? primary;
+  const agent = handoff ?? chosen ?? primary;
   if (!agent) return null;
   const provider = String(agent.provider);
   return {

@@ -89,9 +89,15 @@ class ChatStore {
     return this.entries[this.entries.length - 1];
   }
 
-  /** Sends a message in `sessionId`, streaming the reply, and the turn's call events into `sink`. */
-  async send(sessionId: string, text: string, sink: TurnSink): Promise<void> {
-    const { agent, message } = parseHandoff(text);
+  /**
+   * Sends a message in `sessionId`, streaming the reply, and the turn's call events
+   * into `sink`: to the agent an `@agent` handoff names, else to `picked` (the chat's
+   * agent), else to the primary.
+   */
+  async send(sessionId: string, text: string, sink: TurnSink, picked: string | null = null): Promise<void> {
+    const handoff = parseHandoff(text);
+    const message = handoff.message;
+    const agent = handoff.agent ?? picked;
     if (!message || this.busy) return;
     this.sessionId = sessionId;
     const turnId = newId("turn");

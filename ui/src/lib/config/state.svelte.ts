@@ -4,12 +4,14 @@
  * tool-agent list explained (what the forms, the effective lists and the call graph
  * read); the edit waiting on a conflict; and the switch of
  * the built-in MCP endpoint, with its address while it runs; and where traces are
- * exported, with how that goes (a failing exporter is a warning, read every few seconds).
+ * exported, with how that goes (a failing exporter is a warning, read every few seconds);
+ * and each agent's health (whether it could answer now, asked without a model call).
  */
 import {
   commands,
   events,
   type AgentConfig_Serialize as AgentConfig,
+  type AgentHealth,
   type AppError_Serialize as AppError,
   type ConfigState_Serialize as ConfigState,
   type Edit_Deserialize as Edit,
@@ -46,6 +48,8 @@ class ConfigStore {
       this.toolsByAgent = tools;
       this.explained = explained;
       this.loadError = null;
+      // The agents may have changed: whether each could answer is asked again.
+      void agentHealth.check();
     } catch (error) {
       if (load === this.#loads) this.loadError = String(error);
     }
@@ -94,6 +98,34 @@ export type EditResult =
   | { kind: "error"; error: AppError };
 
 export const configStore = new ConfigStore();
+
+/**
+ * Whether each agent could answer now (its server answers, its program is there),
+ * checked by the backend without a model call, each time the config is loaded and
+ * when asked; only the latest check's answer is kept.
+ */
+class AgentHealthWatch {
+  byAgent = $state<Record<string, AgentHealth>>({});
+  checking = $state(false);
+  #checks = 0;
+
+  async check(): Promise<void> {
+    const check = ++this.#checks;
+    this.checking = true;
+    try {
+      const result = await commands.agentHealth();
+      if (check !== this.#checks) return;
+      if (result.status === "ok")
+        this.byAgent = Object.fromEntries(result.data.map((health) => [health.agent, health]));
+    } catch {
+      // A check that could not be made says nothing: the last one stays.
+    } finally {
+      if (check === this.#checks) this.checking = false;
+    }
+  }
+}
+
+export const agentHealth = new AgentHealthWatch();
 
 /**
  * The edit refused because the file changed on disk, while the user decides: keep
