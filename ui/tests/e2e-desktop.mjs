@@ -443,6 +443,19 @@ test("two approvals side by side: a double click answers one, the other keeps it
     await page.getByRole("button", { name: "Approve all 2 once" }).click();
     await page.getByRole("button", { name: "Retry the last message" }).waitFor();
     assert.deepEqual((await answers()).slice(2).sort(), ["c2", "c3"]);
+    // Every finished reply can be copied and says what its whole turn took: tokens, time, cost.
+    const replies = page.getByRole("listitem", { name: /^Answer from/ });
+    const actions = replies.last().getByRole("group", { name: "Reply actions" });
+    await actions.getByRole("button", { name: "Copy the answer from assistant" }).waitFor();
+    assert.match(
+      await actions.getByLabel("Tokens, time and cost of this turn").innerText(),
+      /^\d+ tok · \d+ ms · \$0\.\d{4}$/,
+    );
+    assert.equal(
+      await page.getByRole("button", { name: "Copy the answer from assistant" }).count(),
+      await replies.count(),
+      "not only the last reply",
+    );
   }));
 
 test("the layout holds at 900×600 and 1920×1080: the chat keeps room, nothing scrolls sideways, bubbles keep a reading width", () =>
