@@ -481,12 +481,30 @@ test("the layout holds at 900×600 and 1920×1080: the chat keeps room, nothing 
         };
       });
     const narrow = await measure();
-    assert.ok(narrow.chat >= 360, `the chat keeps room at 900 px: ${narrow.chat}`);
+    // Below 1,100 px the sessions fold by themselves, and come back when asked for.
+    const sessions = page.getByRole("button", { name: "Show the sessions" });
+    assert.equal(await sessions.getAttribute("aria-expanded"), "false");
+    assert.equal(await page.locator("#sessions-panel").isVisible(), false);
+    assert.ok(narrow.chat >= 480, `the chat keeps room at 900 px: ${narrow.chat}`);
     assert.ok(
       narrow.pageSideways <= 0 && narrow.listSideways <= 0,
       `nothing scrolls sideways: ${JSON.stringify(narrow)}`,
     );
     await page.screenshot({ path: path.join(artifacts, "layout-900.png") });
+    await sessions.click();
+    await page.getByRole("button", { name: "New chat" }).waitFor();
+    assert.equal(await page.getByRole("button", { name: "Hide the sessions" }).getAttribute("aria-expanded"), "true");
+    // Ctrl+J folds the side panel: the chat takes its room; a call chip brings it back with the call.
+    await page.keyboard.press("Control+j");
+    await page.locator("#side-panel").waitFor({ state: "hidden" });
+    const folded = await measure();
+    assert.ok(folded.chat > narrow.chat + 150, `the chat widens: ${folded.chat} after ${narrow.chat}`);
+    await page
+      .getByRole("button", { name: /^Open call to researcher/ })
+      .first()
+      .click();
+    await page.locator("#side-panel").waitFor({ state: "visible" });
+    await page.getByRole("button", { name: "Hide the sessions" }).click();
 
     // Dragging the divider resizes the panel and selects no text.
     const divider = await page.getByRole("separator").boundingBox();

@@ -19,6 +19,8 @@ describe("shortcutOf", () => {
     ["Ctrl+L", press("l", { ctrlKey: true }), false, "focus-message"],
     ["Ctrl+.", press(".", { ctrlKey: true }), true, "stop-turn"],
     ["Ctrl+,", press(",", { ctrlKey: true }), false, "open-config"],
+    ["Ctrl+B while typing", press("b", { ctrlKey: true }), true, "toggle-sessions"],
+    ["Ctrl+J", press("j", { ctrlKey: true }), false, "toggle-side-panel"],
     ["F1 while typing", press("F1"), true, "help"],
     ["? outside a text field", press("?"), false, "help"],
     ["? in a text field is a character", press("?"), true, null],

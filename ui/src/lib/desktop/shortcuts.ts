@@ -4,7 +4,15 @@
  * macOS. Pure; the window carries the actions out.
  */
 
-export type ShortcutAction = "new-chat" | "search-sessions" | "stop-turn" | "focus-message" | "open-config" | "help";
+export type ShortcutAction =
+  | "new-chat"
+  | "search-sessions"
+  | "stop-turn"
+  | "focus-message"
+  | "open-config"
+  | "toggle-sessions"
+  | "toggle-side-panel"
+  | "help";
 
 export interface Shortcut {
   keys: string;
@@ -18,6 +26,8 @@ export const SHORTCUTS: Shortcut[] = [
   { keys: "Ctrl+L", does: "Focus the message box" },
   { keys: "Ctrl+.", does: "Stop the running turn" },
   { keys: "Ctrl+,", does: "Edit the agents and tools" },
+  { keys: "Ctrl+B", does: "Show or hide the sessions" },
+  { keys: "Ctrl+J", does: "Show or hide the side panel (calls, usage, settings)" },
   { keys: "? or F1", does: "Show these shortcuts" },
   { keys: "A", does: "Approve the focused call in the tree once" },
   { keys: "Shift+A", does: "Approve the focused call for the rest of the session" },
@@ -52,6 +62,10 @@ export function shortcutOf(press: KeyPress, typing: boolean): ShortcutAction | n
       return "stop-turn";
     case ",":
       return "open-config";
+    case "b":
+      return "toggle-sessions";
+    case "j":
+      return "toggle-side-panel";
     default:
       return null;
   }
