@@ -22,7 +22,7 @@ DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.
 DEBIAN_PACKAGES_BARE := gnome-keyring libsecret-tools
 
 .PHONY: run test setup debian-packages node-packages python-packages tauri-driver ui ui-e2e app \
-	test-rust test-ui test-python test-browser test-window test-mcp test-otel bindings bench bench-ui bench-memory mutants package test-package clean
+	test-rust test-ui test-python test-browser test-window test-mcp test-otel bindings screenshots bench bench-ui bench-memory mutants package test-package clean
 
 run: setup ui app
 	$(APP)
@@ -175,6 +175,16 @@ MUTATED := crates/switchboard-core/src/fence.rs crates/switchboard-core/src/conf
 mutants:
 	@command -v cargo-mutants >/dev/null || [ -x "$(CARGO_BIN)cargo-mutants" ] || $(CARGO) install cargo-mutants --locked
 	$(CARGO) mutants -p switchboard-core $(addprefix -f ,$(MUTATED)) --timeout 300 --output target/mutants
+
+# The docs' screenshots of the real window at three sizes, light and dark
+# (docs/screenshots/), each on an Xvfb screen of its size; README's is the 1366x800 light one.
+SCREENSHOT_SIZES := 900x600 1366x800 1920x1080
+screenshots: setup ui app
+	for size in $(SCREENSHOT_SIZES); do \
+	  PATH="$(CARGO_BIN):$$PATH" PYTHONPATH=tests:tests/window xvfb-run -a -s "-screen 0 $${size}x24" \
+	    $(VENV)/bin/python tests/window/screenshots.py $${size%x*} $${size#*x}; \
+	done
+	cp docs/screenshots/window-1366x800-light.png docs/screenshot.png
 
 # Regenerates ui/src/bindings.ts from the Rust types (the test suite checks it is current).
 bindings:

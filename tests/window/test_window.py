@@ -21,6 +21,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import Select
 
 from loopback import free_port, wait_for_port
 from tauri_driver import WebDriverWait, alive, click_when_ready, driven, process_tree, screenshot
@@ -169,8 +170,8 @@ def test_a_session_survives_a_restart(tmp_path):
         click_button(session, "Approve summariser once")
         WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
         theme = session.execute_script("return document.documentElement.dataset.theme")
-        click_button(session, "Toggle dark theme")
         toggled = "light" if theme == "dark" else "dark"
+        Select(session.find_element(By.CSS_SELECTOR, 'select[aria-label="Theme"]')).select_by_value(toggled)
         WebDriverWait(session, 5).until(
             lambda s: s.execute_script("return document.documentElement.dataset.theme") == toggled
         )

@@ -158,26 +158,28 @@ test("waiting calls are counted in the title and on the Calls tab, and notified 
     await page.waitForFunction(() => document.title === "Switchboard");
   }));
 
-test("the theme follows the system until the user picks one, and again after Auto", () =>
+test("the theme follows the system until the user picks one, and again once System is picked", () =>
   withPage("theme", async (page) => {
     const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
+    const control = page.getByRole("combobox", { name: "Theme" });
     await page.emulateMedia({ colorScheme: "dark" });
     await page.waitForFunction(() => document.documentElement.dataset.theme === "dark");
     await page.emulateMedia({ colorScheme: "light" });
     await page.waitForFunction(() => document.documentElement.dataset.theme === "light");
-    assert.equal(await page.getByRole("button", { name: "Follow the system theme" }).count(), 0, "nothing picked yet");
+    assert.equal(await control.inputValue(), "system", "nothing picked yet, and the control says so");
 
-    await page.getByRole("button", { name: "Toggle dark theme" }).click();
+    await control.selectOption("dark");
     assert.equal(await theme(), "dark");
     await page.emulateMedia({ colorScheme: "light" });
     assert.equal(await theme(), "dark", "a pick outlasts the system's setting");
+    assert.equal(await control.inputValue(), "dark", "the control names the pick, not the other theme");
     await page.screenshot({ path: path.join(artifacts, "desktop-theme-picked-dark.png") });
 
-    await page.getByRole("button", { name: "Follow the system theme" }).click();
+    await control.selectOption("system");
     assert.equal(await theme(), "light");
     await page.emulateMedia({ colorScheme: "dark" });
     await page.waitForFunction(() => document.documentElement.dataset.theme === "dark");
-    assert.equal(await page.getByRole("button", { name: "Follow the system theme" }).count(), 0);
+    assert.equal(await control.inputValue(), "system");
   }));
 
 test("keyboard shortcuts: the help sheet, new chat, search, the message box and stopping a turn", () =>

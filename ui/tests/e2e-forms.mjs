@@ -506,7 +506,7 @@ test("the graph shows who can call whom, with a text list", () =>
     assert.equal(await graph.locator("path.edge:not(.escalate)").count(), 11);
     await page.screenshot({ path: path.join(artifacts, "config-graph.png") });
     await page.keyboard.press("Escape");
-    await page.getByRole("button", { name: "Toggle dark theme" }).click();
+    await page.getByRole("combobox", { name: "Theme" }).selectOption("dark");
     const dark = await openSheet(page);
     await dark.getByRole("tab", { name: "Who calls whom" }).click();
     await dark.getByRole("img", { name: "Who can call whom" }).waitFor();
@@ -663,7 +663,7 @@ test("a broken file is said on every tab, not only in the settings, and the noti
 
 test("dark theme: the tables, the effective list and the conflict stay readable", () =>
   withPage("dark", async (page) => {
-    await page.getByRole("button", { name: "Toggle dark theme" }).click();
+    await page.getByRole("combobox", { name: "Theme" }).selectOption("dark");
     const sheet = await openSheet(page);
     await sheet.getByRole("tab", { name: "Tool-agents" }).click();
     await sheet.getByRole("table", { name: "Effective tool-agents of assistant", exact: true }).waitFor();

@@ -71,7 +71,7 @@ test("a turn streams into the chat and every node status shows in the tree", asy
     .getByText("Find facts: How do agents call agents?")
     .waitFor();
 
-  await page.getByRole("button", { name: "Toggle dark theme" }).click();
+  await page.getByRole("combobox", { name: "Theme" }).selectOption("dark");
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), "dark");
   await page.screenshot({ path: path.join(artifacts, "tree-statuses-dark.png") });
   assert.deepEqual(problems, []);
