@@ -191,6 +191,11 @@ test("an agent is added through the form's checks and a connection test", () =>
     const testBefore = await test();
     await limits.getByRole("button", { name: "Save" }).click();
     await limits.getByText("Saved writer.").waitFor();
+    assert.equal(
+      await page.getByText("Config reloaded from disk").count(),
+      0,
+      "the window's own save is not said to come from disk",
+    );
     assert.equal((await test()).y, testBefore.y, "the saved note moves nothing under the pointer");
     assert.deepEqual((await lastEdit(page)).agent.limits, { max_depth: 0 });
     // Its calls run unasked where an entry does not say otherwise.
@@ -348,6 +353,11 @@ test("a new entry for a remote agent is described from its agent card, and the u
         config.agents.push({ name: "scout", provider: "a2a", url: "http://127.0.0.1:9999" });
       }),
     );
+    // A change made outside the window is said, briefly; the window's own edits are not news.
+    await page
+      .getByRole("status")
+      .filter({ hasText: /^Config reloaded from disk: .*scout/ })
+      .waitFor();
     await sheet.getByRole("tab", { name: "Tool-agents" }).click();
     await sheet.getByRole("button", { name: "+ Add an entry to global tool-agents" }).click();
     const added = sheet.getByRole("form", { name: "New entry" });

@@ -55,8 +55,25 @@ class ConfigStore {
     }
   }
 
+  /** A reload from disk the user did not make here, said for a few seconds: which agents changed. */
+  reloaded = $state<{ agents: string[] } | null>(null);
+  /** The versions this window's own edits wrote (their reload is no news). */
+  #own = new Set<string>();
+  #reloadedTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The edit on its way, if any: its reload may be heard before its answer. */
+  #editing: Promise<unknown> = Promise.resolve();
+
   async watch(): Promise<void> {
-    await events.configChanged.listen(() => void this.load());
+    await events.configChanged.listen(async (event) => {
+      const { version, error, changed_agents } = event.payload;
+      await this.#editing;
+      if (!error && version && !this.#own.has(version)) {
+        this.reloaded = { agents: changed_agents };
+        clearTimeout(this.#reloadedTimer);
+        this.#reloadedTimer = setTimeout(() => (this.reloaded = null), 6000);
+      }
+      void this.load();
+    });
   }
 
   /**
@@ -76,7 +93,16 @@ class ConfigStore {
 
   /** As `edit`, against a version the caller read (keep mine after a conflict). */
   async editAgainst(version: string, edit: Edit): Promise<EditResult> {
-    const result = await commands.editConfig(version, edit);
+    // Set before the call: its reload may be heard while the call is still on its way.
+    let settle = () => {};
+    this.#editing = new Promise<void>((resolve) => (settle = resolve));
+    let result: Awaited<ReturnType<typeof commands.editConfig>>;
+    try {
+      result = await commands.editConfig(version, edit);
+      if (result.status === "ok" && result.data.version) this.#own.add(result.data.version);
+    } finally {
+      settle();
+    }
     if (result.status === "ok") {
       this.state = result.data;
       await this.load();
