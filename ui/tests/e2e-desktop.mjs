@@ -439,6 +439,15 @@ test("two approvals side by side: a double click answers one, the other keeps it
     assert.equal(after.y, before.y, "the other card did not move under the pointer");
     await card("summariser").getByRole("button", { name: "Deny summariser" }).click();
     await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+    // A call's time says how much of it was the wait for the user.
+    await page
+      .getByRole("button", { name: /^Open call to researcher/ })
+      .first()
+      .click();
+    await page
+      .getByRole("region", { name: "Details of researcher" })
+      .getByText(/^\(\d+ ms waiting for you, \d+ ms running\)$/)
+      .waitFor();
 
     await send(page, "Two at once, again");
     await card("summariser").waitFor();

@@ -9,6 +9,7 @@ import {
   parseCallInput,
   rootOf,
   visibleNodes,
+  waitedMs,
   waitingNodes,
   type CallInput,
 } from "./model";
@@ -115,6 +116,29 @@ describe("the waiting calls", () => {
     applyEvent(tree, event("c3", "c1", "coder", 1, finished("denied", null)));
     applyEvent(tree, event("c2", "c1", "scout", 1, finished("cancelled", null)));
     expect(waiting()).toEqual([[], []]);
+  });
+});
+
+describe("the time a call waited for the user", () => {
+  it("adds each approval and question wait, counts an open one to now, and ends with the call", () => {
+    seq = 0;
+    const tree = emptyTree();
+    applyEvent(tree, event("c1", null, "assistant", 0, started("turn"))); // ts 1010
+    applyEvent(tree, event("c2", "c1", "coder", 1, started("tool", "agent_coder"))); // 1020
+    const limits = { may_delegate: false, depth: 1, max_depth: 1, calls_left: 3, timeout_secs: null };
+    const asked = { type: "approval_requested", tool_name: "agent_coder", input: null, limits };
+    applyEvent(tree, event("c2", "c1", "coder", 1, asked)); // 1030
+    const coder = tree.nodes.get("c2")!;
+    expect(waitedMs(coder, 1055)).toBe(25);
+    applyEvent(
+      tree,
+      event("c2", "c1", "coder", 1, { type: "approval_resolved", decision: "approve_once", by: "user" }),
+    ); // 1040
+    expect(waitedMs(coder, 5000)).toBe(10);
+    applyEvent(tree, event("c2", "c1", "coder", 1, { type: "input_requested", question: "Which?" })); // 1050
+    applyEvent(tree, event("c2", "c1", "coder", 1, finished("ok", 3))); // 1060: the call ended the wait
+    expect(waitedMs(coder, 9000)).toBe(20);
+    expect(elapsedMs(coder, 9000)).toBe(40);
   });
 });
 

@@ -45,6 +45,10 @@ export interface CallNode {
   /** The limits shown with a pending approval request. */
   approvalLimits: ApprovalLimits | null;
   approval: { decision: ApprovalDecision; by: string } | null;
+  /** Milliseconds the call has waited for the user (approvals, questions) so far, a wait still open excluded. */
+  waitedMs: number;
+  /** When its open wait for the user began (null: not waiting). */
+  waitingSinceMs: number | null;
   /** A remote agent's question waiting for the user's answer (the call is `waiting`). */
   question: string | null;
   /** How the last question was settled: the answer, or null when it was declined. */
@@ -142,6 +146,8 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       turns: 0,
       escalatedTo: null,
       approvalLimits: null,
+      waitedMs: 0,
+      waitingSinceMs: null,
       approval: null,
       question: null,
       answered: null,
@@ -193,22 +199,27 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
     case "approval_requested":
       setStatus(tree, node, "waiting");
       node.approvalLimits = event.limits;
+      node.waitingSinceMs ??= event.ts_ms;
       break;
     case "approval_resolved":
       node.approval = { decision: event.decision, by: event.by };
       if (node.status === "waiting") setStatus(tree, node, "running");
+      endWait(node, event.ts_ms);
       break;
     case "input_requested":
       setStatus(tree, node, "waiting");
       node.question = event.question;
+      node.waitingSinceMs ??= event.ts_ms;
       break;
     case "input_answered":
       node.answered = { question: node.question ?? "", answer: event.answer, by: event.by };
       node.question = null;
       if (node.status === "waiting") setStatus(tree, node, "running");
+      endWait(node, event.ts_ms);
       break;
     case "call_finished":
       node.question = null;
+      endWait(node, event.ts_ms);
       setStatus(tree, node, event.status);
       node.finishedMs = event.ts_ms;
       node.result = event.result;
@@ -221,6 +232,18 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       if (event.cost_total != null) node.costTotal = event.cost_total;
       break;
   }
+}
+
+/** Closes a call's open wait for the user at `atMs`, adding it to what it waited. */
+function endWait(node: CallNode, atMs: number): void {
+  if (node.waitingSinceMs === null) return;
+  node.waitedMs += Math.max(0, atMs - node.waitingSinceMs);
+  node.waitingSinceMs = null;
+}
+
+/** Milliseconds a call has waited for the user: to `nowMs` for a wait still open. */
+export function waitedMs(node: CallNode, nowMs: number): number {
+  return node.waitedMs + (node.waitingSinceMs === null ? 0 : Math.max(0, nowMs - node.waitingSinceMs));
 }
 
 /** Sets a call's status, keeping the tree's set of waiting calls in step. */
