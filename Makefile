@@ -15,7 +15,7 @@ CARGO_BIN := $(dir $(CARGO))
 DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev libgtk-3-dev \
 	librsvg2-dev libayatana-appindicator3-dev libxdo-dev libssl-dev build-essential pkg-config file \
 	xvfb xauth webkit2gtk-driver chromium python3-venv \
-	x11-utils dbus-daemon python3-dbus python3-gi gir1.2-gtk-3.0 strace
+	x11-utils xdotool dbus-daemon python3-dbus python3-gi gir1.2-gtk-3.0 strace
 # The window tests' Secret Service (a private gnome-keyring) and `secret-tool`, without
 # their recommends: those bring the document portal, whose FUSE mount in the app's
 # cache folder makes temporary folders unremovable (seen in `make bench-memory`).

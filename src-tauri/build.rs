@@ -29,6 +29,7 @@ fn main() {
         "api_key_stored",
         "delete_api_key",
         "agent_health",
+        "export_session_markdown",
         "discover_setup",
     ])))
     .expect("tauri build script");

@@ -4,3 +4,4 @@
 pub mod app;
 pub mod chat;
 pub mod config;
+pub mod export;

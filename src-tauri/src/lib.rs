@@ -58,6 +58,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::config::api_key_stored,
             commands::config::delete_api_key,
             commands::config::agent_health,
+            commands::export::export_session_markdown,
             commands::config::discover_setup
         ])
         .events(tauri_specta::collect_events![ConfigChanged, OutsideCall])
@@ -85,6 +86,7 @@ pub fn configure<R: Runtime>(
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_store::Builder::default().build())
+        .plugin(tauri_plugin_dialog::init())
         .plugin(desktop::window_state())
         .plugin(desktop::window_state_autosave())
         .plugin(links::navigation_guard())
@@ -117,6 +119,7 @@ pub fn configure<R: Runtime>(
             let state = AppState::open(config_path.clone(), data_dir, preferences, on_change, emit_outside)
                 .map_err(|error| error.message)?;
             let preferences = state.preferences.read();
+            let _ = state.save_dialog.set(commands::export::save_dialog(app.handle().clone()));
             app.manage(state);
             if preferences.mcp_server == Some(true) {
                 // Switched on when the app last ran: on again, on the same port.

@@ -47,7 +47,6 @@ pub struct AppState {
     pub(crate) live: LiveConfig,
     pub(crate) sessions: Arc<ChatSessions>,
     pub(crate) preferences: PreferencesFile,
-    pub(crate) data_dir: PathBuf,
     /// The built-in MCP endpoint while it is switched on.
     mcp: tokio::sync::Mutex<Option<mcp::Running>>,
     /// Its server, for a config change to announce list changes.
@@ -58,6 +57,8 @@ pub struct AppState {
     pub(crate) telemetry: Option<Arc<Telemetry>>,
     /// Why export is off although it was asked for.
     pub(crate) telemetry_problem: Option<String>,
+    /// The system's save dialog, set once the app is built (exports open it from Rust).
+    pub(crate) save_dialog: std::sync::OnceLock<crate::commands::export::SaveDialog>,
 }
 
 /// Trace export as settings and the status bar show it.
@@ -107,12 +108,12 @@ impl AppState {
             live,
             sessions,
             preferences,
-            data_dir,
             mcp: tokio::sync::Mutex::new(None),
             mcp_server,
             emit_outside,
             telemetry,
             telemetry_problem,
+            save_dialog: std::sync::OnceLock::new(),
         })
     }
 

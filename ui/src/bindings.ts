@@ -39,10 +39,10 @@ export const commands = {
 	/**  Takes a turn back (retry, edit and resend): it stays in the log, marked. */
 	retractTurn: (sessionId: string, turnId: string) => typedError<null, AppError_Serialize>(__TAURI_INVOKE("retract_turn", { sessionId, turnId })),
 	/**
-	 *  Writes a turn's call-tree events as a JSON array into the app's `exports`
-	 *  folder and returns the file's path.
+	 *  Writes a turn's call-tree events as JSON where the user picks in the save
+	 *  dialog (suggesting `<session>-<turn>.json`); the path, or `None` when cancelled.
 	 */
-	exportTurn: (sessionId: string, turnId: string) => typedError<string, AppError_Serialize>(__TAURI_INVOKE("export_turn", { sessionId, turnId })),
+	exportTurn: (sessionId: string, turnId: string) => typedError<string | null, AppError_Serialize>(__TAURI_INVOKE("export_turn", { sessionId, turnId })),
 	/**  The window's preferences (theme, panel width, last session). */
 	getPreferences: () => __TAURI_INVOKE<Preferences_Serialize>("get_preferences"),
 	/**  Sets the preferences `change` names; the others stay as they are. */
@@ -91,6 +91,11 @@ export const commands = {
 	 *  model call: its server lists its models, its program is on PATH, its card is read.
 	 */
 	agentHealth: () => typedError<AgentHealth[], AppError_Serialize>(__TAURI_INVOKE("agent_health")),
+	/**
+	 *  Writes session `session_id` as Markdown where the user picks; the path written,
+	 *  or `None` when the dialog was cancelled.
+	 */
+	exportSessionMarkdown: (sessionId: string) => typedError<string | null, AppError_Serialize>(__TAURI_INVOKE("export_session_markdown", { sessionId })),
 	/**  The local servers and command-line agents the setup wizard offers. */
 	discoverSetup: () => typedError<SetupDiscovery_Serialize, AppError_Serialize>(__TAURI_INVOKE("discover_setup")),
 };

@@ -179,10 +179,10 @@ async function sessionsScenario(page, problems) {
   await page.getByRole("img", { name: "Cost per agent" }).waitFor();
   await page.screenshot({ path: path.join(artifacts, "usage.png") });
   await page.getByRole("tab", { name: "Calls" }).click();
-  await page.getByRole("button", { name: "Export JSON" }).click();
+  await page.getByRole("button", { name: "Export JSON…" }).click();
   await page
     .getByRole("status")
-    .getByText(/Saved to .*exports/)
+    .getByText(/^Saved to \/home\/user\/Documents\/.*\.json$/)
     .waitFor();
 
   // Rename, search, delete.

@@ -471,7 +471,8 @@ mockIPC(
         log(payload.sessionId as string, { type: "retracted", turn_id: payload.turnId });
         return null;
       case "export_turn":
-        return `/home/user/.local/share/dev.switchboard.desktop/exports/${payload.sessionId}-${payload.turnId}.json`;
+        // Where the user picked in the save dialog (the real one is driven in the window tests).
+        return `/home/user/Documents/${payload.sessionId}-${payload.turnId}.json`;
       case "get_preferences":
         return { ...preferences };
       case "set_preferences":

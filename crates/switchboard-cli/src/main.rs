@@ -209,14 +209,18 @@ enum SessionsCommand {
         json: bool,
     },
     /// A turn's call-tree events as a JSON array (the last turn unless `--turn`);
-    /// with `--otlp`, every turn (or `--turn`) sent as OpenTelemetry traces.
+    /// with `--otlp`, every turn (or `--turn`) sent as OpenTelemetry traces; with
+    /// `--markdown`, the whole conversation as Markdown.
     Export {
         session: String,
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         turn: Option<String>,
         /// Send to the OTLP endpoint (the config's telemetry section or $OTEL_EXPORTER_OTLP_ENDPOINT).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         otlp: bool,
+        /// The session's conversation as Markdown: each message, who answered, the answer and its calls.
+        #[arg(long)]
+        markdown: bool,
     },
 }
 

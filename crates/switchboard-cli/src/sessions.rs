@@ -89,11 +89,14 @@ pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: Sessions
                 );
             }
         }
-        SessionsCommand::Export { session, turn, otlp: true } => {
+        SessionsCommand::Export { session, markdown: true, .. } => {
+            print!("{}", switchboard_core::sessions::markdown::render(&chats.load(&session)?));
+        }
+        SessionsCommand::Export { session, turn, otlp: true, .. } => {
             let config = crate::load(config)?.config;
             return crate::traces::export_session(&config, &chats, &session, turn.as_deref());
         }
-        SessionsCommand::Export { session, turn, otlp: false } => {
+        SessionsCommand::Export { session, turn, otlp: false, .. } => {
             let turn = match turn {
                 Some(turn) => turn,
                 None => chats

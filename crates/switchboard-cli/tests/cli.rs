@@ -372,6 +372,12 @@ fn ask_in_a_session_logs_each_turn_and_sessions_shows_and_exports_them() {
     let last = events.last().unwrap();
     assert_eq!((last["type"].as_str(), last["parent_id"].is_null()), (Some("call_finished"), true));
     assert!(events.iter().any(|event| event["depth"] == 1), "the export holds the whole tree");
+    let markdown = switchboard(&path, &["--data-dir", data, "sessions", "export", "notes", "--markdown"]);
+    assert!(markdown.status.success(), "{}", text(&markdown.stderr));
+    let markdown = text(&markdown.stdout);
+    assert!(markdown.contains("## You\n\nExplain the call tree please\n\n## assistant\n"), "{markdown}");
+    assert!(markdown.contains("## You\n\nAnd once more\n"), "{markdown}");
+    assert!(markdown.contains("Calls:\n\n- researcher: ok, "), "each turn lists its calls: {markdown}");
 
     let missing = switchboard(&path, &["--data-dir", data, "sessions", "show", "nowhere"]);
     assert_eq!(missing.status.code(), Some(1));

@@ -1,10 +1,12 @@
 //! Chat sessions: `store.rs` keeps each session's log on disk (every event of every
 //! turn, append-only); `chat.rs` runs a turn *in* a session (the log written as the
 //! turn streams, the history and "approve always" answers read back from it) and
-//! steers running turns by id. Every shell (the desktop app, the CLI, an MCP
+//! steers running turns by id; `markdown.rs` writes a session as Markdown for a
+//! person to keep. Every shell (the desktop app, the CLI, an MCP
 //! server) calls `ChatSessions`, so none of them re-implements a session.
 
 mod chat;
+pub mod markdown;
 mod store;
 
 pub use chat::{default_data_dir, ChatSessions, OutsideTurn, SessionTurn, DATA_DIR_ENV};

@@ -87,13 +87,22 @@ pub(crate) fn retract_turn(state: State<'_, AppState>, session_id: String, turn_
     Ok(state.sessions.retract_turn(&session_id, &turn_id)?)
 }
 
-/// Writes a turn's call-tree events as a JSON array into the app's `exports`
-/// folder and returns the file's path.
+/// Writes a turn's call-tree events as JSON where the user picks in the save
+/// dialog (suggesting `<session>-<turn>.json`); the path, or `None` when cancelled.
 #[tauri::command]
 #[specta::specta]
-pub(crate) fn export_turn(state: State<'_, AppState>, session_id: String, turn_id: String) -> Result<String, AppError> {
-    let folder = state.data_dir.join("exports");
-    Ok(state.sessions.export_turn(&session_id, &turn_id, &folder)?.display().to_string())
+pub(crate) async fn export_turn(
+    state: State<'_, AppState>,
+    session_id: String,
+    turn_id: String,
+) -> Result<Option<String>, AppError> {
+    let events = state.sessions.turn_events(&session_id, &turn_id)?;
+    let safe = |text: &str| -> String {
+        text.chars().filter(|character| character.is_ascii_alphanumeric() || *character == '-').take(60).collect()
+    };
+    let name = format!("{}-{}.json", safe(&session_id), safe(&turn_id));
+    let document = serde_json::to_vec_pretty(&events).expect("events serialize");
+    crate::commands::export::save_as(&state, name, "JSON", "json", &document).await
 }
 
 /// Cancels a running turn; false when it is not running.

@@ -5,7 +5,7 @@
 //! a call, answer an approval), whichever shell started them.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -109,20 +109,6 @@ impl ChatSessions {
             return Err(SessionError::NoTurn { session: session_id.to_string(), turn: turn_id.to_string() });
         }
         Ok(events)
-    }
-
-    /// Writes a turn's events as a JSON array into `folder` and returns the file.
-    pub fn export_turn(&self, session_id: &str, turn_id: &str, folder: &Path) -> Result<PathBuf, SessionError> {
-        let events = self.turn_events(session_id, turn_id)?;
-        let safe_turn: String =
-            turn_id.chars().filter(|character| character.is_ascii_alphanumeric() || *character == '-').collect();
-        let path = folder.join(format!("{session_id}-{safe_turn}.json"));
-        let bytes = serde_json::to_vec_pretty(&events).expect("events serialize");
-        crate::config::store::write_atomic(&path, &bytes).map_err(|error| match error {
-            crate::config::store::ConfigError::Io { path, source } => SessionError::Io { path, source },
-            other => SessionError::Io { path: path.clone(), source: std::io::Error::other(other.to_string()) },
-        })?;
-        Ok(path)
     }
 
     /// The engine session of a chat session. The first time it is needed after a

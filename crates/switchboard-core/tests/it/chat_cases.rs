@@ -81,9 +81,27 @@ async fn a_turn_in_a_session_is_logged_before_it_is_shown_and_becomes_history() 
     let events = chats.turn_events(&session.id, "t3").unwrap();
     assert!(matches!(events.last().unwrap().kind, EventKind::CallFinished { status: CallStatus::Ok, .. }));
     assert!(matches!(chats.turn_events(&session.id, "t9"), Err(SessionError::NoTurn { .. })));
-    let path = chats.export_turn(&session.id, "t3", &folder.path().join("exports")).unwrap();
-    let written: Vec<CallEvent> = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    assert_eq!(written, events);
+    // As Markdown: the turns that count, each message and answer, none taken back.
+    expect_test::expect![[r#"
+        # Planning
+
+        ## You
+
+        first question
+
+        ## main
+
+        first answer
+
+        ## You
+
+        third question
+
+        ## main
+
+        third answer
+    "#]]
+    .assert_eq(&switchboard_core::sessions::markdown::render(&log));
 }
 
 /// An event the log cannot take is not shown, and the turn stops with the log's

@@ -97,6 +97,19 @@ class SessionStore {
     }
   }
 
+  /** Where the last export was written ("" when its dialog was cancelled). */
+  exported = $state<{ id: string; path: string } | null>(null);
+
+  /** Writes a session as Markdown where the user picks in the save dialog. */
+  async exportMarkdown(id: string): Promise<void> {
+    try {
+      const path = unwrap(await commands.exportSessionMarkdown(id));
+      this.exported = { id, path: path ?? "" };
+    } catch (error) {
+      this.error = String(error);
+    }
+  }
+
   /** Deletes a session's log; false, with the error shown, when that failed. */
   async remove(id: string): Promise<boolean> {
     try {

@@ -1,0 +1,203 @@
+//! A session as Markdown, for a person to keep or share: its title, then each turn
+//! that still counts (a taken-back one is left out) as the message, who answered
+//! and the answer, with the tool-agent calls it made as a nested list (agent,
+//! status, tokens of its subtree, time). Pure: it reads a loaded log. Text from the
+//! user and from models goes in as it is (it is Markdown already); names and
+//! statuses are escaped so they cannot start a heading or a list of their own.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+use super::store::{SessionLog, SessionRecord};
+use crate::event::{CallEvent, EventKind};
+
+/// One call as the list shows it.
+struct Call {
+    agent: String,
+    depth: u32,
+    started_ms: u64,
+    finished: Option<(String, Option<u64>, u64)>,
+}
+
+/// `log` as a Markdown document.
+pub fn render(log: &SessionLog) -> String {
+    let retracted: HashSet<&str> = log
+        .records
+        .iter()
+        .filter_map(|record| match record {
+            SessionRecord::Retracted { turn_id } => Some(turn_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut title = log.id.clone();
+    let mut calls: HashMap<&str, Vec<(String, Call)>> = HashMap::new();
+    for record in &log.records {
+        match record {
+            SessionRecord::Created { title: named, .. } | SessionRecord::Renamed { title: named } => {
+                title = named.clone()
+            }
+            SessionRecord::Event { turn_id, event } => absorb(calls.entry(turn_id.as_str()).or_default(), event),
+            _ => {}
+        }
+    }
+    let mut out = format!("# {}\n", plain(&title));
+    let mut messages: HashMap<&str, (&str, Option<&str>)> = HashMap::new();
+    for record in &log.records {
+        match record {
+            SessionRecord::UserMessage { turn_id, text, agent, .. } if !retracted.contains(turn_id.as_str()) => {
+                messages.insert(turn_id, (text, agent.as_deref()));
+            }
+            SessionRecord::TurnEnded { turn_id, status, text, answered_by }
+                if !retracted.contains(turn_id.as_str()) =>
+            {
+                let (message, to) = messages.get(turn_id.as_str()).copied().unwrap_or(("", None));
+                let to = to.map(|agent| format!(" (to {})", plain(agent))).unwrap_or_default();
+                let _ = write!(out, "\n## You{to}\n\n{}\n\n## {}", message.trim(), plain(answered_by));
+                if status.as_str() != "ok" {
+                    let _ = write!(out, " ({})", status.as_str());
+                }
+                let _ = write!(out, "\n\n{}\n", if text.trim().is_empty() { "*(no answer)*" } else { text.trim() });
+                let delegated: Vec<&(String, Call)> = calls
+                    .get(turn_id.as_str())
+                    .map(|calls| calls.iter().filter(|(_, call)| call.depth > 0).collect())
+                    .unwrap_or_default();
+                if !delegated.is_empty() {
+                    out.push_str("\nCalls:\n\n");
+                    for (_, call) in delegated {
+                        let indent = "  ".repeat(call.depth.saturating_sub(1) as usize);
+                        let detail = match &call.finished {
+                            Some((status, tokens, ended_ms)) => {
+                                let tokens = tokens.map(|tokens| format!(", {tokens} tokens")).unwrap_or_default();
+                                let secs = ended_ms.saturating_sub(call.started_ms) as f64 / 1000.0;
+                                format!("{status}{tokens}, {secs:.1} s")
+                            }
+                            None => "did not finish".into(),
+                        };
+                        let _ = writeln!(out, "{indent}- {}: {detail}", plain(&call.agent));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn absorb(calls: &mut Vec<(String, Call)>, event: &CallEvent) {
+    match &event.kind {
+        EventKind::CallStarted { .. } => calls.push((
+            event.call_id.clone(),
+            Call { agent: event.agent.clone(), depth: event.depth, started_ms: event.ts_ms, finished: None },
+        )),
+        EventKind::CallFinished { status, usage_total, usage, .. } => {
+            if let Some((_, call)) = calls.iter_mut().find(|(id, _)| *id == event.call_id) {
+                let tokens = usage_total.as_ref().or(usage.as_ref()).map(|usage| usage.total_tokens);
+                call.finished = Some((status.as_str().to_string(), tokens, event.ts_ms));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A name or title on one line, with the characters that would make it Markdown escaped.
+fn plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '<' | '>' | '|' => {
+                out.push('\\');
+                out.push(character);
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{CallRole, CallStatus, Usage};
+
+    fn event(call: &str, parent: Option<&str>, agent: &str, depth: u32, ts_ms: u64, kind: EventKind) -> SessionRecord {
+        SessionRecord::Event {
+            turn_id: "t1".into(),
+            event: CallEvent {
+                seq: ts_ms,
+                ts_ms,
+                call_id: call.into(),
+                parent_id: parent.map(str::to_string),
+                agent: agent.into(),
+                depth,
+                kind,
+            },
+        }
+    }
+
+    fn started() -> EventKind {
+        EventKind::CallStarted { role: CallRole::Tool, tool_name: None, input: None, tools: vec![], model: None }
+    }
+
+    fn finished(status: CallStatus, tokens: u64) -> EventKind {
+        EventKind::CallFinished {
+            status,
+            result: None,
+            usage: None,
+            usage_total: Some(Usage::new(tokens, 0)),
+            cost: None,
+            cost_total: None,
+            turns: 1,
+            error: None,
+            delivered: None,
+        }
+    }
+
+    #[test]
+    fn a_delegating_turn_lists_its_calls_nested_and_names_cannot_become_markdown() {
+        let log = SessionLog {
+            id: "s1".into(),
+            records: vec![
+                SessionRecord::Created { title: "# Otters\nand *rivers*".into(), created_ms: 0 },
+                SessionRecord::UserMessage {
+                    turn_id: "t1".into(),
+                    text: "Find **facts**".into(),
+                    agent: Some("boss".into()),
+                    ts_ms: 1,
+                },
+                event("c1", None, "boss", 0, 1_000, started()),
+                event("c2", Some("c1"), "scout", 1, 1_100, started()),
+                event("c3", Some("c2"), "deep_diver", 2, 1_200, started()),
+                event("c3", Some("c2"), "deep_diver", 2, 2_700, finished(CallStatus::Ok, 40)),
+                event("c2", Some("c1"), "scout", 1, 3_100, finished(CallStatus::Denied, 0)),
+                event("c1", None, "boss", 0, 3_500, finished(CallStatus::Ok, 90)),
+                SessionRecord::TurnEnded {
+                    turn_id: "t1".into(),
+                    status: CallStatus::Ok,
+                    text: "Otters *hold hands*.".into(),
+                    answered_by: "boss".into(),
+                },
+            ],
+            skipped_lines: 0,
+            damaged_lines: vec![],
+            newer_records: 0,
+        };
+        expect_test::expect![[r#"
+            # \# Otters and \*rivers\*
+
+            ## You (to boss)
+
+            Find **facts**
+
+            ## boss
+
+            Otters *hold hands*.
+
+            Calls:
+
+            - scout: denied, 0 tokens, 2.0 s
+              - deep\_diver: ok, 40 tokens, 1.5 s
+        "#]]
+        .assert_eq(&render(&log));
+    }
+}
