@@ -178,6 +178,14 @@ async function sessionsScenario(page, problems) {
   await page.getByRole("img", { name: "Tokens per agent" }).waitFor();
   await page.getByRole("img", { name: "Cost per agent" }).waitFor();
   await page.screenshot({ path: path.join(artifacts, "usage.png") });
+  // Every label and value sits inside its chart: none is cut at an edge.
+  const outside = await page.evaluate(() =>
+    [...document.querySelectorAll('svg.chart[aria-label$="per agent"] text')]
+      .map((text) => ({ text: text.textContent, box: text.getBBox() }))
+      .filter(({ box }) => box.x < 0 || box.x + box.width > 300)
+      .map(({ text }) => text),
+  );
+  assert.deepEqual(outside, []);
   await page.getByRole("tab", { name: "Calls" }).click();
   await page.getByRole("button", { name: "Export JSON…" }).click();
   await page
