@@ -699,6 +699,11 @@ export type Edit_Deserialize = { op: "enable_tool"; target: ToolTarget; tool_age
  */
 tool_entries?: EntryFate } | { op: "set_primary"; agent?: string | null } | { op: "set_escalation"; agent?: string | null } | 
 /**
+ *  Replaces the `telemetry` section (the traces form); `None` removes it. Fields
+ *  this version does not know, in the section as written, are kept.
+ */
+{ op: "set_telemetry"; telemetry?: TelemetryConfig_Deserialize | null } | 
+/**
  *  The setup wizard's answers, written at once: agents added (or, with
  *  `replace_agents`, the agents and tool entries replaced), the roles and the
  *  global tool-agent entries of its "agents as tools for all agents" step.
@@ -720,6 +725,11 @@ export type Edit_Serialize = { op: "enable_tool"; target: ToolTarget; tool_agent
  *  and in every agent's own list).
  */
 tool_entries: EntryFate } | { op: "set_primary"; agent: string | null } | { op: "set_escalation"; agent: string | null } | 
+/**
+ *  Replaces the `telemetry` section (the traces form); `None` removes it. Fields
+ *  this version does not know, in the section as written, are kept.
+ */
+{ op: "set_telemetry"; telemetry: TelemetryConfig_Serialize | null } | 
 /**
  *  The setup wizard's answers, written at once: agents added (or, with
  *  `replace_agents`, the agents and tool entries replaced), the roles and the

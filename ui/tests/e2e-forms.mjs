@@ -256,6 +256,34 @@ test("an HTTP agent's key goes to the keyring on save; the config names the entr
     assert.deepEqual(await page.evaluate(() => window.__keyring), {});
   }));
 
+test("the traces form writes the telemetry section, headers by variable name", () =>
+  withPage("telemetry-form", async (page) => {
+    await page.getByRole("tab", { name: "Settings" }).click();
+    await page.getByText("Trace export settings").click();
+    const form = page.getByRole("form", { name: "Trace export" });
+    await form.getByLabel("Export each call tree as traces").check();
+    await form.getByRole("button", { name: "Save trace settings" }).click();
+    await form.getByText("Required to export: the OTLP/HTTP address").waitFor();
+    await form.getByLabel("OTLP/HTTP endpoint").fill("http://127.0.0.1:4318");
+    await form.getByLabel("Headers").fill("x-api-key=sk-live-abc123def456");
+    await form.getByRole("button", { name: "Save trace settings" }).click();
+    await form.getByText("line 1: the NAME of the environment variable").waitFor();
+    assert.equal(await form.getByText(/sk-live/).count(), 0, "the pasted value is not repeated");
+    await form.getByLabel("Headers").fill("authorization=OTLP_TOKEN");
+    await form.getByLabel("Put requests and answers on the spans").check();
+    await form.getByRole("button", { name: "Save trace settings" }).click();
+    await form.getByText("Saved. The app exports with these settings from its next start.").waitFor();
+    assert.deepEqual(await lastEdit(page), {
+      op: "set_telemetry",
+      telemetry: {
+        enabled: true,
+        endpoint: "http://127.0.0.1:4318",
+        headers: { authorization: "OTLP_TOKEN" },
+        include_content: true,
+      },
+    });
+  }));
+
 test("tool entries are edited, switched and added in both scopes", () =>
   withPage("tools", async (page) => {
     const sheet = await openSheet(page);

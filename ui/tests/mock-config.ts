@@ -226,6 +226,10 @@ function applyTo(config: Config, edit: Edit): void {
       }
       return;
     }
+    case "set_telemetry":
+      if (edit.telemetry) config.telemetry = edit.telemetry;
+      else delete config.telemetry;
+      return;
     case "set_primary":
     case "set_escalation": {
       if (edit.agent && !find(edit.agent)) throw new Refused(`no agent named ${quoted(edit.agent)} is configured`);

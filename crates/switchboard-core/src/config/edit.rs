@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use specta::Type;
 
 use super::store::{self, ConfigError, Loaded, Version};
-use super::{merge_entries, AgentConfig, AgentNames, AgentToolEntry, Config};
+use super::{merge_entries, AgentConfig, AgentNames, AgentToolEntry, Config, TelemetryConfig};
 
 /// Which list a tool operation addresses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
@@ -72,6 +72,11 @@ pub enum Edit {
     },
     SetEscalation {
         agent: Option<String>,
+    },
+    /// Replaces the `telemetry` section (the traces form); `None` removes it. Fields
+    /// this version does not know, in the section as written, are kept.
+    SetTelemetry {
+        telemetry: Option<TelemetryConfig>,
     },
     /// The setup wizard's answers, written at once: agents added (or, with
     /// `replace_agents`, the agents and tool entries replaced), the roles and the
@@ -243,6 +248,16 @@ pub fn apply_to(config: &mut Config, edit: &Edit) -> Result<(), EditError> {
         Edit::SetEscalation { agent } => {
             check_known(config, agent)?;
             config.escalation = agent.clone();
+            Ok(())
+        }
+        Edit::SetTelemetry { telemetry } => {
+            let kept = config.telemetry.as_ref().map(|section| section.extra.clone()).unwrap_or_default();
+            config.telemetry = telemetry.clone().map(|mut section| {
+                for (key, value) in kept {
+                    section.extra.entry(key).or_insert(value);
+                }
+                section
+            });
             Ok(())
         }
         Edit::Setup { agents, replace_agents, primary, escalation, agent_tools } => {

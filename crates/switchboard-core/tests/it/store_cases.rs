@@ -396,3 +396,48 @@ fn a_save_through_a_symlink_writes_the_target_and_keeps_the_link_and_the_mode() 
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// The traces form's edit: the section written as given, a field this version
+/// does not know kept from the file, a header's value refused when it is not a
+/// variable's name (nothing written), and `None` removing the section.
+#[test]
+fn the_telemetry_section_is_set_keeping_what_it_does_not_know_and_removed() {
+    use switchboard_core::config::TelemetryConfig;
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    store::load_or_create(&path).unwrap();
+    let mut written: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    written["telemetry"] = serde_json::json!({ "endpoint": "http://127.0.0.1:4318", "sampler": "always" });
+    fs::write(&path, serde_json::to_string_pretty(&written).unwrap()).unwrap();
+    let loaded = store::load(&path).unwrap();
+    let mut section = TelemetryConfig {
+        enabled: Some(true),
+        endpoint: Some("https://otlp.example.test".into()),
+        include_content: Some(false),
+        ..TelemetryConfig::default()
+    };
+    section.headers.insert("authorization".into(), "OTLP_TOKEN".into());
+    let set = Edit::SetTelemetry { telemetry: Some(section.clone()) };
+    let applied = apply(&path, &loaded.version, &set).unwrap();
+    let on_disk: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        on_disk["telemetry"],
+        serde_json::json!({
+            "enabled": true,
+            "endpoint": "https://otlp.example.test",
+            "headers": { "authorization": "OTLP_TOKEN" },
+            "include_content": false,
+            "sampler": "always",
+        })
+    );
+    let mut pasted = section;
+    pasted.headers.insert("x-api-key".into(), "sk-live-pasted-value".into());
+    let before = fs::read(&path).unwrap();
+    let refused = apply(&path, &applied.loaded.version, &Edit::SetTelemetry { telemetry: Some(pasted) });
+    let message = format!("{:?}", refused.expect_err("a value is not a variable's name"));
+    assert!(message.contains("telemetry.headers.x-api-key") && !message.contains("sk-live-pasted-value"), "{message}");
+    assert_eq!(fs::read(&path).unwrap(), before);
+    apply(&path, &applied.loaded.version, &Edit::SetTelemetry { telemetry: None }).unwrap();
+    let on_disk: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(on_disk.get("telemetry").is_none(), "{on_disk}");
+}

@@ -71,6 +71,11 @@ export function conflictView(mine: Edit, theirs: Config): ConflictView {
       theirsValue = theirs[role] ?? null;
       break;
     }
+    case "set_telemetry":
+      subject = "the trace export settings";
+      mineValue = mine.telemetry ?? null;
+      theirsValue = theirs.telemetry ?? null;
+      break;
     case "setup":
       subject = "the agents and tool-agents (setup)";
       mineValue = { agents: mine.agents, agent_tools: mine.agent_tools };
