@@ -30,6 +30,7 @@ fn main() {
         "delete_api_key",
         "agent_health",
         "export_session_markdown",
+        "log_command_note",
         "discover_setup",
     ])))
     .expect("tauri build script");

@@ -59,6 +59,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::config::delete_api_key,
             commands::config::agent_health,
             commands::export::export_session_markdown,
+            commands::chat::log_command_note,
             commands::config::discover_setup
         ])
         .events(tauri_specta::collect_events![ConfigChanged, OutsideCall])

@@ -164,6 +164,17 @@ def test_cancelling_a_running_call_lets_the_parent_finish(window):
 def test_a_session_survives_a_restart(tmp_path):
     with launch(tmp_path) as session:
         box = message_box(session)
+        # A command before the first message: its note is kept with the session it starts.
+        box.send_keys("/agent switch researcher")
+        box.send_keys(Keys.ENTER)
+        WebDriverWait(session, 20).until(
+            lambda s: s.find_elements(By.CSS_SELECTOR, '[aria-label="Command /agent switch researcher"]')
+        )
+        box.send_keys("/agent switch assistant")
+        box.send_keys(Keys.ENTER)
+        WebDriverWait(session, 20).until(
+            lambda s: s.find_elements(By.CSS_SELECTOR, '[aria-label="Command /agent switch assistant"]')
+        )
         box.send_keys("Remember this conversation across a restart")
         box.send_keys(Keys.ENTER)
         click_button(session, "Always approve researcher")
@@ -198,6 +209,13 @@ def test_a_session_survives_a_restart(tmp_path):
         assert "Remember this conversation across" in listed
         treeitem(session, "researcher, ok")
         treeitem(session, "assistant, ok")
+        # The commands' notes come back where they were, before the first message.
+        notes = session.find_elements(By.CSS_SELECTOR, '[aria-label^="Command /agent switch"]')
+        assert [note.get_attribute("aria-label") for note in notes] == [
+            "Command /agent switch researcher",
+            "Command /agent switch assistant",
+        ]
+        assert "researcher is now the primary agent" in notes[0].get_attribute("textContent")
 
         # "Approve always" outlives the restart: only the summariser asks again.
         box = message_box(session)

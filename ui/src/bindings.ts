@@ -96,6 +96,11 @@ export const commands = {
 	 *  or `None` when the dialog was cancelled.
 	 */
 	exportSessionMarkdown: (sessionId: string) => typedError<string | null, AppError_Serialize>(__TAURI_INVOKE("export_session_markdown", { sessionId })),
+	/**
+	 *  Keeps a slash command's note in the session's log (the chat shows it again
+	 *  when the session is reopened).
+	 */
+	logCommandNote: (sessionId: string, command: string, outcome: string, text: string) => typedError<null, AppError_Serialize>(__TAURI_INVOKE("log_command_note", { sessionId, command, outcome, text })),
 	/**  The local servers and command-line agents the setup wizard offers. */
 	discoverSetup: () => typedError<SetupDiscovery_Serialize, AppError_Serialize>(__TAURI_INVOKE("discover_setup")),
 };
@@ -1328,14 +1333,32 @@ export type SessionRecord_Deserialize = { type: "created"; title: string; create
 /**  The `@agent` the turn was handed to, if any. */
 agent?: string | null; ts_ms: number } | { type: "event"; turn_id: string; event: CallEvent_Deserialize } | { type: "turn_ended"; turn_id: string; status: CallStatus; text: string; answered_by: string } | 
 /**  The turn was taken back (retry, edit and resend): it no longer counts as history. */
-{ type: "retracted"; turn_id: string };
+{ type: "retracted"; turn_id: string } | 
+/**
+ *  A slash command typed in the chat and what it came to, as the chat showed it
+ *  (never a turn: no model saw it, and it is not history).
+ */
+{ type: "command_note"; 
+/**  The command as typed. */
+command: string; 
+/**  `done`, `error` or `prompt`. */
+outcome: string; text: string; ts_ms: number };
 
 /**  One line of a session log. */
 export type SessionRecord_Serialize = { type: "created"; title: string; created_ms: number } | { type: "renamed"; title: string } | { type: "user_message"; turn_id: string; text: string; 
 /**  The `@agent` the turn was handed to, if any. */
 agent: string | null; ts_ms: number } | { type: "event"; turn_id: string; event: CallEvent_Serialize } | { type: "turn_ended"; turn_id: string; status: CallStatus; text: string; answered_by: string } | 
 /**  The turn was taken back (retry, edit and resend): it no longer counts as history. */
-{ type: "retracted"; turn_id: string };
+{ type: "retracted"; turn_id: string } | 
+/**
+ *  A slash command typed in the chat and what it came to, as the chat showed it
+ *  (never a turn: no model saw it, and it is not history).
+ */
+{ type: "command_note"; 
+/**  The command as typed. */
+command: string; 
+/**  `done`, `error` or `prompt`. */
+outcome: string; text: string; ts_ms: number };
 
 /**  A session as the sidebar lists it. */
 export type SessionSummary = {

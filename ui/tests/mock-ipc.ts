@@ -467,6 +467,15 @@ mockIPC(
       }
       case "load_session":
         return { id: payload.id, records: logs.get(payload.id as string) ?? [], skipped_lines: 0 };
+      case "log_command_note":
+        log(payload.sessionId as string, {
+          type: "command_note",
+          command: payload.command,
+          outcome: payload.outcome,
+          text: payload.text,
+          ts_ms: Date.now(),
+        });
+        return null;
       case "retract_turn":
         log(payload.sessionId as string, { type: "retracted", turn_id: payload.turnId });
         return null;

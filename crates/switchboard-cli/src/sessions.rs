@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use switchboard_core::sessions::{ChatSessions, SessionRecord};
 
+use crate::terminal::printable;
 use crate::{Failure, SessionsCommand};
 
 /// The session `name` names: by id, else by title; a new one (titled `name`) when
@@ -60,16 +61,19 @@ pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: Sessions
             }
             for record in &log.records {
                 match record {
-                    SessionRecord::Created { title, .. } => println!("# {title}"),
-                    SessionRecord::Renamed { title } => println!("# renamed: {title}"),
+                    SessionRecord::Created { title, .. } => println!("# {}", printable(title)),
+                    SessionRecord::Renamed { title } => println!("# renamed: {}", printable(title)),
                     SessionRecord::UserMessage { turn_id, text, agent, .. } => {
                         let to = agent.as_deref().map(|agent| format!(" (to @{agent})")).unwrap_or_default();
-                        println!("\n[{turn_id}] you{to}: {text}");
+                        println!("\n[{turn_id}] you{to}: {}", printable(text));
                     }
                     SessionRecord::TurnEnded { status, text, answered_by, .. } => {
-                        println!("[{}] {answered_by}: {text}", status.as_str());
+                        println!("[{}] {answered_by}: {}", status.as_str(), printable(text));
                     }
                     SessionRecord::Retracted { turn_id } => println!("({turn_id} was taken back)"),
+                    SessionRecord::CommandNote { command, text, .. } => {
+                        println!("\n{}: {}", printable(command), printable(text))
+                    }
                     SessionRecord::Event { .. } => {}
                 }
             }

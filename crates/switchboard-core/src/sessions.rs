@@ -9,7 +9,7 @@ mod chat;
 pub mod markdown;
 mod store;
 
-pub use chat::{default_data_dir, ChatSessions, OutsideTurn, SessionTurn, DATA_DIR_ENV};
+pub use chat::{default_data_dir, ChatSessions, OutsideTurn, SessionTurn, DATA_DIR_ENV, NOTE_BYTES};
 pub use store::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
 
 /// A new turn id: `{prefix}{now_ms}-{12 random hex digits}`, time-ordered and unique

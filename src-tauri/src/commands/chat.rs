@@ -105,6 +105,21 @@ pub(crate) async fn export_turn(
     crate::commands::export::save_as(&state, name, "JSON", "json", &document).await
 }
 
+/// Keeps a slash command's note in the session's log (the chat shows it again
+/// when the session is reopened).
+#[tauri::command]
+#[specta::specta]
+pub(crate) fn log_command_note(
+    state: State<'_, AppState>,
+    session_id: String,
+    command: String,
+    outcome: String,
+    text: String,
+) -> Result<(), AppError> {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_millis());
+    Ok(state.sessions.log_command_note(&session_id, &command, &outcome, &text, now as u64)?)
+}
+
 /// Cancels a running turn; false when it is not running.
 #[tauri::command]
 #[specta::specta]

@@ -72,6 +72,30 @@ describe("replaySession", () => {
     ]);
   });
 
+  it("shows a slash command's note where it was typed, as the chat showed it", () => {
+    const records: SessionRecord[] = [
+      { type: "created", title: "Chat", created_ms: 1 },
+      {
+        type: "command_note",
+        command: "/agent switch boss",
+        outcome: "done",
+        text: "boss is now the primary agent.",
+        ts_ms: 2,
+      },
+      { type: "user_message", turn_id: "t1", text: "hello", agent: null, ts_ms: 3 },
+      { type: "turn_ended", turn_id: "t1", status: "ok", text: "hi", answered_by: "boss" },
+      { type: "command_note", command: "/agent nope", outcome: "strange", text: "Unknown command.", ts_ms: 4 },
+    ];
+    const { entries } = replaySession(records);
+    expect(entries.map((entry) => [entry.role, entry.note?.command ?? null, entry.note?.outcome ?? null])).toEqual([
+      ["command", "/agent switch boss", "done"],
+      ["user", null, null],
+      ["assistant", null, null],
+      ["command", "/agent nope", "done"],
+    ]);
+    expect(entries[0].content).toBe("boss is now the primary agent.");
+  });
+
   it("shows a failed turn with its root call's error, or its status when the root has none", () => {
     const failed = {
       type: "call_finished",

@@ -1,5 +1,5 @@
 /**
- * Rebuilds a chat from its session log: messages, each turn's call tree (from every
+ * Rebuilds a chat from its session log: messages, slash commands' notes, each turn's call tree (from every
  * logged event), retracted turns dropped, a turn the app never finished (it was
  * killed) shown as interrupted with what had streamed, and one that is still running
  * elsewhere (an MCP client's call) shown streaming. Pure; it lives with the views
@@ -79,6 +79,20 @@ export function replaySession(records: SessionRecord[], running: ReadonlySet<str
       case "retracted":
         retracted.add(record.turn_id);
         break;
+      case "command_note": {
+        const outcome = record.outcome === "error" || record.outcome === "prompt" ? record.outcome : "done";
+        entries.push({
+          id: `note-${entries.length}`,
+          role: "command",
+          content: record.text,
+          agent: null,
+          turnId: null,
+          status: "done",
+          error: null,
+          note: { command: record.command, outcome, text: record.text },
+        });
+        break;
+      }
     }
   }
   for (const entry of entries) {

@@ -18,6 +18,7 @@ import { treeStore } from "../lib/tree/state.svelte";
 import { followWaiting, forgetTurn, type WaitingCall } from "./attention";
 import { hearCall, isUnshown, runningNote, runningTurns, withHeardCalls, type HeardCalls } from "./outside-calls";
 import { replaySession } from "./replay";
+import { dropPendingNotes, keepPendingNotes } from "./slash-commands";
 import { outsideWaiting } from "./waiting.svelte";
 
 /** The turns of the user's that have shown their first event (the sidebar was refreshed then). */
@@ -154,6 +155,7 @@ export async function restoreLastSession(): Promise<void> {
 export function startNewChat(): void {
   if (chatStore.busy) return;
   sessionStore.close();
+  dropPendingNotes();
   chatStore.show(null, []);
   treeStore.reset(new Map(), []);
 }
@@ -170,6 +172,7 @@ export async function deleteSession(id: string): Promise<void> {
 export async function sendMessage(text: string): Promise<void> {
   const sessionId = await sessionStore.ensure(text);
   chatAgents.adopt(sessionId);
+  await keepPendingNotes(sessionId);
   await chatStore.send(sessionId, text, treeSink, pickedAgent(sessionId));
   void sessionStore.refresh();
 }

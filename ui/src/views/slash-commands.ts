@@ -3,7 +3,8 @@
  * one edit through the config store (the backend validates and writes it), listed
  * from `explain_tools`, or the agent form opened; the answer is a note in the chat.
  * A view because it moves the chat and the config together. Nothing here reaches a
- * model or the session's log.
+ * model; each note is kept in the session's log (a chat not started yet keeps its
+ * notes until its first message makes the session), so a reopened chat shows it.
  */
 import { commands } from "../bindings";
 import {
@@ -16,8 +17,31 @@ import {
   type Parsed,
   type PendingTool,
 } from "../lib/chat/commands";
+import type { CommandNote } from "../lib/chat/entry";
 import { chatStore } from "../lib/chat/state.svelte";
 import { configStore } from "../lib/config/state.svelte";
+import { sessionStore } from "../lib/sessions/state.svelte";
+
+/** The notes of a chat not started yet, logged once its session exists (`keepPendingNotes`). */
+const pendingNotes: CommandNote[] = [];
+
+/** Shows a note in the chat and keeps it in the session's log (or until there is a session). */
+function note(shown: CommandNote): void {
+  chatStore.addNote(shown);
+  const sessionId = sessionStore.currentId;
+  if (sessionId) void sessionStore.logNote(sessionId, shown);
+  else pendingNotes.push(shown);
+}
+
+/** Logs the notes typed before `sessionId` existed (its first message just made it), in order. */
+export async function keepPendingNotes(sessionId: string): Promise<void> {
+  for (const pending of pendingNotes.splice(0)) await sessionStore.logNote(sessionId, pending);
+}
+
+/** A new chat starts without the old one's unlogged notes. */
+export function dropPendingNotes(): void {
+  pendingNotes.length = 0;
+}
 
 /** The DOM event `/agent add` dispatches on `window`; the config forms open on it (`detail.agent`: an agent to show). */
 export const OPEN_CONFIG_EVENT = "switchboard:open-config";
@@ -35,7 +59,7 @@ export async function runCommand(text: string, pending: PendingTool | null): Pro
   try {
     return await answer(command, parsed);
   } catch (error) {
-    chatStore.addNote({ command, outcome: "error", text: error instanceof Error ? error.message : String(error) });
+    note({ command, outcome: "error", text: error instanceof Error ? error.message : String(error) });
     return null;
   }
 }
@@ -43,20 +67,20 @@ export async function runCommand(text: string, pending: PendingTool | null): Pro
 async function answer(command: string, parsed: Parsed): Promise<PendingTool | null> {
   switch (parsed.kind) {
     case "error":
-      chatStore.addNote({ command, outcome: "error", text: parsed.message });
+      note({ command, outcome: "error", text: parsed.message });
       return null;
     case "cancelled":
-      chatStore.addNote({ command, outcome: "done", text: parsed.message });
+      note({ command, outcome: "done", text: parsed.message });
       return null;
     case "describe":
-      chatStore.addNote({ command, outcome: "prompt", text: parsed.prompt });
+      note({ command, outcome: "prompt", text: parsed.prompt });
       return parsed.pending;
     case "help":
-      chatStore.addNote({ command, outcome: "done", text: parsed.text });
+      note({ command, outcome: "done", text: parsed.text });
       return null;
     case "open-config":
       window.dispatchEvent(new CustomEvent(OPEN_CONFIG_EVENT, { detail: {} }));
-      chatStore.addNote({ command, outcome: "done", text: "Opened a new agent's form." });
+      note({ command, outcome: "done", text: "Opened a new agent's form." });
       return null;
     case "list":
       await list(command, parsed.agent);
@@ -71,17 +95,17 @@ async function list(command: string, agent: string | null): Promise<void> {
   if (agent === null) {
     const rows = globalRows(configStore.state?.config ?? noConfig);
     const text = rows.length > 0 ? "Global tool-agents (agent_tools):" : "No global tool-agents.";
-    chatStore.addNote({ command, outcome: "done", text, rows });
+    note({ command, outcome: "done", text, rows });
     return;
   }
   const explained = await commands.explainTools(agent);
   if (explained.status === "error") {
-    chatStore.addNote({ command, outcome: "error", text: explained.error.message });
+    note({ command, outcome: "error", text: explained.error.message });
     return;
   }
   const rows = toolRows(explained.data.entries);
   const text = rows.length > 0 ? `Tool-agents of ${agent}:` : `${agent} has no tool-agents.`;
-  chatStore.addNote({ command, outcome: "done", text, rows });
+  note({ command, outcome: "done", text, rows });
 }
 
 async function edit(command: string, change: Parameters<typeof configStore.edit>[0]): Promise<void> {
@@ -90,11 +114,11 @@ async function edit(command: string, change: Parameters<typeof configStore.edit>
   if (result.kind === "conflict" && result.theirs.version)
     result = await configStore.editAgainst(result.theirs.version, change);
   if (result.kind === "applied") {
-    chatStore.addNote({ command, outcome: "done", text: confirmation(change, result.state.config) });
+    note({ command, outcome: "done", text: confirmation(change, result.state.config) });
   } else if (result.kind === "error") {
-    chatStore.addNote({ command, outcome: "error", text: result.error.message });
+    note({ command, outcome: "error", text: result.error.message });
   } else {
-    chatStore.addNote({
+    note({
       command,
       outcome: "error",
       text: "The config file changed on disk while the command ran; nothing was written. Run it again.",

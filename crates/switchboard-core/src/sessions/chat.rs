@@ -6,6 +6,9 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+
+/// The most of a command note's command or text a log keeps.
+pub const NOTE_BYTES: usize = 16 * 1024;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -100,6 +103,29 @@ impl ChatSessions {
     /// no longer counts as history.
     pub fn retract_turn(&self, session_id: &str, turn_id: &str) -> Result<(), SessionError> {
         self.store.append(session_id, &SessionRecord::Retracted { turn_id: turn_id.to_string() })
+    }
+
+    /// Keeps a slash command's note in the session's log, so a reopened chat shows
+    /// it where it was; the texts are cut to `NOTE_BYTES` each.
+    pub fn log_command_note(
+        &self,
+        session_id: &str,
+        command: &str,
+        outcome: &str,
+        text: &str,
+        ts_ms: u64,
+    ) -> Result<(), SessionError> {
+        let cut = |text: &str| -> String {
+            let mut end = text.len().min(NOTE_BYTES);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text[..end].to_string()
+        };
+        let outcome = if ["done", "error", "prompt"].contains(&outcome) { outcome } else { "done" };
+        let record =
+            SessionRecord::CommandNote { command: cut(command), outcome: outcome.to_string(), text: cut(text), ts_ms };
+        self.store.append(session_id, &record)
     }
 
     /// Every event of one turn, in order (for export).

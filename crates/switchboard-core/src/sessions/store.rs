@@ -53,6 +53,17 @@ pub enum SessionRecord {
     Retracted {
         turn_id: String,
     },
+    /// A slash command typed in the chat and what it came to, as the chat showed it
+    /// (never a turn: no model saw it, and it is not history).
+    CommandNote {
+        /// The command as typed.
+        command: String,
+        /// `done`, `error` or `prompt`.
+        outcome: String,
+        text: String,
+        #[specta(type = Number)]
+        ts_ms: u64,
+    },
 }
 
 /// A session as the sidebar lists it.
@@ -363,6 +374,7 @@ impl SessionStore {
                     summary.updated_ms = summary.updated_ms.max(ts_ms);
                 }
                 SessionRecord::Retracted { .. } => summary.turns = summary.turns.saturating_sub(1),
+                SessionRecord::CommandNote { ts_ms, .. } => summary.updated_ms = summary.updated_ms.max(ts_ms),
                 SessionRecord::Event { .. } | SessionRecord::TurnEnded { .. } => {}
             }
         }

@@ -325,3 +325,34 @@ async fn an_outside_call_is_a_turn_of_its_session_steered_by_its_turn_id() {
     );
     assert_eq!(log.history(), vec![Message::user("MCP client probe → agent_helper: x"), Message::assistant("helped")]);
 }
+
+/// A slash command's note is kept in the session's log as the chat showed it: cut
+/// at `NOTE_BYTES` (at a character boundary), an unknown outcome read as `done`.
+#[test]
+fn a_command_note_is_kept_in_the_log_cut_to_its_limit() {
+    use switchboard_core::sessions::NOTE_BYTES;
+    let folder = tempfile::tempdir().unwrap();
+    let chats = ChatSessions::open(folder.path()).unwrap();
+    let session = chats.create("Notes").unwrap();
+    chats.log_command_note(&session.id, "/agent switch boss", "done", "boss is now the primary agent.", 5).unwrap();
+    let long = "é".repeat(NOTE_BYTES);
+    chats.log_command_note(&session.id, "/agent tool list", "strange", &long, 6).unwrap();
+    let notes: Vec<(String, String, usize)> = chats
+        .load(&session.id)
+        .unwrap()
+        .records
+        .into_iter()
+        .filter_map(|record| match record {
+            SessionRecord::CommandNote { command, outcome, text, .. } => Some((command, outcome, text.len())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        notes,
+        vec![
+            ("/agent switch boss".into(), "done".into(), "boss is now the primary agent.".len()),
+            ("/agent tool list".into(), "done".into(), NOTE_BYTES),
+        ]
+    );
+    assert!(matches!(chats.log_command_note("nosuch", "/x", "done", "y", 1), Err(SessionError::NotFound(_))));
+}

@@ -97,6 +97,16 @@ class SessionStore {
     }
   }
 
+  /** Keeps a slash command's note in session `id`'s log (a failure is only said in the console: the note is shown). */
+  async logNote(id: string, note: { command: string; outcome: string; text: string }): Promise<void> {
+    try {
+      const result = await commands.logCommandNote(id, note.command, note.outcome, note.text);
+      if (result.status === "error") console.warn("could not keep a command's note:", result.error.message);
+    } catch (error) {
+      console.warn("could not keep a command's note:", error);
+    }
+  }
+
   /** Where the last export was written ("" when its dialog was cancelled). */
   exported = $state<{ id: string; path: string } | null>(null);
 
