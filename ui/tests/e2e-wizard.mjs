@@ -561,11 +561,8 @@ test("slash commands: completion with the keyboard, and enable, disable, list an
     assert.equal(await page.getByRole("listitem", { name: "You" }).count(), 0);
     assert.equal(await page.getByRole("list", { name: "Session list" }).getByRole("button").count(), 0);
 
-    // /agent add asks for the agent form.
-    await page.evaluate(() =>
-      window.addEventListener("switchboard:open-config", (event) => (window.__opened = event.detail)),
-    );
+    // /agent add opens the agent form, a new one.
     await input.fill("/agent add");
     await input.press("Enter");
-    assert.deepEqual(await page.evaluate(() => window.__opened), {});
+    await page.getByRole("dialog", { name: "Agents & tools" }).getByRole("form", { name: "New agent" }).waitFor();
   }));

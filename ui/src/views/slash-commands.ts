@@ -19,6 +19,7 @@ import {
 } from "../lib/chat/commands";
 import type { CommandNote } from "../lib/chat/entry";
 import { chatStore } from "../lib/chat/state.svelte";
+import { configSheet } from "../lib/config/sheet.svelte";
 import { configStore } from "../lib/config/state.svelte";
 import { sessionStore } from "../lib/sessions/state.svelte";
 
@@ -42,9 +43,6 @@ export async function keepPendingNotes(sessionId: string): Promise<void> {
 export function dropPendingNotes(): void {
   pendingNotes.length = 0;
 }
-
-/** The DOM event `/agent add` dispatches on `window`; the config forms open on it (`detail.agent`: an agent to show). */
-export const OPEN_CONFIG_EVENT = "switchboard:open-config";
 
 const noConfig: CommandConfig = { agents: [], agent_tools: [] };
 
@@ -79,7 +77,7 @@ async function answer(command: string, parsed: Parsed): Promise<PendingTool | nu
       note({ command, outcome: "done", text: parsed.text });
       return null;
     case "open-config":
-      window.dispatchEvent(new CustomEvent(OPEN_CONFIG_EVENT, { detail: {} }));
+      configSheet.open({ form: "new" });
       note({ command, outcome: "done", text: "Opened a new agent's form." });
       return null;
     case "list":
