@@ -178,6 +178,14 @@ describe("Architecture Invariants", () => {
     expect(missing).toEqual([]);
   });
 
+  it("components call no backend command: IPC lives in their domain's state", () => {
+    const calling = Object.entries(sources)
+      .filter(([path]) => path.endsWith(".svelte"))
+      .filter(([, source]) => /\bcommands\.[a-zA-Z]+\(/.test(source))
+      .map(([path]) => path);
+    expect(calling).toEqual([]);
+  });
+
   it("HTML is put into the DOM only by the Markdown component, from the sanitising renderer", () => {
     const rawHtml = Object.entries(sources)
       .filter(([path]) => !path.endsWith(".test.ts"))

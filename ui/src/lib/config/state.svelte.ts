@@ -10,8 +10,10 @@
 import {
   commands,
   events,
+  type AgentConfig_Deserialize,
   type AgentConfig_Serialize as AgentConfig,
   type AgentHealth,
+  type ConnectionReport_Serialize as ConnectionReport,
   type AppError_Serialize as AppError,
   type ConfigState_Serialize as ConfigState,
   type Edit_Deserialize as Edit,
@@ -124,6 +126,21 @@ export type EditResult =
   | { kind: "error"; error: AppError };
 
 export const configStore = new ConfigStore();
+
+/**
+ * The backend's connection test of `agent` as a form holds it (saved or not): its
+ * report, or the command's own failure in words.
+ */
+export async function testAgent(
+  agent: AgentConfig_Deserialize,
+): Promise<{ ok: true; report: ConnectionReport } | { ok: false; message: string }> {
+  try {
+    const result = await commands.testConnection(agent);
+    return result.status === "ok" ? { ok: true, report: result.data } : { ok: false, message: result.error.message };
+  } catch (error) {
+    return { ok: false, message: String(error) };
+  }
+}
 
 /**
  * Whether each agent could answer now (its server answers, its program is there),

@@ -136,6 +136,16 @@ class TreeStore {
     return commands.answerInput(turnId, callId, answer);
   }
 
+  /**
+   * Writes turn `turnId` of `sessionId` as JSON where the user picks in the save
+   * dialog: what to say (where it went, or why not), or null when it was cancelled.
+   */
+  async exportTurn(sessionId: string, turnId: string): Promise<string | null> {
+    const result = await commands.exportTurn(sessionId, turnId);
+    if (result.status === "error") return result.error.message;
+    return result.data ? `Saved to ${result.data}` : null;
+  }
+
   async cancelCall(turnId: string, callId: string): Promise<boolean> {
     return commands.cancelCall(turnId, callId);
   }
