@@ -9,11 +9,10 @@ import tempfile
 from pathlib import Path
 
 from selenium.webdriver.common.by import By
-from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
 from tauri_driver import WebDriverWait, screenshot
-from test_window import ROOT, answer_text, click_button, launch, message_box, treeitem
+from test_window import ROOT, answer_a_demo_turn, launch, treeitem
 
 OUT = ROOT / "docs" / "screenshots"
 
@@ -24,13 +23,7 @@ def main(width: int, height: int) -> None:
     with launch(home) as session:
         session.set_window_rect(x=0, y=0, width=width, height=height)
         WebDriverWait(session, 10).until(lambda s: s.execute_script("return window.innerWidth") == width)
-        box = message_box(session)
-        box.send_keys("How do agents call other agents as tools?")
-        box.send_keys(Keys.ENTER)
-        treeitem(session, "researcher, waiting for approval")
-        click_button(session, "Approve researcher once")
-        click_button(session, "Always approve summariser")
-        WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
+        answer_a_demo_turn(session)
         treeitem(session, "researcher, ok").click()
         session.execute_script("document.activeElement?.blur()")
         for theme in ("light", "dark"):

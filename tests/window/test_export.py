@@ -11,10 +11,9 @@ import subprocess
 import time
 
 from selenium.webdriver.common.by import By
-from selenium.webdriver.common.keys import Keys
 
 from tauri_driver import WebDriverWait, screenshot
-from test_window import ARTIFACTS, answer_text, click_button, launch, message_box, treeitem
+from test_window import ARTIFACTS, answer_a_demo_turn, launch
 
 
 def dialog_window(title: str, wait: float = 30) -> str:
@@ -42,13 +41,7 @@ def test_a_session_is_exported_as_markdown_where_the_user_picks_in_the_save_dial
     target = tmp_path / "picked" / "otters.md"
     target.parent.mkdir()
     with launch(home, HOME=str(tmp_path)) as session:
-        box = message_box(session)
-        box.send_keys("How do agents call other agents as tools?")
-        box.send_keys(Keys.ENTER)
-        treeitem(session, "researcher, waiting for approval")
-        click_button(session, "Approve researcher once")
-        click_button(session, "Always approve summariser")
-        WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
+        answer_a_demo_turn(session)
         export = 'button[aria-label^="Export "][aria-label$=" as Markdown"]'
         label = session.find_element(By.CSS_SELECTOR, export).get_attribute("aria-label")
         title = label.removeprefix("Export ").removesuffix(" as Markdown")

@@ -23,7 +23,7 @@ from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select
 
 from tauri_driver import WebDriverWait, screenshot
-from test_window import ARTIFACTS, ROOT, answer_text, click_tab, launch, message_box
+from test_window import ARTIFACTS, ROOT, answer_text, field_in, launch, message_box, open_new_agent_form
 
 CLI = ROOT / "target" / "debug" / "switchboard"
 KEY = "sk-test-kept-in-the-keyring-7f3a9c"
@@ -143,19 +143,10 @@ def test_a_key_typed_in_the_form_lands_in_the_keyring_and_reaches_the_server_and
         recording_model_server() as (model_url, seen),
         launch(home, DBUS_SESSION_BUS_ADDRESS=bus["DBUS_SESSION_BUS_ADDRESS"]) as session,
     ):
-        click_tab(session, "Settings")
-        WebDriverWait(session, 20).until(
-            expected_conditions.element_to_be_clickable(
-                (By.XPATH, '//button[normalize-space()="Edit agents and tools…"]')
-            )
-        ).click()
-        WebDriverWait(session, 20).until(
-            expected_conditions.element_to_be_clickable((By.XPATH, '//button[normalize-space()="+ Add agent"]'))
-        ).click()
-        form = '//form[@aria-label="New agent"]'
+        form = open_new_agent_form(session)
 
         def by_label(label):
-            return session.find_element(By.XPATH, f'{form}//*[@id=({form}//label[normalize-space()="{label}"]/@for)]')
+            return field_in(session, form, label)
 
         for label, value in (("Name", "hosted"), ("URL", model_url), ("Model", "gpt-test")):
             by_label(label).send_keys(value)

@@ -97,6 +97,36 @@ def answer_text(session) -> str:
     return answers[-1].text if answers else ""
 
 
+def open_new_agent_form(session) -> str:
+    """Settings, "Edit agents and tools…", "+ Add agent", as a person goes; the
+    new agent form's XPath."""
+    click_tab(session, "Settings")
+    WebDriverWait(session, 20).until(
+        expected_conditions.element_to_be_clickable((By.XPATH, '//button[normalize-space()="Edit agents and tools…"]'))
+    ).click()
+    WebDriverWait(session, 20).until(
+        expected_conditions.element_to_be_clickable((By.XPATH, '//button[normalize-space()="+ Add agent"]'))
+    ).click()
+    return '//form[@aria-label="New agent"]'
+
+
+def field_in(session, form: str, label: str):
+    """The field of `form` (an XPath) that the label `label` names, found through the label."""
+    return session.find_element(By.XPATH, f'{form}//*[@id=({form}//label[normalize-space()="{label}"]/@for)]')
+
+
+def answer_a_demo_turn(session, message: str = "How do agents call other agents as tools?") -> None:
+    """One turn on the demo agents: the researcher approved once, the summariser for
+    the session; returns once the answer is in."""
+    box = message_box(session)
+    box.send_keys(message)
+    box.send_keys(Keys.ENTER)
+    treeitem(session, "researcher, waiting for approval")
+    click_button(session, "Approve researcher once")
+    click_button(session, "Always approve summariser")
+    WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
+
+
 def test_first_turn_shows_a_nested_call_with_its_details(window):
     session, home = window
     click_tab(session, "Settings")
@@ -751,19 +781,10 @@ def test_an_agent_added_in_the_form_is_tested_written_and_a_conflict_is_settled(
     path = home / "config" / "switchboard" / "config.json"
     fixtures = {"fixtures": [{"match": {"model": "writer-m"}, "response": {"content": "ok"}}]}
     with aimock(fixtures) as model_url:
-        click_tab(session, "Settings")
-        WebDriverWait(session, 20).until(
-            expected_conditions.element_to_be_clickable(
-                (By.XPATH, '//button[normalize-space()="Edit agents and tools…"]')
-            )
-        ).click()
-        WebDriverWait(session, 20).until(
-            expected_conditions.element_to_be_clickable((By.XPATH, '//button[normalize-space()="+ Add agent"]'))
-        ).click()
-        form = '//form[@aria-label="New agent"]'
+        form = open_new_agent_form(session)
 
         def by_label(label):
-            return session.find_element(By.XPATH, f'{form}//*[@id=({form}//label[normalize-space()="{label}"]/@for)]')
+            return field_in(session, form, label)
 
         for label, value in (("Name", "writer"), ("URL", f"{model_url}/v1"), ("Model", "writer-m")):
             by_label(label).send_keys(value)

@@ -448,6 +448,10 @@ test("two approvals side by side: a double click answers one, the other keeps it
       .getByRole("region", { name: "Details of researcher" })
       .getByText(/^\(\d+ ms waiting for you, \d+ ms running\)$/)
       .waitFor();
+    const time = page
+      .getByRole("region", { name: "Details of researcher" })
+      .locator("dd", { hasText: "waiting for you" });
+    assert.match(await time.innerText(), /^\d+(\.\d)? m?s \(/, "the split reads apart from the time");
 
     await send(page, "Two at once, again");
     await card("summariser").waitFor();
