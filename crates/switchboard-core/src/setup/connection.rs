@@ -264,11 +264,16 @@ async fn test_a2a(agent: &AgentConfig, report: &mut ConnectionReport) {
     step(report, "read the agent card", started, outcome);
 }
 
+/// The program a command-line agent runs: its preset's (or its own) command, and
+/// `claude` for a `claude-cli` agent that names none.
+pub(super) fn program_of(agent: &AgentConfig) -> Option<String> {
+    let default = (agent.provider == Provider::ClaudeCli).then(|| "claude".to_string());
+    runner::cli::presets::invocation(agent).command.or(default)
+}
+
 fn test_program(agent: &AgentConfig, path: Option<OsString>, report: &mut ConnectionReport) {
     let started = Instant::now();
-    let invocation = runner::cli::presets::invocation(agent);
-    let default = (agent.provider == Provider::ClaudeCli).then(|| "claude".to_string());
-    let Some(program) = invocation.command.or(default) else {
+    let Some(program) = program_of(agent) else {
         return step(report, "find the program", started, Err("Give the command to run.".into()));
     };
     let outcome = runner::cli::presets::find_program(&program, &path.unwrap_or_default())

@@ -76,11 +76,7 @@ pub async fn check(agent: &AgentConfig, path: Option<OsString>, keys: &Keys) -> 
         | Provider::GeminiCli
         | Provider::QwenCode
         | Provider::Subprocess
-        | Provider::ClaudeCli => {
-            let invocation = runner::cli::presets::invocation(agent);
-            let default = (agent.provider == Provider::ClaudeCli).then(|| "claude".to_string());
-            check_program(agent, invocation.command.or(default), path)
-        }
+        | Provider::ClaudeCli => check_program(agent, super::connection::program_of(agent), path),
     }
 }
 
