@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
-use switchboard_core::config::Problem;
+use switchboard_core::config::{EffectiveApprovals, Problem};
 use switchboard_core::live::{ConfigChange, LiveConfig, Snapshot};
 use switchboard_core::sessions::ChatSessions;
 use switchboard_core::Config;
@@ -32,6 +32,8 @@ pub struct ConfigState {
     /// The app created the config at this start (the demo agents) and nothing has
     /// been edited since: the UI offers the setup wizard.
     pub first_start: bool,
+    /// The approval in force for each entry and agent, as the dispatcher decides it.
+    pub approvals: EffectiveApprovals,
 }
 
 /// Emitted when the config file changed on disk and was reloaded (or refused).
@@ -175,6 +177,7 @@ impl From<Snapshot> for ConfigState {
             warnings: snapshot.warnings,
             error: snapshot.error.as_deref().map(AppError::from),
             first_start: snapshot.first_start,
+            approvals: snapshot.config.effective_approvals(),
         }
     }
 }

@@ -130,6 +130,13 @@ export type Absence =
  */
 "caller_cannot_call";
 
+/**  What a call of `agent` gets through an entry that sets no approval. */
+export type AgentApproval = {
+	agent: string,
+	approval: Approval,
+	from: ApprovalFrom,
+};
+
 /**  One configured agent. */
 export type AgentConfig = AgentConfig_Serialize | AgentConfig_Deserialize;
 
@@ -419,6 +426,15 @@ export type ApprovalDecision = "approve_once" |
 /**  Approve this call and every later call to the same delegate in this session. */
 "approve_always" | "deny";
 
+/**  Which setting decided a call's approval. */
+export type ApprovalFrom = 
+/**  The tool entry's own `approval`. */
+"entry" | 
+/**  The called agent's `approval`. */
+"agent" | 
+/**  Neither sets one: `ask`. */
+"default";
+
 /**  The limits shown with an approval request. */
 export type ApprovalLimits = ApprovalLimits_Serialize | ApprovalLimits_Deserialize;
 
@@ -580,6 +596,8 @@ export type ConfigState_Deserialize = {
 	 *  been edited since: the UI offers the setup wizard.
 	 */
 	first_start: boolean,
+	/**  The approval in force for each entry and agent, as the dispatcher decides it. */
+	approvals: EffectiveApprovals_Deserialize,
 };
 
 /**  The config as the settings area shows it. */
@@ -596,6 +614,8 @@ export type ConfigState_Serialize = {
 	 *  been edited since: the UI offers the setup wizard.
 	 */
 	first_start: boolean,
+	/**  The approval in force for each entry and agent, as the dispatcher decides it. */
+	approvals: EffectiveApprovals_Serialize,
 };
 
 /**  The whole configuration file. */
@@ -741,6 +761,40 @@ tool_entries: EntryFate } | { op: "set_primary"; agent: string | null } | { op: 
  *  global tool-agent entries of its "agents as tools for all agents" step.
  */
 { op: "setup"; agents: AgentConfig_Serialize[]; replace_agents: boolean; primary: string | null; escalation: string | null; agent_tools: AgentToolEntry_Serialize[] };
+
+/**  Every entry's approval in force, and each agent's for entries that set none. */
+export type EffectiveApprovals = EffectiveApprovals_Serialize | EffectiveApprovals_Deserialize;
+
+/**  Every entry's approval in force, and each agent's for entries that set none. */
+export type EffectiveApprovals_Deserialize = {
+	entries: EntryApproval_Deserialize[],
+	agents: AgentApproval[],
+};
+
+/**  Every entry's approval in force, and each agent's for entries that set none. */
+export type EffectiveApprovals_Serialize = {
+	entries: EntryApproval_Serialize[],
+	agents: AgentApproval[],
+};
+
+/**  The approval in force for one entry: of the global list (`owner` none) or of an agent's own list. */
+export type EntryApproval = EntryApproval_Serialize | EntryApproval_Deserialize;
+
+/**  The approval in force for one entry: of the global list (`owner` none) or of an agent's own list. */
+export type EntryApproval_Deserialize = {
+	owner?: string | null,
+	tool_agent: string,
+	approval: Approval,
+	from: ApprovalFrom,
+};
+
+/**  The approval in force for one entry: of the global list (`owner` none) or of an agent's own list. */
+export type EntryApproval_Serialize = {
+	owner: string | null,
+	tool_agent: string,
+	approval: Approval,
+	from: ApprovalFrom,
+};
 
 /**  What removing an agent does to the tool entries that name it. */
 export type EntryFate = 

@@ -13,18 +13,20 @@ import type {
   AgentConfig_Serialize as AgentConfig,
   AgentToolEntry_Serialize as AgentToolEntry,
   AppError_Serialize as AppError,
+  Approval,
+  ApprovalFrom,
   Config_Serialize as Config,
   ConfigChanged_Serialize as ConfigChanged,
   ConfigState_Serialize as ConfigState,
   ConnectionReport_Serialize as ConnectionReport,
   Edit_Serialize as Edit,
+  EffectiveApprovals_Serialize as EffectiveApprovals,
   ExplainedEntry_Serialize as ExplainedEntry,
   Problem,
   ResolvedTool,
   ToolTarget,
   ToolsExplained_Serialize as ToolsExplained,
 } from "../src/bindings";
-import { approvalOf } from "../src/lib/config/tool-form";
 
 const path = "/home/user/.config/switchboard/config.json";
 
@@ -133,6 +135,35 @@ function configState(): ConfigState {
     warnings: validate(inForce),
     error: broken,
     first_start: false,
+    approvals: effectiveApprovals(inForce),
+  };
+}
+
+/** The approval in force and which setting decided it, as the core's `Config::approval_and_source` says. */
+function approvalAndSource(entry: AgentToolEntry, agents: AgentConfig[]): { approval: Approval; from: ApprovalFrom } {
+  if (entry.approval) return { approval: entry.approval, from: "entry" };
+  const own = agents.find((agent) => agent.name === entry.agent)?.approval;
+  return own ? { approval: own, from: "agent" } : { approval: "ask", from: "default" };
+}
+
+const approvalOf = (entry: AgentToolEntry, agents: AgentConfig[]) => approvalAndSource(entry, agents).approval;
+
+/** As the core's `Config::effective_approvals`. */
+export function effectiveApprovals(config: Config): EffectiveApprovals {
+  const row = (owner: string | null, entry: AgentToolEntry) => ({
+    owner,
+    tool_agent: entry.agent,
+    ...approvalAndSource(entry, config.agents),
+  });
+  return {
+    entries: [
+      ...config.agent_tools.map((entry) => row(null, entry)),
+      ...config.agents.flatMap((agent) => (agent.tools ?? []).map((entry) => row(agent.name, entry))),
+    ],
+    agents: config.agents.map((agent) => ({
+      agent: agent.name,
+      ...approvalAndSource({ agent: agent.name, description: "" }, config.agents),
+    })),
   };
 }
 

@@ -17,6 +17,7 @@ import type {
   ExplainedEntry_Serialize as ExplainedEntry,
   ToolTarget,
 } from "../src/bindings";
+import { effectiveApprovals } from "./mock-config";
 
 declare global {
   interface Window {
@@ -52,6 +53,8 @@ const state: ConfigState = {
       { agent: "summariser", description: "Summarises a block of text." },
     ],
   },
+  // Said by `get_config_state` from the config as it is then.
+  approvals: { entries: [], agents: [] },
 };
 
 const configCommands = ["get_config_state", "read_config_file", "list_tools", "explain_tools", "edit_config"];
@@ -252,7 +255,7 @@ export async function setupCommand(command: string, payload: Record<string, unkn
     }
     case "get_config_state":
     case "read_config_file":
-      return structuredClone(state);
+      return structuredClone({ ...state, approvals: effectiveApprovals(state.config) });
     case "list_tools": {
       if (!payload.agent) return state.config.agent_tools.map((entry) => ({ ...resolved(entry, "global") }));
       return explain(payload.agent as string)
@@ -288,7 +291,7 @@ export async function setupCommand(command: string, payload: Record<string, unkn
       version += 1;
       state.version = `v${version}`;
       state.first_start = false;
-      return structuredClone(state);
+      return structuredClone({ ...state, approvals: effectiveApprovals(state.config) });
     }
     default:
       throw new Error(`mock-setup does not answer ${command}`);

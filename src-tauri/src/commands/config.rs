@@ -58,6 +58,7 @@ pub(crate) fn read_config_file(state: State<'_, AppState>) -> Result<ConfigState
     Ok(ConfigState {
         path: state.live.path().display().to_string(),
         version: Some(loaded.version.0),
+        approvals: loaded.config.effective_approvals(),
         config: loaded.config,
         warnings: loaded.warnings,
         error: None,

@@ -217,3 +217,53 @@ proptest! {
         }
     }
 }
+
+/// Each entry's approval in force, and which setting decided it: the entry's own,
+/// else the called agent's, else ask; an agent's own entry beside the global one.
+#[test]
+fn effective_approvals_say_which_setting_decided() {
+    use switchboard_core::config::{AgentApproval, Approval, ApprovalFrom, EntryApproval};
+    let mut careful = agent("careful");
+    careful.approval = Some(Approval::Deny);
+    let mut boss = agent("boss");
+    let mut own = entry("careful", "Boss's own entry.");
+    own.approval = Some(Approval::Auto);
+    boss.tools = vec![own];
+    let config = config(
+        vec![boss, careful, agent("plain")],
+        vec![entry("careful", "Careful agent."), entry("plain", "Plain agent.")],
+    );
+    let approvals = config.effective_approvals();
+    let entry_row = |owner: Option<&str>, tool: &str, approval, from| EntryApproval {
+        owner: owner.map(str::to_owned),
+        tool_agent: tool.to_owned(),
+        approval,
+        from,
+    };
+    assert_eq!(
+        approvals.entries,
+        vec![
+            entry_row(None, "careful", Approval::Deny, ApprovalFrom::Agent),
+            entry_row(None, "plain", Approval::Ask, ApprovalFrom::Default),
+            entry_row(Some("boss"), "careful", Approval::Auto, ApprovalFrom::Entry),
+        ]
+    );
+    let agent_row = |name: &str, approval, from| AgentApproval { agent: name.to_owned(), approval, from };
+    assert_eq!(
+        approvals.agents,
+        vec![
+            agent_row("boss", Approval::Ask, ApprovalFrom::Default),
+            agent_row("careful", Approval::Deny, ApprovalFrom::Agent),
+            agent_row("plain", Approval::Ask, ApprovalFrom::Default),
+        ]
+    );
+    // The dispatcher's answer is the same one.
+    for row in &approvals.entries {
+        let list = match &row.owner {
+            None => &config.agent_tools,
+            Some(owner) => &config.agent(owner).unwrap().tools,
+        };
+        let entry = list.iter().find(|entry| entry.agent == row.tool_agent).unwrap();
+        assert_eq!(config.approval_of(entry), row.approval);
+    }
+}

@@ -1,7 +1,14 @@
 /** The entry form's round trip and checks, and the words for an absent entry. */
 import { describe, expect, it } from "vitest";
 import type { AgentToolEntry_Deserialize as AgentToolEntry } from "../../bindings";
-import { absenceText, approvalOf, approvalText, entryFromToolForm, limitsSummary, toolFormFrom } from "./tool-form";
+import {
+  absenceText,
+  agentApprovalText,
+  entryApprovalText,
+  entryFromToolForm,
+  limitsSummary,
+  toolFormFrom,
+} from "./tool-form";
 
 describe("entry form", () => {
   it.each<AgentToolEntry>([
@@ -32,15 +39,23 @@ describe("entry form", () => {
     });
   });
 
-  it("an entry's approval is its own, else the agent's, else ask; blank leaves it to the agent", () => {
-    const agents = [{ name: "coder", approval: "auto" as const }, { name: "other" }];
-    expect(approvalText({ agent: "coder", approval: "deny" }, agents)).toBe("deny");
-    expect(approvalText({ agent: "coder" }, agents)).toBe("auto (the agent's)");
-    expect(approvalText({ agent: "other" }, agents)).toBe("ask");
-    expect([approvalOf({ agent: "coder" }, agents), approvalOf({ agent: "coder", approval: "ask" }, agents)]).toEqual([
-      "auto",
-      "ask",
-    ]);
+  it("an approval in force is said as the core decided it: the entry's own, the agent's (said so), or ask; blank leaves it to the agent", () => {
+    const approvals = {
+      entries: [
+        { owner: null, tool_agent: "coder", approval: "auto" as const, from: "agent" as const },
+        { owner: "boss", tool_agent: "coder", approval: "deny" as const, from: "entry" as const },
+        { owner: null, tool_agent: "other", approval: "ask" as const, from: "default" as const },
+      ],
+      agents: [
+        { agent: "coder", approval: "auto" as const, from: "agent" as const },
+        { agent: "other", approval: "ask" as const, from: "default" as const },
+      ],
+    };
+    expect(entryApprovalText(approvals, "boss", "coder")).toBe("deny");
+    expect(entryApprovalText(approvals, null, "coder")).toBe("auto (the agent's)");
+    expect(entryApprovalText(approvals, null, "other")).toBe("ask");
+    expect(agentApprovalText(approvals, "coder")).toBe("auto");
+    expect(agentApprovalText(approvals, "other")).toBe("ask (it sets none)");
     const entry: AgentToolEntry = { agent: "coder", description: "d", approval: "ask" };
     const form = toolFormFrom(entry);
     expect(form.approval).toBe("ask");

@@ -2,13 +2,16 @@
  * The tool-agent entry form's model: an `AgentToolEntry` as typed (limits as text,
  * blank meaning "inherit"), its checks, and the way back to an entry for `set_tool`.
  * Also the words for why an entry is not offered to an agent, so that "why does X
- * not see Y" is answered on screen. Pure; tested beside it.
+ * not see Y" is answered on screen, and an approval in force (the core decides it) in
+ * words. Pure; tested beside it.
  */
 import type {
   Absence,
   AgentToolEntry_Deserialize as AgentToolEntry,
   AgentToolEntry_Serialize as AgentToolEntryShown,
   Approval,
+  ApprovalFrom,
+  EffectiveApprovals_Serialize as EffectiveApprovals,
   Limits_Deserialize as Limits,
   SessionMode,
 } from "../../bindings";
@@ -159,17 +162,19 @@ export function limitsSummary(limits: Limits | null | undefined): string {
   return parts.join(" · ");
 }
 
-type ApprovalSource = { agent: string; approval?: Approval | null };
-type ApprovalAgents = { name: string; approval?: Approval | null }[];
-
-/** The approval a call through `entry` gets, as the core's `Config::approval_of` decides. */
-export function approvalOf(entry: ApprovalSource, agents: ApprovalAgents): Approval {
-  return entry.approval ?? agents.find((agent) => agent.name === entry.agent)?.approval ?? "ask";
+/** An approval in force as the core sends it, in words: the entry's own, the called agent's (said so), or ask by default. */
+function approvalWords(approval: { approval: Approval; from: ApprovalFrom } | undefined): string {
+  if (!approval) return "ask";
+  return approval.from === "agent" ? `${approval.approval} (the agent's)` : approval.approval;
 }
 
-/** The approval in words: the entry's own, the called agent's (said so), or ask. */
-export function approvalText(entry: ApprovalSource, agents: ApprovalAgents): string {
-  if (entry.approval) return entry.approval;
-  const own = agents.find((agent) => agent.name === entry.agent)?.approval;
-  return own ? `${own} (the agent's)` : "ask";
+/** The approval in force for `toolAgent`'s entry in `owner`'s own list (the global list when null), in words. */
+export function entryApprovalText(approvals: EffectiveApprovals, owner: string | null, toolAgent: string): string {
+  return approvalWords(approvals.entries.find((row) => row.owner === owner && row.tool_agent === toolAgent));
+}
+
+/** What a call of `agent` gets through an entry that sets no approval, in words ("ask (it sets none)" by default). */
+export function agentApprovalText(approvals: EffectiveApprovals, agent: string): string {
+  const row = approvals.agents.find((candidate) => candidate.agent === agent);
+  return !row || row.from === "default" ? "ask (it sets none)" : row.approval;
 }
