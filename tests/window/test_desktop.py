@@ -126,7 +126,7 @@ def test_the_window_draws_without_accelerated_compositing_unless_asked(tmp_path,
     monkeypatch.delenv("WEBKIT_DISABLE_COMPOSITING_MODE", raising=False)
     monkeypatch.delenv("SWITCHBOARD_COMPOSITING", raising=False)
     with launch(tmp_path, **asked) as session:
-        click_tab(session, "Settings")
+        click_tab(session, "Usage")
         environments = web_process_environments()
         assert environments, "no WebKitWebProcess below the test"
         assert {environment.get("WEBKIT_DISABLE_COMPOSITING_MODE") for environment in environments} == {switch}

@@ -15,7 +15,7 @@ from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select
 
 from tauri_driver import WebDriverWait, screenshot
-from test_window import ARTIFACTS, click_tab, launch, message_box, write_config
+from test_window import ARTIFACTS, close_settings, launch, message_box, open_settings, write_config
 
 
 def dead_url() -> str:
@@ -37,7 +37,7 @@ def test_the_agent_list_and_the_picker_say_which_agent_would_fail_before_a_call(
             {"name": "offline", "provider": "local", "url": dead, "model": "m"},
         ]
         write_config(path, config)
-        click_tab(session, "Settings")
+        open_settings(session, "Agents & tools")
         WebDriverWait(session, 20).until(
             expected_conditions.element_to_be_clickable(
                 (By.XPATH, '//button[normalize-space()="Edit agents and tools…"]')
@@ -56,6 +56,7 @@ def test_the_agent_list_and_the_picker_say_which_agent_would_fail_before_a_call(
         assert sorted(flagged) == ["coder-cli would fail now", "offline would fail now"], flagged
         screenshot(ARTIFACTS / "window-health-agents.png")
         session.find_element(By.XPATH, '//button[@aria-label="Close agents and tools"]').click()
+        close_settings(session)
 
         picker = WebDriverWait(session, 20).until(expected_conditions.element_to_be_clickable((By.ID, "chat-agent")))
         who = '//*[@role="group" and @aria-label="Who answers"]'

@@ -23,11 +23,22 @@ from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select
 
 from tauri_driver import WebDriverWait, screenshot
-from test_window import ARTIFACTS, ROOT, answer_text, field_in, launch, message_box, open_new_agent_form
+from test_window import (
+    ARTIFACTS,
+    ROOT,
+    answer_text,
+    close_settings,
+    field_in,
+    launch,
+    message_box,
+    open_new_agent_form,
+)
 
 CLI = ROOT / "target" / "debug" / "switchboard"
 KEY = "sk-test-kept-in-the-keyring-7f3a9c"
 NEW_KEY = "sk-test-set-from-the-terminal-41d2"
+# The sheet's primary-agent select, found by its label as a person finds it.
+PRIMARY_SELECT = '//dialog[@open]//label[normalize-space()="Primary"]/following-sibling::select[1]'
 
 
 @contextlib.contextmanager
@@ -182,11 +193,12 @@ def test_a_key_typed_in_the_form_lands_in_the_keyring_and_reaches_the_server_and
 
         # The hosted model answers the chat: its key is its bearer, its echo redacted.
         WebDriverWait(session, 20).until(
-            expected_conditions.element_to_be_clickable((By.ID, "role-primary"))
+            expected_conditions.element_to_be_clickable((By.XPATH, PRIMARY_SELECT))
         )  # fmt: skip
-        Select(session.find_element(By.ID, "role-primary")).select_by_value("hosted")
+        Select(session.find_element(By.XPATH, PRIMARY_SELECT)).select_by_value("hosted")
         WebDriverWait(session, 20).until(lambda s: json.loads(path.read_text()).get("primary") == "hosted")
         session.find_element(By.XPATH, '//button[@aria-label="Close agents and tools"]').click()
+        close_settings(session)
         box = message_box(session)
         box.send_keys("Say hello")
         box.send_keys(Keys.ENTER)

@@ -92,15 +92,31 @@ def click_tab(session, name: str):
     click_when_ready(session, By.XPATH, f'//*[@role="tab" and normalize-space()="{name}"]')
 
 
+def open_settings(session, section: str):
+    """The header's Settings button, then one of the page's sections, as a person goes."""
+    if not session.find_elements(By.CSS_SELECTOR, '[role="region"][aria-label="Settings"]'):
+        click_when_ready(session, By.XPATH, '//header//button[normalize-space()="Settings"]')
+    tab = f'//*[@aria-label="Settings"]//*[@role="tab" and normalize-space()="{section}"]'
+    click_when_ready(session, By.XPATH, tab)
+
+
+def close_settings(session):
+    """Back to the chat from the settings page."""
+    click_when_ready(session, By.XPATH, '//button[normalize-space()="← Back to chat"]')
+    WebDriverWait(session, 20).until(
+        lambda s: not s.find_elements(By.CSS_SELECTOR, '[role="region"][aria-label="Settings"]')
+    )
+
+
 def answer_text(session) -> str:
     answers = session.find_elements(By.CSS_SELECTOR, 'li[aria-label^="Answer from"] .text')
     return answers[-1].text if answers else ""
 
 
 def open_new_agent_form(session) -> str:
-    """Settings, "Edit agents and tools…", "+ Add agent", as a person goes; the
-    new agent form's XPath."""
-    click_tab(session, "Settings")
+    """Settings → Agents & tools, "Edit agents and tools…", "+ Add agent", as a
+    person goes; the new agent form's XPath."""
+    open_settings(session, "Agents & tools")
     WebDriverWait(session, 20).until(
         expected_conditions.element_to_be_clickable((By.XPATH, '//button[normalize-space()="Edit agents and tools…"]'))
     ).click()
@@ -129,10 +145,11 @@ def answer_a_demo_turn(session, message: str = "How do agents call other agents 
 
 def test_first_turn_shows_a_nested_call_with_its_details(window):
     session, home = window
-    click_tab(session, "Settings")
+    open_settings(session, "Agents & tools")
     WebDriverWait(session, 20).until(
         lambda s: "researcher" in s.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text
     )
+    close_settings(session)
     click_tab(session, "Calls")
     assert (home / "config" / "switchboard" / "config.json").exists(), "first start writes the demo config"
 
@@ -367,8 +384,8 @@ def mcp_on_a_free_port(home: Path) -> None:
 
 
 def switch_on_mcp(session) -> str:
-    """Switches the built-in MCP endpoint on in Settings; its address."""
-    click_tab(session, "Settings")
+    """Switches the built-in MCP endpoint on in Settings → MCP; its address."""
+    open_settings(session, "MCP")
     WebDriverWait(session, 20).until(
         expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, '[data-testid="mcp-switch"]'))
     ).click()
@@ -570,7 +587,7 @@ def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixe
     warning beside its agent in the Agents & tools sheet."""
     session, home = window
     path = home / "config" / "switchboard" / "config.json"
-    click_tab(session, "Settings")
+    open_settings(session, "Agents & tools")
     WebDriverWait(session, 20).until(
         lambda s: "researcher" in s.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text
     )
@@ -592,10 +609,16 @@ def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixe
 
     good = path.read_text()
     path.write_text(good[: good.index('"agents"')] + '"agents": [ ,\n')
+    # Said in the header whatever is open, and where and why in Settings → General.
+    broken_notice = '//header//button[@aria-label="The config file is not in force: show why"]'
+    WebDriverWait(session, 20).until(expected_conditions.visibility_of_element_located((By.XPATH, broken_notice)))
+    open_settings(session, "General")
     banner = WebDriverWait(session, 20).until(
         expected_conditions.visibility_of_element_located((By.XPATH, '//*[@role="alert"][contains(., "not in force")]'))
     )
-    assert str(path) in banner.text and "line" in banner.text and "column" in banner.text, banner.text
+    assert str(path) in session.find_element(By.CSS_SELECTOR, '[aria-label="Settings"]').text, "the file is named"
+    assert "line" in banner.text and "column" in banner.text, banner.text
+    open_settings(session, "Agents & tools")
     assert "otter-scout-2" in session.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text, (
         "the last good config stays"
     )
@@ -607,13 +630,13 @@ def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixe
     WebDriverWait(session, 20).until(
         lambda s: "otter-fixed" in s.find_element(By.CSS_SELECTOR, '[aria-label="Agents"]').text
     )
-    WebDriverWait(session, 20).until(
-        lambda s: not s.find_elements(By.XPATH, '//*[@role="alert"][contains(., "not in force")]')
-    )
+    WebDriverWait(session, 20).until(lambda s: not s.find_elements(By.XPATH, broken_notice))
+    close_settings(session)
     box = message_box(session)
     box.send_keys("@otter")
     WebDriverWait(session, 10).until(lambda s: s.find_element(By.ID, "chat-completions").text.strip() == "@otter-fixed")
     box.send_keys(Keys.ESCAPE)
+    open_settings(session, "Agents & tools")
     WebDriverWait(session, 10).until(
         expected_conditions.element_to_be_clickable((By.XPATH, '//button[normalize-space()="Edit agents and tools…"]'))
     ).click()

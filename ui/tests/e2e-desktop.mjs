@@ -9,12 +9,13 @@
  * keyboard shortcuts and their help sheet; copy buttons on code blocks and on a
  * call's output and result; a long session's chat (4,168 messages) holding only the
  * messages near the viewport, scrolling to its first one, and following a streaming
- * turn at its end. Screenshots go to tests/artifacts/desktop-*.png.
+ * turn at its end; the settings page and its sections, in place of the chat and
+ * the side panel, at 900×600 too. Screenshots go to tests/artifacts/desktop-*.png.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { artifacts, browserSuite } from "./harness.mjs";
+import { artifacts, browserSuite, openSettings } from "./harness.mjs";
 
 const suite = browserSuite({ failurePrefix: "desktop-failure" });
 const { withPage } = suite;
@@ -534,4 +535,57 @@ test("the layout holds at 900×600 and 1920×1080: the chat keeps room, nothing 
     // 760 px of text, its padding and border.
     assert.ok(wide.widest <= 786, `a bubble keeps a reading width on a wide window: ${wide.widest}`);
     await page.screenshot({ path: path.join(artifacts, "layout-1920.png") });
+  }));
+
+test("the settings page: every section in reach at 900×600, the theme and the primary set there, and a session opened goes back to the chat", () =>
+  withPage("settings-page", async (page) => {
+    await page.setViewportSize({ width: 900, height: 600 });
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
+    await page.keyboard.press("Control+,");
+    const settings = page.getByRole("region", { name: "Settings" });
+    await settings.waitFor();
+    // The page takes the place of the chat and the side panel.
+    assert.equal(await page.getByRole("textbox", { name: "Message" }).isVisible(), false);
+    assert.equal(await page.locator("#side-panel").isVisible(), false);
+    const tabs = await settings.getByRole("tab").allTextContents();
+    assert.deepEqual(tabs, ["General", "Appearance", "Agents & tools", "MCP", "Traces", "Shortcuts"]);
+
+    // General: the file, whether it runs, and who answers, set here.
+    await settings.getByTestId("config-in-force").waitFor();
+    assert.match(await settings.getByRole("code").first().textContent(), /config\.json$/);
+    await settings.getByLabel("Primary").selectOption("researcher");
+    await page.waitForFunction(() => window.__configEdits.some((edit) => edit.op === "set_primary"));
+    assert.deepEqual(await page.evaluate(() => window.__configEdits.at(-1)), {
+      op: "set_primary",
+      agent: "researcher",
+    });
+
+    // Appearance: the theme picked here is the header's too.
+    await openSettings(page, "Appearance");
+    await settings.getByRole("radio", { name: "Dark" }).check();
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), "dark");
+    assert.equal(await page.getByRole("combobox", { name: "Theme" }).inputValue(), "dark");
+    await page.screenshot({ path: path.join(artifacts, "desktop-settings-appearance-900.png") });
+
+    // Every section shows its own content, inside the window (nothing scrolls sideways).
+    const shown = {
+      "Agents & tools": settings.getByRole("list", { name: "Agents" }),
+      MCP: settings.getByRole("heading", { name: "MCP server" }),
+      Traces: settings.getByRole("form", { name: "Trace export" }),
+      Shortcuts: settings.getByRole("table", { name: "Keyboard shortcuts" }),
+    };
+    for (const [section, content] of Object.entries(shown)) {
+      await openSettings(page, section);
+      await content.waitFor();
+      const sideways = await page.evaluate(() => document.scrollingElement.scrollWidth - window.innerWidth);
+      assert.ok(sideways <= 0, `${section} makes the window scroll sideways by ${sideways} px`);
+    }
+    assert.match(await shown.Shortcuts.textContent(), /Ctrl\+,Open the settings/);
+    await page.screenshot({ path: path.join(artifacts, "desktop-settings-shortcuts-900.png") });
+
+    // Opening a session (or a new chat) goes back to the chat.
+    await page.getByRole("button", { name: "Show the sessions" }).click();
+    await page.getByRole("button", { name: "New chat" }).click();
+    await settings.waitFor({ state: "detached" });
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
   }));

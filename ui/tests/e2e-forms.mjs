@@ -11,14 +11,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { artifacts, browserSuite } from "./harness.mjs";
+import { artifacts, browserSuite, closeSettings, openSettings } from "./harness.mjs";
 
 const suite = browserSuite({ query: "?config-forms" });
 const { withPage } = suite;
 
-/** Opens the sheet from the Settings tab and returns it. */
+/** Opens the sheet from Settings → Agents & tools and returns it. */
 async function openSheet(page) {
-  await page.getByRole("tab", { name: "Settings" }).click();
+  await openSettings(page, "Agents & tools");
   await page.getByRole("button", { name: "Edit agents and tools…" }).click();
   const sheet = page.getByRole("dialog", { name: "Agents & tools" });
   await sheet.waitFor();
@@ -29,7 +29,7 @@ const lastEdit = (page) => page.evaluate(() => window.__configEdits.at(-1));
 
 test("the sheet opens from Settings and by keyboard, and Escape closes it", () =>
   withPage("sheet", async (page) => {
-    await page.getByRole("tab", { name: "Settings" }).click();
+    await openSettings(page, "Agents & tools");
     await page.getByRole("button", { name: "Edit agents and tools…" }).waitFor();
     await page.screenshot({ path: path.join(artifacts, "config-settings-tab.png") });
     const sheet = await openSheet(page);
@@ -53,7 +53,7 @@ test("the sheet opens from Settings and by keyboard, and Escape closes it", () =
     await sheet.waitFor({ state: "detached" });
     // Focus went back to the button that opened it.
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Edit agents and tools…");
-    await page.keyboard.press("Control+,");
+    await page.keyboard.press("Control+e");
     await page.getByRole("dialog", { name: "Agents & tools" }).waitFor();
     const reopened = page
       .getByRole("dialog", { name: "Agents & tools" })
@@ -63,9 +63,18 @@ test("the sheet opens from Settings and by keyboard, and Escape closes it", () =
     assert.equal(await reopened.getByLabel("Model", { exact: true }).inputValue(), "demo-planner");
     await page.getByRole("button", { name: "Close agents and tools" }).click();
     await sheet.waitFor({ state: "detached" });
-    // The Settings tab keeps what it showed.
+    // The settings page keeps what it showed; Escape goes back to the chat, and
+    // Ctrl+, comes back to the section last looked at.
     await page.getByRole("list", { name: "Agents" }).getByText("researcher").first().waitFor();
-    await page.getByRole("heading", { name: "MCP server" }).waitFor();
+    await page.keyboard.press("Escape");
+    await page.getByRole("region", { name: "Settings" }).waitFor({ state: "detached" });
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
+    await page.keyboard.press("Control+,");
+    const settings = page.getByRole("region", { name: "Settings" });
+    assert.equal(await settings.getByRole("tab", { name: "Agents & tools" }).getAttribute("aria-selected"), "true");
+    await settings.getByRole("tab", { name: "Agents & tools" }).press("ArrowDown");
+    await settings.getByRole("heading", { name: "MCP server" }).waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), "MCP");
   }));
 
 test("an agent is added through the form's checks and a connection test", () =>
@@ -258,8 +267,7 @@ test("an HTTP agent's key goes to the keyring on save; the config names the entr
 
 test("the traces form writes the telemetry section, headers by variable name", () =>
   withPage("telemetry-form", async (page) => {
-    await page.getByRole("tab", { name: "Settings" }).click();
-    await page.getByText("Trace export settings").click();
+    await openSettings(page, "Traces");
     const form = page.getByRole("form", { name: "Trace export" });
     await form.getByLabel("Export each call tree as traces").check();
     await form.getByRole("button", { name: "Save trace settings" }).click();
@@ -321,6 +329,18 @@ test("tool entries are edited, switched and added in both scopes", () =>
     const row = global.getByRole("row", { name: /agent_researcher/ });
     await row.getByText("Finds facts, with sources.").waitFor();
     await row.getByText("max depth 1 · max steps 6 · persistent session").waitFor();
+    // The approval column says what the core decided: the entry's own now.
+    assert.equal(await row.getByRole("cell").nth(3).textContent(), "auto");
+    assert.equal(
+      (
+        await global
+          .getByRole("row", { name: /agent_summariser/ })
+          .getByRole("cell")
+          .nth(3)
+          .textContent()
+      ).trim(),
+      "ask",
+    );
 
     // Disable, then enable, a global entry.
     const summariser = global.getByRole("switch", { name: "summariser enabled" });

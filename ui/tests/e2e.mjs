@@ -9,15 +9,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { artifacts, browserSuite } from "./harness.mjs";
+import { artifacts, browserSuite, closeSettings, openSettings } from "./harness.mjs";
 
 const suite = browserSuite();
 const { openPage } = suite;
 
 test("a turn streams into the chat and every node status shows in the tree", async () => {
   const { page, problems } = await openPage();
-  await page.getByRole("tab", { name: "Settings" }).click();
+  await openSettings(page, "Agents & tools");
   await page.getByRole("list", { name: "Agents" }).getByText("researcher").first().waitFor();
+  await closeSettings(page);
   await page.getByRole("tab", { name: "Calls" }).click();
   const input = page.getByRole("textbox", { name: "Message" });
   await input.fill("How do agents call agents?");
@@ -212,7 +213,7 @@ async function sessionsScenario(page, problems) {
 test("the MCP server switch shows the address and a client config to copy, and why it did not start", async () => {
   const { page, problems } = await openPage();
   await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(suite.base).origin });
-  await page.getByRole("tab", { name: "Settings" }).click();
+  await openSettings(page, "MCP");
   const section = page.getByRole("region", { name: "MCP server" });
   const toggle = section.getByTestId("mcp-switch");
   assert.equal(await toggle.isChecked(), false, "off by default");
@@ -252,9 +253,9 @@ test("the MCP server switch shows the address and a client config to copy, and w
   await section.screenshot({ path: path.join(artifacts, "settings-mcp.png") });
   await section.getByRole("combobox", { name: "Client" }).selectOption("claude-code");
 
-  // The settings remember it: shown again as running when the tab comes back.
-  await page.getByRole("tab", { name: "Calls" }).click();
-  await page.getByRole("tab", { name: "Settings" }).click();
+  // The settings remember it: shown again as running when the page comes back.
+  await closeSettings(page);
+  await openSettings(page, "MCP");
   await section.getByTestId("mcp-url").getByText("http://127.0.0.1:8766/mcp").waitFor();
   assert.equal(await toggle.isChecked(), true);
 
@@ -267,13 +268,13 @@ test("the MCP server switch shows the address and a client config to copy, and w
 
 test("trace export: where it goes in settings, and a failing exporter as a warning in the status bar", async () => {
   const off = await openPage();
-  await off.page.getByRole("tab", { name: "Settings" }).click();
+  await openSettings(off.page, "Traces");
   assert.match(await off.page.getByTestId("traces-status").textContent(), /Off\. Set OTEL_EXPORTER_OTLP_ENDPOINT/);
   assert.equal(await off.page.getByRole("status").filter({ hasText: "Trace export" }).count(), 0);
   await off.page.close();
 
   const on = await openPage("?traces=on");
-  await on.page.getByRole("tab", { name: "Settings" }).click();
+  await openSettings(on.page, "Traces");
   await on.page.getByTestId("traces-status").getByText("http://127.0.0.1:4318/v1/traces").waitFor();
   assert.match(await on.page.getByTestId("traces-status").textContent(), /42 spans sent/);
   assert.equal(await on.page.getByRole("status").filter({ hasText: "Trace export" }).count(), 0);
@@ -283,7 +284,7 @@ test("trace export: where it goes in settings, and a failing exporter as a warni
   const warning = page.getByRole("status").filter({ hasText: "Trace export" });
   await warning.waitFor();
   assert.equal((await warning.textContent()).trim(), "Trace export to http://127.0.0.1:4318/v1/traces is failing");
-  await page.getByRole("tab", { name: "Settings" }).click();
+  await openSettings(page, "Traces");
   await page.getByText("The last export failed: Operation failed: connection refused").waitFor();
   await page.screenshot({ path: path.join(artifacts, "traces-failing.png") });
   assert.deepEqual(problems, []);

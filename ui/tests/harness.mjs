@@ -112,3 +112,20 @@ export function browserSuite({ query: defaultQuery = "", ignored = () => false, 
 
   return suite;
 }
+
+/**
+ * Opens the settings page from the header, as a person does, on one of its
+ * sections (General, Appearance, Agents & tools, MCP, Traces, Shortcuts).
+ */
+export async function openSettings(page, section) {
+  const settings = page.getByRole("region", { name: "Settings" });
+  if ((await settings.count()) === 0) await page.getByRole("button", { name: "Settings", exact: true }).click();
+  await settings.getByRole("tab", { name: section, exact: true }).click();
+  return settings;
+}
+
+/** Goes back to the chat from the settings page. */
+export async function closeSettings(page) {
+  await page.getByRole("button", { name: "← Back to chat" }).click();
+  await page.getByRole("region", { name: "Settings" }).waitFor({ state: "detached" });
+}

@@ -1,6 +1,6 @@
 /**
  * Which of the window's side panels show: the sessions and the side panel (calls,
- * usage, settings) fold on request (a header button, Ctrl+B, Ctrl+J); below
+ * usage) fold on request (a header button, Ctrl+B, Ctrl+J); below
  * `FOLD_WIDTH` the sessions fold by themselves until asked for, so the chat keeps
  * room to read and write in. A choice holds until the next one (or a restart).
  */

@@ -18,7 +18,8 @@ describe("shortcutOf", () => {
     ["Ctrl+K while typing", press("k", { ctrlKey: true }), true, "search-sessions"],
     ["Ctrl+L", press("l", { ctrlKey: true }), false, "focus-message"],
     ["Ctrl+.", press(".", { ctrlKey: true }), true, "stop-turn"],
-    ["Ctrl+,", press(",", { ctrlKey: true }), false, "open-config"],
+    ["Ctrl+,", press(",", { ctrlKey: true }), false, "open-settings"],
+    ["Ctrl+E while typing", press("e", { ctrlKey: true }), true, "open-config"],
     ["Ctrl+B while typing", press("b", { ctrlKey: true }), true, "toggle-sessions"],
     ["Ctrl+J", press("j", { ctrlKey: true }), false, "toggle-side-panel"],
     ["F1 while typing", press("F1"), true, "help"],
@@ -35,7 +36,7 @@ describe("SHORTCUTS", () => {
   it("lists every action's keys once", () => {
     const keys = SHORTCUTS.map((shortcut) => shortcut.keys);
     expect(new Set(keys).size).toBe(keys.length);
-    for (const listed of ["Ctrl+N", "Ctrl+K", "Ctrl+L", "Ctrl+.", "Ctrl+,", "? or F1", "A", "Shift+A", "D"])
+    for (const listed of ["Ctrl+N", "Ctrl+K", "Ctrl+L", "Ctrl+.", "Ctrl+,", "Ctrl+E", "? or F1", "A", "Shift+A", "D"])
       expect(keys).toContain(listed);
   });
 });

@@ -9,6 +9,7 @@ export type ShortcutAction =
   | "search-sessions"
   | "stop-turn"
   | "focus-message"
+  | "open-settings"
   | "open-config"
   | "toggle-sessions"
   | "toggle-side-panel"
@@ -25,9 +26,11 @@ export const SHORTCUTS: Shortcut[] = [
   { keys: "Ctrl+K", does: "Search the sessions" },
   { keys: "Ctrl+L", does: "Focus the message box" },
   { keys: "Ctrl+.", does: "Stop the running turn" },
-  { keys: "Ctrl+,", does: "Edit the agents and tools" },
+  { keys: "Ctrl+,", does: "Open the settings" },
+  { keys: "Ctrl+E", does: "Edit the agents and tools" },
+  { keys: "Escape", does: "Close the settings (back to the chat)" },
   { keys: "Ctrl+B", does: "Show or hide the sessions" },
-  { keys: "Ctrl+J", does: "Show or hide the side panel (calls, usage, settings)" },
+  { keys: "Ctrl+J", does: "Show or hide the side panel (calls and usage)" },
   { keys: "? or F1", does: "Show these shortcuts" },
   { keys: "A", does: "Approve the focused call in the tree once" },
   { keys: "Shift+A", does: "Approve the focused call for the rest of the session" },
@@ -61,6 +64,8 @@ export function shortcutOf(press: KeyPress, typing: boolean): ShortcutAction | n
     case ".":
       return "stop-turn";
     case ",":
+      return "open-settings";
+    case "e":
       return "open-config";
     case "b":
       return "toggle-sessions";
