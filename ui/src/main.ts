@@ -1,6 +1,7 @@
 /** Mounts the app into the page. */
 import { mount } from "svelte";
 import "./app.css";
+import "./lib/shared/form.css";
 import App from "./App.svelte";
 
 const target = document.getElementById("app");
