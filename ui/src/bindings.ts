@@ -513,6 +513,11 @@ export type CallErrorKind =
 "max_calls_per_turn" | 
 /**  The turn's token or cost budget is spent (status `limited`). */
 "budget" | 
+/**
+ *  Narrowing (`limits.narrow_delegation`) keeps a delegate to what its caller
+ *  could call, and the target is not among them (status `limited`).
+ */
+"narrowed" | 
 /**  The config (`approval: deny`), the user or the approval policy said no (status `denied`). */
 "denied" | 
 /**  The user cancelled the call or its turn (status `cancelled`). */
@@ -558,6 +563,20 @@ export type CallRole = "turn" | "tool" | "escalation" |
 
 /**  How a call ended. */
 export type CallStatus = "ok" | "error" | "cancelled" | "denied" | "limited";
+
+/**  One agent on a call chain, and what it is offered there. */
+export type ChainLink = {
+	/**  The callers above it, from the root. */
+	callers: string[],
+	agent: string,
+	depth: number,
+	/**  Whether the call is narrowed to its caller's reach. */
+	narrowed: boolean,
+	/**  The tool-agents it is offered here. */
+	offered: string[],
+	/**  Tool-agents its own entries offer that narrowing takes away here. */
+	narrowed_away: string[],
+};
 
 /**  The whole configuration file. */
 export type Config = Config_Serialize | Config_Deserialize;
@@ -970,6 +989,13 @@ export type Limits_Deserialize = {
 	 *  `idle_timeout_secs` (60 s when neither is set).
 	 */
 	idle_timeout_secs?: number | null,
+	/**
+	 *  Narrowing along the chain: a delegate called under these limits is offered
+	 *  only the tool-agents its caller could also call, and runs under limits no
+	 *  larger than its caller's (depth, steps, parallel calls, timeout). Off unless
+	 *  set; set globally, on an agent, or on the entry that calls it.
+	 */
+	narrow_delegation?: boolean | null,
 };
 
 /**
@@ -995,6 +1021,13 @@ export type Limits_Serialize = {
 	 *  `idle_timeout_secs` (60 s when neither is set).
 	 */
 	idle_timeout_secs?: number,
+	/**
+	 *  Narrowing along the chain: a delegate called under these limits is offered
+	 *  only the tool-agents its caller could also call, and runs under limits no
+	 *  larger than its caller's (depth, steps, parallel calls, timeout). Off unless
+	 *  set; set globally, on an agent, or on the entry that calls it.
+	 */
+	narrow_delegation?: boolean,
 };
 
 /**  A server that answered `/v1/models`. */
@@ -1542,6 +1575,11 @@ export type ToolsExplained_Deserialize = {
 	 */
 	offered: unknown[],
 	max_depth: number,
+	/**
+	 *  When narrowing is on anywhere: the call chains from this agent, each link
+	 *  with what its agent is offered there (empty when narrowing is off everywhere).
+	 */
+	chains: ChainLink[],
 };
 
 /**  An agent's tool-agent list explained, with the definitions it is offered. */
@@ -1554,6 +1592,11 @@ export type ToolsExplained_Serialize = {
 	 */
 	offered: unknown[],
 	max_depth: number,
+	/**
+	 *  When narrowing is on anywhere: the call chains from this agent, each link
+	 *  with what its agent is offered there (empty when narrowing is off everywhere).
+	 */
+	chains: ChainLink[],
 };
 
 /**

@@ -409,7 +409,7 @@ function explain(config: Config, name: string): ToolsExplained {
         },
       });
   }
-  return { agent: name, entries, offered, max_depth: maxDepth };
+  return { agent: name, entries, offered, max_depth: maxDepth, chains: [] };
 }
 
 /** `list_tools`: the merged list (disabled entries included), or the global entries. */

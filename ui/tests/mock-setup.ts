@@ -270,7 +270,7 @@ export async function setupCommand(command: string, payload: Record<string, unkn
         }));
     }
     case "explain_tools":
-      return { agent: payload.agent, entries: explain(payload.agent as string), offered: [], max_depth: 2 };
+      return { agent: payload.agent, entries: explain(payload.agent as string), offered: [], max_depth: 2, chains: [] };
     case "edit_config": {
       if (payload.expectedVersion !== state.version)
         throw {

@@ -243,6 +243,15 @@ enum ToolsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Why the agent is offered what it is: every entry that could reach its list,
+    /// why each absent one is absent, and, when `limits.narrow_delegation` is on
+    /// anywhere, what it and its delegates are offered at each depth of each chain.
+    Explain {
+        #[arg(long = "for", value_name = "AGENT")]
+        for_agent: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// The OpenAI function definitions the agent is offered, as sent on the wire.
     Schema {
         #[arg(long = "for", value_name = "AGENT")]
@@ -430,6 +439,18 @@ fn target_of(scope: &Scope) -> Result<ToolTarget, Failure> {
 fn tools(path: &Path, command: ToolsCommand) -> Result<ExitCode, Failure> {
     let edit = match command {
         ToolsCommand::List { scope, json } => return list(path, &scope, json),
+        ToolsCommand::Explain { for_agent, json } => {
+            let loaded = load(path)?;
+            let Some(explained) = switchboard_core::tools::explain::explain(&loaded.config, &for_agent) else {
+                return Err(Failure { code: 1, message: format!("no agent named {for_agent:?} is configured") });
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&explained).expect("the explanation serializes"));
+            } else {
+                print!("{}", explain_text(&explained));
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
         ToolsCommand::Schema { for_agent } => {
             let loaded = load(path)?;
             if loaded.config.agent(&for_agent).is_none() {
@@ -508,4 +529,36 @@ fn load(path: &Path) -> Result<store::Loaded, ConfigError> {
         eprintln!("switchboard: {} did not exist; created it with the demo agents", path.display());
     }
     Ok(loaded)
+}
+
+/// `tools explain` for a terminal: the entries, then the chains when narrowing is on.
+fn explain_text(explained: &switchboard_core::tools::explain::ToolsExplained) -> String {
+    use std::fmt::Write as _;
+    let mut text = format!("{} (max depth {})\n", explained.agent, explained.max_depth);
+    for entry in explained.entries.iter().filter(|entry| !entry.overridden) {
+        let why = entry.absent.map(|absence| format!("not offered: {}", absence.words())).unwrap_or("offered".into());
+        let _ = writeln!(text, "  {:<24} {:<8} {why}", entry.tool_name, entry.scope.as_str());
+    }
+    if !explained.chains.is_empty() {
+        text.push_str("\nAlong the chain (limits.narrow_delegation is on):\n");
+        for link in &explained.chains {
+            let offered = if link.offered.is_empty() { "nothing".to_string() } else { link.offered.join(", ") };
+            let _ = write!(
+                text,
+                "{}{} (depth {}{}): offered {offered}",
+                "  ".repeat(link.depth as usize + 1),
+                link.agent,
+                link.depth,
+                if link.narrowed { ", narrowed" } else { "" }
+            );
+            if !link.narrowed_away.is_empty() {
+                let _ = write!(text, "; narrowed away: {}", link.narrowed_away.join(", "));
+            }
+            text.push('\n');
+        }
+        if explained.chains.len() >= switchboard_core::tools::explain::MAX_CHAIN_LINKS {
+            text.push_str("  … (the first links only)\n");
+        }
+    }
+    text
 }

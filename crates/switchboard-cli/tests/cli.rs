@@ -576,3 +576,38 @@ fn agents_and_roles_are_edited_from_flags() {
     ok(&["roles", "set", "--no-escalation"]);
     assert_eq!(on_disk().get("escalation"), None);
 }
+
+/// `tools explain` says why each entry is or is not offered, and with narrowing on,
+/// what each agent of a chain is offered: the confused deputy, y below x, has z
+/// taken away (x may not call it).
+#[test]
+fn tools_explain_shows_the_entries_and_what_narrowing_takes_away_along_the_chain() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("config.json");
+    let mut config = json!({
+        "agents": [
+            {"name": "x", "provider": "demo", "tools": [{"agent": "z", "description": "Not for x.", "enabled": false}]},
+            {"name": "y", "provider": "demo"},
+            {"name": "z", "provider": "demo"}
+        ],
+        "agent_tools": [{"agent": "y", "description": "Y."}, {"agent": "z", "description": "Z."}],
+        "limits": {"max_depth": 3}
+    });
+    std::fs::write(&path, config.to_string()).unwrap();
+    let off = switchboard(&path, &["tools", "explain", "--for", "x"]);
+    assert!(off.status.success(), "{}", text(&off.stderr));
+    let off = text(&off.stdout);
+    assert!(off.contains("agent_y") && off.contains("agent_z") && off.contains("not offered: disabled"), "{off}");
+    assert!(!off.contains("Along the chain"), "nothing about chains while narrowing is off:\n{off}");
+
+    config["limits"]["narrow_delegation"] = json!(true);
+    std::fs::write(&path, config.to_string()).unwrap();
+    let on = text(&switchboard(&path, &["tools", "explain", "--for", "x"]).stdout);
+    assert!(on.contains("  x (depth 0): offered y\n"), "{on}");
+    assert!(on.contains("    y (depth 1, narrowed): offered nothing; narrowed away: z\n"), "{on}");
+    let json: Value =
+        serde_json::from_slice(&switchboard(&path, &["tools", "explain", "--for", "x", "--json"]).stdout).unwrap();
+    assert_eq!(json["chains"][1]["narrowed_away"], json!(["z"]));
+    let unknown = switchboard(&path, &["tools", "explain", "--for", "nobody"]);
+    assert_eq!(unknown.status.code(), Some(1));
+}

@@ -2,6 +2,7 @@
 //! JSON file spells them. Unknown fields are kept in `extra` maps so that a rewrite
 //! by this version never destroys what another version wrote.
 
+pub mod approval;
 pub mod edit;
 pub mod merge;
 pub mod output;
@@ -18,6 +19,7 @@ use serde_json::{Map, Value};
 use specta::Type;
 use specta_typescript::Number;
 
+pub use approval::{AgentApproval, ApprovalFrom, EffectiveApprovals, EntryApproval};
 pub use merge::{
     effective_tools, global_tools, merge_entries, merged_tools, merged_tools_with, tool_name, AgentNames, MergedEntry,
     ResolvedTool, ToolScope,
@@ -242,42 +244,6 @@ pub enum Approval {
     Deny,
 }
 
-/// Which setting decided a call's approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
-#[serde(rename_all = "snake_case")]
-pub enum ApprovalFrom {
-    /// The tool entry's own `approval`.
-    Entry,
-    /// The called agent's `approval`.
-    Agent,
-    /// Neither sets one: `ask`.
-    Default,
-}
-
-/// The approval in force for one entry: of the global list (`owner` none) or of an agent's own list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
-pub struct EntryApproval {
-    pub owner: Option<String>,
-    pub tool_agent: String,
-    pub approval: Approval,
-    pub from: ApprovalFrom,
-}
-
-/// What a call of `agent` gets through an entry that sets no approval.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
-pub struct AgentApproval {
-    pub agent: String,
-    pub approval: Approval,
-    pub from: ApprovalFrom,
-}
-
-/// Every entry's approval in force, and each agent's for entries that set none.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type, Default)]
-pub struct EffectiveApprovals {
-    pub entries: Vec<EntryApproval>,
-    pub agents: Vec<AgentApproval>,
-}
-
 impl AgentToolEntry {
     pub fn new(agent: impl Into<String>, description: impl Into<String>) -> Self {
         AgentToolEntry {
@@ -327,6 +293,12 @@ pub struct Limits {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[specta(type = Option<Number>)]
     pub idle_timeout_secs: Option<u64>,
+    /// Narrowing along the chain: a delegate called under these limits is offered
+    /// only the tool-agents its caller could also call, and runs under limits no
+    /// larger than its caller's (depth, steps, parallel calls, timeout). Off unless
+    /// set; set globally, on an agent, or on the entry that calls it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub narrow_delegation: Option<bool>,
     #[serde(flatten)]
     #[specta(skip)]
     pub extra: Map<String, Value>,
@@ -396,7 +368,28 @@ impl Limits {
             max_cost_per_turn: over.max_cost_per_turn.or(self.max_cost_per_turn),
             timeout_secs: over.timeout_secs.or(self.timeout_secs),
             idle_timeout_secs: over.idle_timeout_secs.or(self.idle_timeout_secs),
+            narrow_delegation: over.narrow_delegation.or(self.narrow_delegation),
             extra: self.extra.clone(),
+        }
+    }
+
+    /// Whether a call under these limits is narrowed to its caller's reach.
+    pub fn narrows(&self) -> bool {
+        self.narrow_delegation == Some(true)
+    }
+
+    /// These limits, none larger than `caller`'s: what a narrowed delegate runs under.
+    pub fn within(&self, caller: &Limits) -> Limits {
+        let smaller = |own: Option<u64>, theirs: Option<u64>| match (own, theirs) {
+            (Some(own), Some(theirs)) => Some(own.min(theirs)),
+            (own, theirs) => own.or(theirs),
+        };
+        Limits {
+            max_depth: Some(self.effective_max_depth().min(caller.effective_max_depth())),
+            max_steps: Some(self.effective_max_steps().min(caller.effective_max_steps())),
+            max_parallel: Some(self.effective_max_parallel().min(caller.effective_max_parallel())),
+            timeout_secs: smaller(self.timeout_secs, caller.timeout_secs),
+            ..self.clone()
         }
     }
     pub fn effective_max_depth(&self) -> u32 {
@@ -414,51 +407,6 @@ impl Limits {
 }
 
 impl Config {
-    /// Whether a call through `entry` needs approval: the entry's own setting, else
-    /// the called agent's, else `ask`.
-    pub fn approval_of(&self, entry: &AgentToolEntry) -> Approval {
-        self.approval_and_source(entry).0
-    }
-
-    /// As `approval_of`, with which setting decided it.
-    pub fn approval_and_source(&self, entry: &AgentToolEntry) -> (Approval, ApprovalFrom) {
-        match entry.approval {
-            Some(approval) => (approval, ApprovalFrom::Entry),
-            None => self.agent_approval(&entry.agent),
-        }
-    }
-
-    /// What a call of `agent` gets through an entry that sets no approval of its own.
-    pub fn agent_approval(&self, agent: &str) -> (Approval, ApprovalFrom) {
-        match self.agent(agent).and_then(|agent| agent.approval) {
-            Some(approval) => (approval, ApprovalFrom::Agent),
-            None => (Approval::default(), ApprovalFrom::Default),
-        }
-    }
-
-    /// The approval in force for every entry (the global list's, then each agent's
-    /// own) and for each agent called through an entry that sets none, so that no
-    /// view has to decide it again.
-    pub fn effective_approvals(&self) -> EffectiveApprovals {
-        let entry = |owner: Option<&str>, entry: &AgentToolEntry| {
-            let (approval, from) = self.approval_and_source(entry);
-            EntryApproval { owner: owner.map(str::to_owned), tool_agent: entry.agent.clone(), approval, from }
-        };
-        let mut entries: Vec<EntryApproval> = self.agent_tools.iter().map(|tool| entry(None, tool)).collect();
-        for agent in &self.agents {
-            entries.extend(agent.tools.iter().map(|tool| entry(Some(&agent.name), tool)));
-        }
-        let agents = self
-            .agents
-            .iter()
-            .map(|agent| {
-                let (approval, from) = self.agent_approval(&agent.name);
-                AgentApproval { agent: agent.name.clone(), approval, from }
-            })
-            .collect();
-        EffectiveApprovals { entries, agents }
-    }
-
     pub fn agent(&self, name: &str) -> Option<&AgentConfig> {
         self.agents.iter().find(|agent| agent.name == name)
     }

@@ -201,6 +201,7 @@ impl Dispatcher {
             limits: turn_limits,
             model: None,
             keep_conversation: None,
+            reach: None,
         };
         let outcome = run_call(turn.clone(), spec).await;
         TurnOutcome {
@@ -228,8 +229,12 @@ impl Dispatcher {
         if let Some(over) = &request.limits {
             limits = limits.overlay(over);
         }
-        let turn = self.start_turn(config.clone(), limits, sink, &control);
+        let turn = self.start_turn(config.clone(), limits.clone(), sink, &control);
         let path: Vec<String> = request.caller.iter().cloned().collect();
+        let could_call: Vec<String> = crate::tools::tool_agents_for(&config, request.caller.as_deref())
+            .into_iter()
+            .map(|tool| tool.agent)
+            .collect();
         let caller = Caller {
             call_id: None,
             agent: request.caller.as_deref(),
@@ -237,6 +242,9 @@ impl Dispatcher {
             path: &path,
             cancel: &control.root,
             messages: &[],
+            limits: &limits,
+            could_call: &could_call,
+            reach: None,
         };
         let delegation = admit::delegation_from_outside(
             &turn,

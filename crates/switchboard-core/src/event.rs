@@ -130,6 +130,9 @@ pub enum CallErrorKind {
     MaxCallsPerTurn,
     /// The turn's token or cost budget is spent (status `limited`).
     Budget,
+    /// Narrowing (`limits.narrow_delegation`) keeps a delegate to what its caller
+    /// could call, and the target is not among them (status `limited`).
+    Narrowed,
     /// The config (`approval: deny`), the user or the approval policy said no (status `denied`).
     Denied,
     // The call stopped while it ran.
@@ -141,7 +144,7 @@ pub enum CallErrorKind {
 
 impl CallErrorKind {
     /// Every kind, in declaration order.
-    pub const ALL: [CallErrorKind; 18] = [
+    pub const ALL: [CallErrorKind; 19] = [
         CallErrorKind::Unreachable,
         CallErrorKind::Timeout,
         CallErrorKind::Http,
@@ -157,6 +160,7 @@ impl CallErrorKind {
         CallErrorKind::Cycle,
         CallErrorKind::MaxCallsPerTurn,
         CallErrorKind::Budget,
+        CallErrorKind::Narrowed,
         CallErrorKind::Denied,
         CallErrorKind::Cancelled,
         CallErrorKind::Limited,
@@ -180,6 +184,7 @@ impl CallErrorKind {
             CallErrorKind::Cycle => "cycle",
             CallErrorKind::MaxCallsPerTurn => "max_calls_per_turn",
             CallErrorKind::Budget => "budget",
+            CallErrorKind::Narrowed => "narrowed",
             CallErrorKind::Denied => "denied",
             CallErrorKind::Cancelled => "cancelled",
             CallErrorKind::Limited => "limited",
@@ -194,6 +199,7 @@ impl CallErrorKind {
             | CallErrorKind::Cycle
             | CallErrorKind::MaxCallsPerTurn
             | CallErrorKind::Budget
+            | CallErrorKind::Narrowed
             | CallErrorKind::Limited => CallStatus::Limited,
             CallErrorKind::Denied => CallStatus::Denied,
             CallErrorKind::Cancelled => CallStatus::Cancelled,

@@ -53,17 +53,28 @@ impl OfferedTool {
     pub fn delegates(&self) -> bool {
         !matches!(self.kind, ToolKind::Escalate)
     }
+
+    /// The tool-agents calling this tool can reach (none for `escalate` and the advisor).
+    pub fn agents(&self) -> Vec<String> {
+        match &self.kind {
+            ToolKind::Agent(target) => vec![target.agent.clone()],
+            ToolKind::AskAgent(targets) => targets.iter().map(|target| target.agent.clone()).collect(),
+            ToolKind::Escalate | ToolKind::AskModel(_) => Vec::new(),
+        }
+    }
 }
 
 /// The tools offered to `agent` standing at `standing`, with `path` the agents
-/// already on the call path (never offered again: the dispatch-level cycle guard)
-/// and `max_depth` the depth limit in force for this call.
+/// already on the call path (never offered again: the dispatch-level cycle guard),
+/// `max_depth` the depth limit in force for this call, and `reach`, for a narrowed
+/// call, the tool-agents its caller could call (no others are offered).
 pub fn offered_tools(
     config: &Config,
     agent: &str,
     standing: Standing,
     path: &[String],
     max_depth: u32,
+    reach: Option<&[String]>,
 ) -> Vec<OfferedTool> {
     let mut tools = Vec::new();
     let is_primary = config.primary_agent().is_some_and(|primary| primary.name == agent);
@@ -86,8 +97,11 @@ pub fn offered_tools(
     if depth >= max_depth {
         return tools;
     }
-    let delegates: Vec<ResolvedTool> =
-        tool_agents_for(config, Some(agent)).into_iter().filter(|resolved| !path.contains(&resolved.agent)).collect();
+    let within_reach = |name: &String| reach.is_none_or(|reach| reach.contains(name));
+    let delegates: Vec<ResolvedTool> = tool_agents_for(config, Some(agent))
+        .into_iter()
+        .filter(|resolved| !path.contains(&resolved.agent) && within_reach(&resolved.agent))
+        .collect();
     match config.delegation_tool.unwrap_or_default() {
         DelegationTool::PerAgent => {
             for resolved in delegates {
@@ -132,7 +146,7 @@ pub fn offered_for_root(config: &Config, agent: Option<&str>) -> Vec<OfferedTool
         Some(agent_config) => config.limits_for(agent_config, None).effective_max_depth(),
         None => config.limits.effective_max_depth(),
     };
-    offered_tools(config, agent.unwrap_or(""), Standing::Root, &[], max_depth)
+    offered_tools(config, agent.unwrap_or(""), Standing::Root, &[], max_depth, None)
 }
 
 /// The tool-agents `caller` may call (the global entries when `None`): its

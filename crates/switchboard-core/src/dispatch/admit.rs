@@ -31,6 +31,12 @@ pub(super) struct Caller<'a> {
     pub cancel: &'a CancellationToken,
     /// The caller's messages so far (what `share_context` draws from).
     pub messages: &'a [Message],
+    /// The limits the caller runs under (a narrowed delegate gets none larger).
+    pub limits: &'a Limits,
+    /// The tool-agents the caller was offered here (a narrowed delegate's reach).
+    pub could_call: &'a [String],
+    /// The caller's own reach when it is narrowed itself.
+    pub reach: Option<&'a [String]>,
 }
 
 /// A delegation as asked for, before it is admitted.
@@ -64,6 +70,8 @@ pub(super) struct Admitted {
     pub persistent: bool,
     /// How many of the caller's recent messages the delegate is shown (`share_context`).
     pub shared_messages: usize,
+    /// Set when the call is narrowed: what its caller could call.
+    pub reach: Option<Vec<String>>,
 }
 
 fn refusal(kind: CallErrorKind, message: impl Into<String>) -> CallError {
@@ -235,7 +243,13 @@ pub(super) fn admit(
         let message = format!("calls to {target_agent:?} are denied by the config (approval: deny)");
         return Err(refusal(CallErrorKind::Denied, message));
     }
-    let limits = turn.config.limits_for(&target, entry.as_ref());
+    let mut limits = turn.config.limits_for(&target, entry.as_ref());
+    // Once a chain is narrowed it stays narrowed below, whatever the entries say.
+    let narrowed = limits.narrows() || caller.reach.is_some();
+    if narrowed {
+        limits = limits.within(caller.limits);
+        limits.narrow_delegation = Some(true);
+    }
     let approval = (approval == Approval::Ask).then(|| ApprovalLimits {
         may_delegate: depth < limits.effective_max_depth(),
         depth,
@@ -249,7 +263,27 @@ pub(super) fn admit(
         approval,
         persistent: entry.as_ref().and_then(|entry| entry.session) == Some(SessionMode::Persistent),
         shared_messages: entry.as_ref().and_then(|entry| entry.share_context).unwrap_or(0) as usize,
+        reach: narrowed.then(|| caller.could_call.to_vec()),
     })
+}
+
+/// A tool call of a narrowed caller for a tool-agent its own entries offer but its
+/// reach took away: said as narrowing (typed), not as a tool that was never there.
+pub(super) fn narrowing_refusal(turn: &Turn, caller: &Caller<'_>, delegation: &mut Delegation) {
+    let (Some(reach), Some(agent)) = (caller.reach, caller.agent) else { return };
+    let not_offered = matches!(&delegation.request, Err(error) if error.kind == CallErrorKind::NotOffered);
+    let target = delegation.target.as_str();
+    if !not_offered || reach.iter().any(|name| name == target) {
+        return;
+    }
+    let own = tool_agents_for(&turn.config, Some(agent)).into_iter().any(|tool| tool.agent == target);
+    if own {
+        let above = caller.path.iter().rev().nth(1).map(String::as_str).unwrap_or("its caller");
+        let message = format!(
+            "{agent:?} may not call {target:?} here: narrowing (limits.narrow_delegation) keeps a delegate to what its caller {above:?} could call"
+        );
+        delegation.request = Err(refusal(CallErrorKind::Narrowed, message));
+    }
 }
 
 /// The tool entry that offered `target` to `caller` (after the merge), or the

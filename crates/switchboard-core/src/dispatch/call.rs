@@ -89,7 +89,8 @@ pub(super) fn run_call(turn: Arc<Turn>, mut spec: CallSpec) -> BoxFuture<'static
         let runner = turn.runners.get_or_build(&spec.agent);
         let accepts_tools = runner.as_ref().map(|runner| runner.accepts_tools()).unwrap_or(false);
         let offered: Vec<OfferedTool> = if accepts_tools {
-            offered_tools(&turn.config, &spec.agent.name, spec.standing, &path, spec.limits.effective_max_depth())
+            let max_depth = spec.limits.effective_max_depth();
+            offered_tools(&turn.config, &spec.agent.name, spec.standing, &path, max_depth, spec.reach.as_deref())
         } else {
             Vec::new()
         };
@@ -201,6 +202,7 @@ pub(super) async fn run_delegation(turn: &Arc<Turn>, caller: &Caller<'_>, delega
         limits: admitted.limits,
         model: request.model.clone(),
         keep_conversation: admitted.persistent.then(|| caller_name.to_string()),
+        reach: admitted.reach,
     };
     run_call(turn.clone(), child).await
 }

@@ -31,4 +31,7 @@ pub(super) struct CallSpec {
     pub model: Option<String>,
     /// For a persistent delegate: the caller whose session keeps its conversation.
     pub keep_conversation: Option<String>,
+    /// When the call is narrowed (`limits.narrow_delegation`): the tool-agents its
+    /// caller could call, the only ones it may be offered.
+    pub reach: Option<Vec<String>>,
 }

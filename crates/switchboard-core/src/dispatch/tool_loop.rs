@@ -14,8 +14,8 @@ use crate::contract::{AnswerSlot, Message, ModelDelta, ModelReply, ModelRequest,
 use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind};
 use crate::tools::{OfferedTool, Standing, ESCALATE};
 
-use super::admit::delegation_from_tool_call;
 use super::admit::Caller;
+use super::admit::{delegation_from_tool_call, narrowing_refusal};
 use super::call::{run_call, run_delegation};
 use super::control::ApprovalPolicy;
 use super::messages::escalation_messages;
@@ -229,6 +229,7 @@ async fn run_tool_calls(
     offered: &[OfferedTool],
     path: &[String],
 ) -> Vec<String> {
+    let could_call: Vec<String> = offered.iter().flat_map(OfferedTool::agents).collect();
     let caller = Caller {
         call_id: Some(&spec.header.call_id),
         agent: Some(&spec.agent.name),
@@ -236,6 +237,9 @@ async fn run_tool_calls(
         path,
         cancel: &spec.cancel,
         messages,
+        limits: &spec.limits,
+        could_call: &could_call,
+        reach: spec.reach.as_deref(),
     };
     // Collected first: a lazy iterator's closure would make the future's Send-ness
     // depend on a higher-ranked lifetime the compiler cannot prove.
@@ -247,7 +251,8 @@ async fn run_tool_calls(
 
 /// One tool call of a model, as a delegation; returns the tool result.
 async fn run_tool_call(turn: &Arc<Turn>, caller: &Caller<'_>, call: &ToolCall, offered: &[OfferedTool]) -> String {
-    let delegation = delegation_from_tool_call(turn, call, offered);
+    let mut delegation = delegation_from_tool_call(turn, call, offered);
+    narrowing_refusal(turn, caller, &mut delegation);
     run_delegation(turn, caller, delegation).await.delivered.unwrap_or_default()
 }
 
@@ -284,6 +289,7 @@ async fn escalate(turn: &Arc<Turn>, spec: &CallSpec, call: &ToolCall, step: u32)
         approval: None,
         model: None,
         keep_conversation: None,
+        reach: None,
     };
     let outcome = run_call(turn.clone(), child).await;
     LoopEnd {

@@ -1,14 +1,17 @@
 //! "Why does X not see Y", answered: every tool entry that could reach an agent's
 //! list, global and own, with the scope the merge gives it and the reason it is not
 //! offered when it is not; and the exact function definitions the agent is offered
-//! when it answers a turn. Pure; the settings view and `/agent tool list` show it.
+//! when it answers a turn; and, when narrowing (`limits.narrow_delegation`) is on
+//! anywhere, what each agent is offered along each call chain from it, and what
+//! narrowing took away. Pure; the settings view, `/agent tool list` and
+//! `switchboard tools explain` show it.
 
 use serde::Serialize;
 use serde_json::Value;
 use specta::Type;
 
-use super::offered_for_root;
-use crate::config::{tool_name, AgentConfig, Approval, Config, Provider, ToolScope};
+use super::{offered_for_root, tool_agents_for};
+use crate::config::{merge_entries, tool_name, AgentConfig, AgentNames, Approval, Config, Limits, Provider, ToolScope};
 
 /// Why an entry of an agent's list is not offered to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
@@ -27,6 +30,20 @@ pub enum Absence {
     /// The agent's provider cannot call tools (subprocess, mcp and a2a agents; a
     /// claude-cli agent without `experimental_cli_tool_calls`).
     CallerCannotCall,
+}
+
+impl Absence {
+    /// The reason in words, as a terminal shows it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Absence::SelfReference => "it is the agent itself",
+            Absence::UnknownAgent => "no agent of that name is configured",
+            Absence::Disabled => "disabled",
+            Absence::NotCallable => "a claude-cli agent calls but is never called",
+            Absence::DepthLimit => "the agent's max_depth is 0",
+            Absence::CallerCannotCall => "this agent's provider cannot call tools",
+        }
+    }
 }
 
 /// One entry as it bears on an agent's list.
@@ -55,7 +72,28 @@ pub struct ToolsExplained {
     #[specta(type = Vec<specta_typescript::Unknown>)]
     pub offered: Vec<Value>,
     pub max_depth: u32,
+    /// When narrowing is on anywhere: the call chains from this agent, each link
+    /// with what its agent is offered there (empty when narrowing is off everywhere).
+    pub chains: Vec<ChainLink>,
 }
+
+/// One agent on a call chain, and what it is offered there.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct ChainLink {
+    /// The callers above it, from the root.
+    pub callers: Vec<String>,
+    pub agent: String,
+    pub depth: u32,
+    /// Whether the call is narrowed to its caller's reach.
+    pub narrowed: bool,
+    /// The tool-agents it is offered here.
+    pub offered: Vec<String>,
+    /// Tool-agents its own entries offer that narrowing takes away here.
+    pub narrowed_away: Vec<String>,
+}
+
+/// At most this many links are listed (the chains of a large config multiply).
+pub const MAX_CHAIN_LINKS: usize = 200;
 
 /// Whether an agent of this configuration can call tool-agents at all.
 pub fn calls_tool_agents(agent: &AgentConfig) -> bool {
@@ -103,7 +141,82 @@ pub fn explain(config: &Config, agent: &str) -> Option<ToolsExplained> {
     } else {
         Vec::new()
     };
-    Some(ToolsExplained { agent: agent.to_string(), entries, offered, max_depth })
+    let chains = if narrowing_anywhere(config) { chains(config, agent) } else { Vec::new() };
+    Some(ToolsExplained { agent: agent.to_string(), entries, offered, max_depth, chains })
+}
+
+/// Whether any limits of the config (global, an agent's, an entry's) turn narrowing on.
+pub fn narrowing_anywhere(config: &Config) -> bool {
+    let on = |limits: Option<&Limits>| limits.is_some_and(Limits::narrows);
+    on(Some(&config.limits))
+        || config.agent_tools.iter().any(|entry| on(entry.limits.as_ref()))
+        || config
+            .agents
+            .iter()
+            .any(|agent| on(agent.limits.as_ref()) || agent.tools.iter().any(|entry| on(entry.limits.as_ref())))
+}
+
+/// The call chains from `root` (depth first, at most `MAX_CHAIN_LINKS` links), as
+/// the dispatcher would offer them: a delegate's limits are its own, narrowed to its
+/// caller's when narrowing applies, and a narrowed delegate is offered only what
+/// its caller was offered.
+pub fn chains(config: &Config, root: &str) -> Vec<ChainLink> {
+    let mut links = Vec::new();
+    if let Some(agent) = config.agent(root) {
+        let limits = config.limits_for(agent, None);
+        walk(config, root, &[], 0, &limits, None, &mut links);
+    }
+    links
+}
+
+fn walk(
+    config: &Config,
+    agent: &str,
+    callers: &[String],
+    depth: u32,
+    limits: &Limits,
+    reach: Option<&[String]>,
+    links: &mut Vec<ChainLink>,
+) {
+    let Some(agent_config) = config.agent(agent) else { return };
+    if links.len() >= MAX_CHAIN_LINKS {
+        return;
+    }
+    let mut path = callers.to_vec();
+    path.push(agent.to_string());
+    let own: Vec<String> = if calls_tool_agents(agent_config) && depth < limits.effective_max_depth() {
+        tool_agents_for(config, Some(agent))
+            .into_iter()
+            .map(|tool| tool.agent)
+            .filter(|name| !path.contains(name))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let (offered, narrowed_away): (Vec<String>, Vec<String>) = match reach {
+        Some(reach) => own.into_iter().partition(|name| reach.contains(name)),
+        None => (own, Vec::new()),
+    };
+    links.push(ChainLink {
+        callers: callers.to_vec(),
+        agent: agent.to_string(),
+        depth,
+        narrowed: reach.is_some(),
+        offered: offered.clone(),
+        narrowed_away,
+    });
+    let names = AgentNames::of(config);
+    let entries = merge_entries(config, &names, agent);
+    for target in &offered {
+        let Some(target_config) = config.agent(target) else { continue };
+        let entry = entries.iter().find(|merged| &merged.entry.agent == target).map(|merged| merged.entry);
+        let mut child = config.limits_for(target_config, entry);
+        let narrowed = child.narrows() || reach.is_some();
+        if narrowed {
+            child = child.within(limits);
+        }
+        walk(config, target, &path, depth + 1, &child, narrowed.then_some(offered.as_slice()), links);
+    }
 }
 
 fn row(
@@ -215,5 +328,41 @@ mod tests {
         let explained = explain(&config, "coder").unwrap();
         assert_eq!(explained.entries[1].absent, Some(Absence::CallerCannotCall));
         assert!(explain(&config, "nobody").is_none());
+    }
+
+    /// The confused deputy as `tools explain` shows it: x may not call z, y may;
+    /// narrowed, y below x is offered nothing and z is what narrowing took away.
+    #[test]
+    fn chains_show_what_narrowing_takes_away_and_nothing_without_it() {
+        let mut config = Config::default();
+        for name in ["x", "y", "z"] {
+            config.agents.push(AgentConfig::new(name, Provider::Local));
+        }
+        config.agent_tools = vec![AgentToolEntry::new("y", "Y."), AgentToolEntry::new("z", "Z.")];
+        let mut off = AgentToolEntry::new("z", "not for x");
+        off.enabled = Some(false);
+        config.agents[0].tools = vec![off];
+        config.limits.max_depth = Some(3);
+        assert!(explain(&config, "x").unwrap().chains.is_empty(), "nothing to show while narrowing is off");
+
+        config.limits.narrow_delegation = Some(true);
+        type Link = (Vec<String>, String, bool, Vec<String>, Vec<String>);
+        let links: Vec<Link> = explain(&config, "x")
+            .unwrap()
+            .chains
+            .into_iter()
+            .map(|link| (link.callers, link.agent, link.narrowed, link.offered, link.narrowed_away))
+            .collect();
+        let names = |names: &[&str]| names.iter().map(|name| name.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            links,
+            vec![
+                (vec![], "x".to_string(), false, names(&["y"]), vec![]),
+                (names(&["x"]), "y".to_string(), true, vec![], names(&["z"])),
+            ]
+        );
+        // From y itself (a root, not a deputy), z is offered and z's chain follows.
+        let from_y: Vec<String> = chains(&config, "y").into_iter().map(|link| link.agent).collect();
+        assert_eq!(from_y, names(&["y", "z"]));
     }
 }

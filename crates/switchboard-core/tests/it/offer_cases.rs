@@ -20,7 +20,7 @@ use crate::support::{agent, call, config, entry, Scripted, Step};
 
 fn names(config: &Config, caller: &str, standing: Standing, path: &[&str]) -> Vec<String> {
     let path: Vec<String> = path.iter().map(|name| name.to_string()).collect();
-    offered_tools(config, caller, standing, &path, 3).into_iter().map(|tool| tool.name).collect()
+    offered_tools(config, caller, standing, &path, 3, None).into_iter().map(|tool| tool.name).collect()
 }
 
 #[test]
@@ -54,7 +54,7 @@ fn ask_model_is_offered_only_when_the_advisor_can_be_asked() {
         config
     };
     let offered = |config: &Config, caller: &str, path: &[&str]| names(config, caller, Standing::Root, path);
-    let definitions = offered_tools(&base, "lead", Standing::Root, &[], 3);
+    let definitions = offered_tools(&base, "lead", Standing::Root, &[], 3, None);
     assert_eq!(definitions.iter().map(|tool| tool.name.as_str()).collect::<Vec<_>>(), [ASK_MODEL]);
     let definition = &definitions[0].definition;
     assert_eq!(definition["function"]["name"], ASK_MODEL);

@@ -644,3 +644,80 @@ async fn a_remote_agents_question_is_answered_declined_or_cancelled() {
         assert!(!control.answer_input(&events[0].call_id, Some("late".into())), "no question waits after the call");
     }
 }
+
+/// The confused deputy: x may not call z (its own entry disables it), y may. Off,
+/// x → y → z runs as it always did; with `limits.narrow_delegation` on, y (called
+/// by x) is not offered z, and a call it makes anyway is refused as narrowed.
+#[tokio::test]
+async fn narrowing_refuses_the_confused_deputy_and_off_it_runs_as_before() {
+    for narrow in [false, true] {
+        let mut x = agent("x");
+        x.tools = vec![crate::support::disabled("z", "Z, which x may not use.")];
+        let mut config = config(vec![x, agent("y"), agent("z")], vec![entry("y", "Y."), entry("z", "Z.")]);
+        config.limits.max_depth = Some(3);
+        config.limits.narrow_delegation = narrow.then_some(true);
+        let dispatcher = exact(Dispatcher::new(config));
+        dispatcher
+            .runners()
+            .insert("x", Scripted::new(vec![Step::Call(vec![call("agent_y", "do it")]), Step::Say("x done")]));
+        dispatcher
+            .runners()
+            .insert("y", Scripted::new(vec![Step::Call(vec![call("agent_z", "for x")]), Step::Say("y done")]));
+        dispatcher.runners().insert("z", Scripted::new(vec![Step::Say("z did it")]));
+        let (outcome, events) = run(&dispatcher, Some("x"), "start", TurnControl::approving_all()).await;
+        assert_eq!(outcome.text, "x done");
+        assert_eq!(offered_to(&events, "x"), vec!["agent_y"], "x itself never sees z");
+        if narrow {
+            assert!(offered_to(&events, "y").is_empty(), "narrowed, y is offered only what x could call");
+            assert_eq!(
+                finishes(&events),
+                vec![
+                    ("z".into(), CallStatus::Limited, Some(CallErrorKind::Narrowed)),
+                    ("y".into(), CallStatus::Ok, None)
+                ]
+            );
+            let refusal = events
+                .iter()
+                .find_map(|event| match &event.kind {
+                    EventKind::CallFinished { error: Some(error), .. } => Some(error.message.clone()),
+                    _ => None,
+                })
+                .unwrap();
+            assert!(refusal.contains("\"y\" may not call \"z\"") && refusal.contains("\"x\""), "{refusal}");
+        } else {
+            assert_eq!(offered_to(&events, "y"), vec!["agent_z"]);
+            assert_eq!(finishes(&events), vec![("z".into(), CallStatus::Ok, None), ("y".into(), CallStatus::Ok, None)]);
+        }
+    }
+}
+
+/// Narrowing set on one entry only: the delegate it calls runs under limits no
+/// larger than its caller's (here two model steps, where its own say six), and its
+/// own delegates are narrowed too.
+#[tokio::test]
+async fn a_narrowed_delegate_never_gets_more_steps_than_its_caller() {
+    let mut boss = agent("boss");
+    boss.limits = Some(Limits { max_steps: Some(2), ..Limits::default() });
+    let mut through = entry("helper", "Helps.");
+    through.limits = Some(Limits { narrow_delegation: Some(true), ..Limits::default() });
+    boss.tools = vec![through];
+    let mut helper = agent("helper");
+    helper.limits = Some(Limits { max_steps: Some(6), ..Limits::default() });
+    let mut config = config(vec![boss, helper, agent("worker")], vec![entry("worker", "Works.")]);
+    config.limits.max_depth = Some(3);
+    let dispatcher = exact(Dispatcher::new(config));
+    dispatcher
+        .runners()
+        .insert("boss", Scripted::new(vec![Step::Call(vec![call("agent_helper", "help")]), Step::Say("boss done")]));
+    let again = || Step::Call(vec![call("agent_worker", "once more")]);
+    dispatcher.runners().insert("helper", Scripted::new(vec![again(), again(), again(), Step::Say("helper done")]));
+    dispatcher.runners().insert("worker", Scripted::new((0..4).map(|_| Step::Say("worked")).collect()));
+    let (outcome, events) = run(&dispatcher, Some("boss"), "go", TurnControl::approving_all()).await;
+    assert_eq!(outcome.text, "boss done");
+    let helper = finishes(&events).into_iter().find(|(agent, ..)| agent == "helper").unwrap();
+    assert_eq!(helper, ("helper".into(), CallStatus::Limited, Some(CallErrorKind::Limited)), "two steps, not six");
+    let worker_calls = finishes(&events).iter().filter(|(agent, ..)| agent == "worker").count();
+    assert_eq!(worker_calls, 2);
+    // The worker, below a narrowed helper, is narrowed too: it is offered nothing boss could not call.
+    assert!(offered_to(&events, "worker").is_empty());
+}

@@ -5,7 +5,7 @@
  * NAME rather than a key), and the way back to an `AgentConfig`. Pure, so the form
  * component only binds inputs and the rules are tested on their own.
  */
-import { limitsFromForm, limitsText } from "./tool-form";
+import { limitsFromForm, limitsText, type LimitField } from "./tool-form";
 import type {
   AgentConfig_Deserialize as AgentConfig,
   Approval,
@@ -160,14 +160,14 @@ export type AgentForm = {
   /** Calls to it where the entry does not say; blank: ask. */
   approval: Approval | "";
   /** Limits of this agent's own calls, over the global ones; blank inherits. */
-  limits: Record<keyof Limits, string>;
+  limits: Record<LimitField, string>;
 };
 
 /** Where an HTTP agent's API key comes from. */
 export type KeySource = "none" | "keyring" | "env";
 
 /** A message per form field (`name`, `url`, `price_input`, a limit by its name…) that is wrong. */
-export type FormErrors = Partial<Record<Exclude<keyof AgentForm, "limits"> | `limits.${keyof Limits}`, string>>;
+export type FormErrors = Partial<Record<Exclude<keyof AgentForm, "limits"> | `limits.${LimitField}`, string>>;
 
 /** Whether `provider` shows `field`; the mcp transport decides between command and url. */
 export function shows(
@@ -465,9 +465,9 @@ export function agentFromForm(
     if (Object.keys(output).length > 0) agent.output = output;
   }
   delete agent.limits;
-  const limitErrors: Partial<Record<keyof Limits, string>> = {};
+  const limitErrors: Partial<Record<LimitField, string>> = {};
   const limits = limitsFromForm(form.limits, original?.limits as Limits | null | undefined, limitErrors);
-  for (const [field, message] of Object.entries(limitErrors)) errors[`limits.${field as keyof Limits}`] = message;
+  for (const [field, message] of Object.entries(limitErrors)) errors[`limits.${field as LimitField}`] = message;
   if (limits) agent.limits = limits;
   return { agent, errors };
 }

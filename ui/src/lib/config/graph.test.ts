@@ -1,6 +1,6 @@
 /** The call graph's layout: the primary on top, nodes on a circle, arrows from rim to rim. */
 import { describe, expect, it } from "vitest";
-import { describeGraph, layoutGraph, nodeRadius } from "./graph";
+import { chainLine, describeGraph, layoutGraph, nodeRadius } from "./graph";
 
 describe("layoutGraph", () => {
   const agents = ["helper", "lead", "coder", "expert"];
@@ -48,4 +48,13 @@ describe("layoutGraph", () => {
 
 it("describes the graph in sentences", () => {
   expect(describeGraph(["a", "b"], [{ from: "a", to: "b" }])).toEqual(["a can call b", "b calls no agent"]);
+});
+
+describe("chainLine", () => {
+  it("says who calls the agent, what it is offered there and what narrowing took away", () => {
+    const root = { callers: [], agent: "x", depth: 0, narrowed: false, offered: ["y"], narrowed_away: [] };
+    const deputy = { callers: ["x"], agent: "y", depth: 1, narrowed: true, offered: [], narrowed_away: ["z"] };
+    expect(chainLine(root)).toBe("x (depth 0) is offered y");
+    expect(chainLine(deputy)).toBe("x → y (depth 1, narrowed) is offered nothing; narrowing takes away z");
+  });
 });

@@ -92,3 +92,21 @@ export function describeGraph(agents: string[], edges: CallEdge[]): string[] {
     return callees.length === 0 ? `${agent} calls no agent` : `${agent} can call ${callees.join(", ")}`;
   });
 }
+
+/** One link of a call chain as the core explains it (`ToolsExplained.chains`). */
+export interface ChainStep {
+  callers: string[];
+  agent: string;
+  depth: number;
+  narrowed: boolean;
+  offered: string[];
+  narrowed_away: string[];
+}
+
+/** A chain link in words: who calls it, what it is offered there, and what narrowing took away. */
+export function chainLine(link: ChainStep): string {
+  const via = link.callers.length > 0 ? `${link.callers.join(" → ")} → ` : "";
+  const offered = link.offered.length > 0 ? link.offered.join(", ") : "nothing";
+  const away = link.narrowed_away.length > 0 ? `; narrowing takes away ${link.narrowed_away.join(", ")}` : "";
+  return `${via}${link.agent} (depth ${link.depth}${link.narrowed ? ", narrowed" : ""}) is offered ${offered}${away}`;
+}

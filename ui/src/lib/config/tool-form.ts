@@ -16,8 +16,11 @@ import type {
   SessionMode,
 } from "../../bindings";
 
+/** A limit set as a number (narrowing, a switch, is kept as the file says). */
+export type LimitField = Exclude<keyof Limits, "narrow_delegation">;
+
 /** The limits an entry may set, with their labels; blank inherits the caller's or the global one. */
-export const limitFields: Array<[keyof Limits, string, "whole" | "money"]> = [
+export const limitFields: Array<[LimitField, string, "whole" | "money"]> = [
   ["max_depth", "Max depth", "whole"],
   ["max_calls_per_turn", "Max calls per turn", "whole"],
   ["max_parallel", "Max parallel", "whole"],
@@ -38,10 +41,10 @@ export type ToolForm = {
   /** How many of the caller's last messages go along; blank is 0. */
   share_context: string;
   session: SessionMode;
-  limits: Record<keyof Limits, string>;
+  limits: Record<LimitField, string>;
 };
 
-export type ToolFormErrors = Partial<Record<"agent" | "description" | "share_context" | keyof Limits, string>>;
+export type ToolFormErrors = Partial<Record<"agent" | "description" | "share_context" | LimitField, string>>;
 
 const text = (value: number | null | undefined) => (value === null || value === undefined ? "" : `${value}`);
 
@@ -96,10 +99,10 @@ export function entryFromToolForm(
 }
 
 /** Limits as text (blank inherits), from a form. */
-export function limitsText(limits: Limits | null | undefined): Record<keyof Limits, string> {
+export function limitsText(limits: Limits | null | undefined): Record<LimitField, string> {
   return Object.fromEntries(
     limitFields.map(([field]) => [field, text(limits?.[field] as number | null | undefined)]),
-  ) as Record<keyof Limits, string>;
+  ) as Record<LimitField, string>;
 }
 
 /**
@@ -108,9 +111,9 @@ export function limitsText(limits: Limits | null | undefined): Record<keyof Limi
  * form does not know are kept; the ones it shows are what the form says.
  */
 export function limitsFromForm(
-  values: Record<keyof Limits, string>,
+  values: Record<LimitField, string>,
   original: Limits | null | undefined,
-  errors: Partial<Record<keyof Limits, string>>,
+  errors: Partial<Record<LimitField, string>>,
 ): Limits | undefined {
   const limits = Object.fromEntries(
     Object.entries(original ?? {}).filter(([field]) => !limitFields.some(([known]) => known === field)),

@@ -48,6 +48,8 @@ export function errorKindMeaning(kind: CallErrorKind): string {
       return "the turn reached its limit of tool-agent calls";
     case "budget":
       return "the turn's token or cost budget is spent";
+    case "narrowed":
+      return "narrowing keeps this delegate to what its caller could call";
     case "denied":
       return "the call was denied";
     case "cancelled":
