@@ -9,6 +9,7 @@ fn main() {
         "cancel_call",
         "resolve_approval",
         "list_sessions",
+        "delegation_report",
         "create_session",
         "rename_session",
         "delete_session",

@@ -42,6 +42,8 @@ pub enum AppErrorKind {
     /// The system keyring is not there, is locked, or refused the key (the
     /// message says which; it never holds the key).
     Keyring,
+    /// A request the window made cannot be read (a date that is not YYYY-MM-DD).
+    BadRequest,
 }
 
 impl AppError {

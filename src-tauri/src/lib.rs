@@ -38,6 +38,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::chat::cancel_call,
             commands::chat::resolve_approval,
             commands::chat::list_sessions,
+            commands::chat::delegation_report,
             commands::chat::create_session,
             commands::chat::rename_session,
             commands::chat::delete_session,

@@ -188,6 +188,20 @@ def test_first_turn_shows_a_nested_call_with_its_details(window):
     assert "AGENT_RESULT" in details.text and "untrusted data" in details.text
     screenshot(ARTIFACTS / "window.png")
 
+    # The delegation report, read by the backend from the session logs, counts the turn's two calls.
+    click_tab(session, "Usage")
+    rows = '//table[@aria-label="Delegations per tool-agent"]//tr'
+    WebDriverWait(session, 20).until(lambda s: len(s.find_elements(By.XPATH, f"{rows}[td]")) == 2)
+    report = {
+        row.find_elements(By.TAG_NAME, "td")[0].get_attribute("textContent"): [
+            cell.get_attribute("textContent") for cell in row.find_elements(By.TAG_NAME, "td")[1:3]
+        ]
+        for row in session.find_elements(By.XPATH, f"{rows}[td]")
+    }
+    assert report == {"researcher": ["1", "1 ok"], "summariser": ["1", "1 ok"]}, report
+    multiple = session.find_element(By.CSS_SELECTOR, '[data-testid="report-multiple"]').get_attribute("textContent")
+    assert multiple.startswith("assistant: 1 delegating turn, 0 plain turns"), multiple
+
 
 def test_cancelling_a_running_call_lets_the_parent_finish(window):
     session, _ = window

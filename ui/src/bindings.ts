@@ -30,6 +30,12 @@ export const commands = {
 	resolveApproval: (turnId: string, callId: string, decision: ApprovalDecision) => __TAURI_INVOKE<boolean>("resolve_approval", { turnId, callId, decision }),
 	/**  The chat sessions, most recently used first. */
 	listSessions: () => typedError<SessionSummary[], AppError_Serialize>(__TAURI_INVOKE("list_sessions")),
+	/**
+	 *  The delegation report over every session (`switchboard report`), from the first
+	 *  instant of `since` to the end of `until` (UTC days, `YYYY-MM-DD`, either open),
+	 *  read off the window's thread.
+	 */
+	delegationReport: (since: string | null, until: string | null) => typedError<DelegationReport_Serialize, AppError_Serialize>(__TAURI_INVOKE("delegation_report", { since, until })),
 	/**  Starts a chat session. */
 	createSession: (title: string) => typedError<SessionSummary, AppError_Serialize>(__TAURI_INVOKE("create_session", { title })),
 	renameSession: (id: string, title: string) => typedError<null, AppError_Serialize>(__TAURI_INVOKE("rename_session", { id, title })),
@@ -320,6 +326,49 @@ export type AgentConfig_Serialize = {
 	allowed_origins?: string[],
 };
 
+/**  How the calls of one tool-agent went. */
+export type AgentFigures = AgentFigures_Serialize | AgentFigures_Deserialize;
+
+/**  How the calls of one tool-agent went. */
+export type AgentFigures_Deserialize = {
+	agent: string,
+	calls: number,
+	ok: number,
+	error: number,
+	denied: number,
+	limited: number,
+	cancelled: number,
+	/**  Median and 95th percentile of the calls' time, start to finish (nearest rank). */
+	median_ms?: number | null,
+	p95_ms?: number | null,
+	/**  Tokens of its own model steps. */
+	own_tokens: number,
+	/**  Tokens of its calls with everything they delegated. */
+	subtree_tokens: number,
+	own_cost: number | null,
+	subtree_cost: number | null,
+};
+
+/**  How the calls of one tool-agent went. */
+export type AgentFigures_Serialize = {
+	agent: string,
+	calls: number,
+	ok: number,
+	error: number,
+	denied: number,
+	limited: number,
+	cancelled: number,
+	/**  Median and 95th percentile of the calls' time, start to finish (nearest rank). */
+	median_ms: number | null,
+	p95_ms: number | null,
+	/**  Tokens of its own model steps. */
+	own_tokens: number,
+	/**  Tokens of its calls with everything they delegated. */
+	subtree_tokens: number,
+	own_cost: number | null,
+	subtree_cost: number | null,
+};
+
 /**  One agent's health, in the words the window shows. */
 export type AgentHealth = {
 	agent: string,
@@ -392,7 +441,9 @@ export type AppErrorKind =
  *  The system keyring is not there, is locked, or refused the key (the
  *  message says which; it never holds the key).
  */
-"keyring";
+"keyring" | 
+/**  A request the window made cannot be read (a date that is not YYYY-MM-DD). */
+"bad_request";
 
 /**  The one error shape the UI shows as it is. */
 export type AppError_Deserialize = {
@@ -719,6 +770,49 @@ export type ConnectionStep = {
 	detail: string,
 	/**  How long the step took, in milliseconds. */
 	millis: number,
+};
+
+/**  One agent's calls on one day (UTC), for the charts. */
+export type DayFigures = {
+	/**  `YYYY-MM-DD`, UTC. */
+	day: string,
+	agent: string,
+	calls: number,
+	tokens: number,
+	cost: number | null,
+};
+
+/**  The report. */
+export type DelegationReport = DelegationReport_Serialize | DelegationReport_Deserialize;
+
+/**  The report. */
+export type DelegationReport_Deserialize = {
+	since_ms?: number | null,
+	until_ms?: number | null,
+	sessions: number,
+	turns: number,
+	/**  Per tool-agent, the most called first. */
+	agents: AgentFigures_Deserialize[],
+	primaries: PrimaryFigures_Deserialize[],
+	/**  Per day, then per agent. */
+	days: DayFigures[],
+	/**  Log lines that could not be read (skipped, as the sessions do). */
+	skipped_lines: number,
+};
+
+/**  The report. */
+export type DelegationReport_Serialize = {
+	since_ms: number | null,
+	until_ms: number | null,
+	sessions: number,
+	turns: number,
+	/**  Per tool-agent, the most called first. */
+	agents: AgentFigures_Serialize[],
+	primaries: PrimaryFigures_Serialize[],
+	/**  Per day, then per agent. */
+	days: DayFigures[],
+	/**  Log lines that could not be read (skipped, as the sessions do). */
+	skipped_lines: number,
 };
 
 /**  How tool-agents are offered: one function per delegate, or a single `ask_agent`. */
@@ -1252,6 +1346,39 @@ export type Preferences_Serialize = {
 export type Prices = {
 	input_per_million: number | null,
 	output_per_million: number | null,
+};
+
+/**  What one primary's turns cost, those that delegated against those that did not. */
+export type PrimaryFigures = PrimaryFigures_Serialize | PrimaryFigures_Deserialize;
+
+/**  What one primary's turns cost, those that delegated against those that did not. */
+export type PrimaryFigures_Deserialize = {
+	primary: string,
+	delegating_turns: number,
+	plain_turns: number,
+	/**  Mean tokens and cost of a turn of each kind (none without such turns). */
+	delegating_tokens_mean?: number | null,
+	plain_tokens_mean?: number | null,
+	delegating_cost_mean?: number | null,
+	plain_cost_mean?: number | null,
+	/**  How many times a plain turn's tokens (and cost) a delegating turn took. */
+	token_multiple?: number | null,
+	cost_multiple?: number | null,
+};
+
+/**  What one primary's turns cost, those that delegated against those that did not. */
+export type PrimaryFigures_Serialize = {
+	primary: string,
+	delegating_turns: number,
+	plain_turns: number,
+	/**  Mean tokens and cost of a turn of each kind (none without such turns). */
+	delegating_tokens_mean: number | null,
+	plain_tokens_mean: number | null,
+	delegating_cost_mean: number | null,
+	plain_cost_mean: number | null,
+	/**  How many times a plain turn's tokens (and cost) a delegating turn took. */
+	token_multiple: number | null,
+	cost_multiple: number | null,
 };
 
 /**  One thing wrong with a config, and where. */

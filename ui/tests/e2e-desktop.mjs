@@ -589,3 +589,31 @@ test("the settings page: every section in reach at 900×600, the theme and the p
     await settings.waitFor({ state: "detached" });
     await page.getByRole("textbox", { name: "Message" }).waitFor();
   }));
+
+test("the delegation report across sessions: per tool-agent, the multiple per primary, a range, and a refusal said", () =>
+  withPage("delegation-report", async (page) => {
+    await page.getByRole("tab", { name: "Usage" }).click();
+    const report = page.getByRole("region", { name: "Across sessions" });
+    const table = report.getByRole("table", { name: "Delegations per tool-agent" });
+    await table.getByRole("cell", { name: "researcher" }).waitFor();
+    const researcher = await table
+      .getByRole("row", { name: /researcher/ })
+      .getByRole("cell")
+      .allTextContents();
+    assert.deepEqual(researcher, ["researcher", "5", "4 ok · 1 denied", "420 ms · 1.3 s", "1200", "$0.0200"]);
+    // The table fits the side panel: nothing of it is cut or scrolls sideways.
+    const fits = await table.evaluate((element) => element.scrollWidth <= element.parentElement.clientWidth + 1);
+    assert.ok(fits, "the report's table is wider than its panel");
+    assert.equal(
+      await report.getByTestId("report-multiple").textContent(),
+      "assistant: a turn that delegated took 4.0× the tokens and 3.0× the cost of one that did not (4 delegating turns, 3 plain turns).",
+    );
+    await report.getByRole("img", { name: "Calls per day" }).waitFor();
+    assert.equal(await report.getByRole("img", { name: "Calls per day" }).locator("rect").count(), 2);
+    await page.screenshot({ path: path.join(artifacts, "desktop-delegation-report.png") });
+
+    await report.getByLabel("From").fill("2026-12-01");
+    await page.waitForFunction(() => window.__reportRequests.some((request) => request.since === "2026-12-01"));
+    await report.getByLabel("From").fill("2031-01-01");
+    await report.getByRole("alert").getByText("nothing to read that far ahead").waitFor();
+  }));

@@ -148,12 +148,15 @@ declare global {
     __clickNotification: (index: number) => void;
     /** The turns the UI asked to stop. */
     __cancelledTurns: string[];
+    /** The ranges the UI asked the delegation report for, in order. */
+    __reportRequests: Array<{ since: string | null; until: string | null }>;
   }
 }
 
 window.__approvalAnswers = [];
 window.__sentMessages = [];
 window.__sentAgents = [];
+window.__reportRequests = [];
 window.__windowTitles = [];
 window.__notifications = [];
 window.__cancelledTurns = [];
@@ -438,6 +441,69 @@ mockIPC(
       case "plugin:notification|register_listener":
         notificationListeners.push({ id: (payload.handler as { id: number }).id, sent: 0 });
         return null;
+      case "delegation_report": {
+        const { since, until } = payload as { since: string | null; until: string | null };
+        window.__reportRequests.push({ since, until });
+        if (since === "2031-01-01") throw { kind: "bad_request", message: "nothing to read that far ahead" };
+        // Two days of calls, as the backend's report of the logs would say them.
+        return {
+          since_ms: null,
+          until_ms: null,
+          sessions: 3,
+          turns: 7,
+          agents: [
+            {
+              agent: "researcher",
+              calls: 5,
+              ok: 4,
+              error: 0,
+              denied: 1,
+              limited: 0,
+              cancelled: 0,
+              median_ms: 420,
+              p95_ms: 1300,
+              own_tokens: 800,
+              subtree_tokens: 1200,
+              own_cost: 0.01,
+              subtree_cost: 0.02,
+            },
+            {
+              agent: "summariser",
+              calls: 2,
+              ok: 1,
+              error: 1,
+              denied: 0,
+              limited: 0,
+              cancelled: 0,
+              median_ms: 90,
+              p95_ms: 150,
+              own_tokens: 200,
+              subtree_tokens: 200,
+              own_cost: 0,
+              subtree_cost: 0,
+            },
+          ],
+          primaries: [
+            {
+              primary: "assistant",
+              delegating_turns: 4,
+              plain_turns: 3,
+              delegating_tokens_mean: 600,
+              plain_tokens_mean: 150,
+              delegating_cost_mean: 0.03,
+              plain_cost_mean: 0.01,
+              token_multiple: 4,
+              cost_multiple: 3,
+            },
+          ],
+          days: [
+            { day: "2026-12-01", agent: "researcher", calls: 2, tokens: 500, cost: 0.01 },
+            { day: "2026-12-02", agent: "researcher", calls: 3, tokens: 700, cost: 0.01 },
+            { day: "2026-12-02", agent: "summariser", calls: 2, tokens: 200, cost: 0 },
+          ],
+          skipped_lines: 0,
+        };
+      }
       case "list_sessions":
         return [...sessions].sort((a, b) => b.updated_ms - a.updated_ms);
       case "create_session": {

@@ -9,6 +9,7 @@ mod agent_key;
 mod ask;
 mod mcp;
 mod mcp_connect;
+mod report;
 mod sessions;
 mod terminal;
 mod traces;
@@ -60,6 +61,9 @@ enum Command {
         #[command(subcommand)]
         command: SessionsCommand,
     },
+    /// The delegation report over the sessions: per tool-agent, how its calls ended,
+    /// their time, tokens and cost; per primary, whether delegating turns paid.
+    Report(ReportArgs),
     /// Serve the tool-agents to MCP clients (stdio, or streamable HTTP with --http).
     Mcp(McpArgs),
     /// Add, edit, remove, test an agent, or look at its server.
@@ -289,6 +293,21 @@ enum EventFormat {
 }
 
 #[derive(Args)]
+struct ReportArgs {
+    /// The first day to count (YYYY-MM-DD, UTC).
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    /// The last day to count (YYYY-MM-DD, UTC).
+    #[arg(long, value_name = "DATE")]
+    until: Option<String>,
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// One row per tool-agent, for a spreadsheet.
+    #[arg(long)]
+    csv: bool,
+}
+
+#[derive(Args)]
 struct AskArgs {
     /// The agent to answer (default: the primary).
     #[arg(long)]
@@ -326,6 +345,7 @@ fn main() -> ExitCode {
         Command::Tools { command } => tools(&path, command),
         Command::Ask(arguments) => ask::ask(&path, &data_dir, arguments),
         Command::Sessions { command } => sessions::sessions_command(&path, &data_dir, command),
+        Command::Report(arguments) => report::report(&data_dir, arguments),
         Command::Mcp(McpArgs { command: Some(McpCommand::Connect(connect)), .. }) => {
             mcp_connect::connect(&path, connect)
         }

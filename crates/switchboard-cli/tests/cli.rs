@@ -611,3 +611,46 @@ fn tools_explain_shows_the_entries_and_what_narrowing_takes_away_along_the_chain
     let unknown = switchboard(&path, &["tools", "explain", "--for", "nobody"]);
     assert_eq!(unknown.status.code(), Some(1));
 }
+
+/// `switchboard report` over turns `ask` logged: the demo primary's delegations by
+/// tool-agent, as a table, JSON and CSV; a date range; a date it cannot read.
+#[test]
+fn report_sums_the_delegations_ask_logged_as_a_table_json_and_csv() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = demo_config(folder.path());
+    let data = folder.path().join("data");
+    let data = data.to_str().unwrap();
+    for message in ["How do agents call agents?", "Summarise the call tree"] {
+        let asked = switchboard(
+            &path,
+            &["--data-dir", data, "ask", "--approve", "all", "--events", "none", "--session", "notes", message],
+        );
+        assert!(asked.status.success(), "{}", text(&asked.stderr));
+    }
+    let json: Value =
+        serde_json::from_slice(&switchboard(&path, &["--data-dir", data, "report", "--json"]).stdout).unwrap();
+    assert_eq!((json["sessions"].as_u64(), json["turns"].as_u64()), (Some(1), Some(2)));
+    let agents = json["agents"].as_array().unwrap();
+    assert!(!agents.is_empty(), "the demo primary delegates: {json}");
+    let calls: u64 = agents.iter().map(|agent| agent["calls"].as_u64().unwrap()).sum();
+    let ok: u64 = agents.iter().map(|agent| agent["ok"].as_u64().unwrap()).sum();
+    assert!(calls >= 2 && ok == calls, "{json}");
+    assert_eq!(json["primaries"][0]["primary"], "assistant");
+
+    let table = text(&switchboard(&path, &["--data-dir", data, "report"]).stdout);
+    assert!(
+        table.starts_with("1 sessions, 2 turns\n") && table.contains("TOOL-AGENT") && table.contains("assistant:"),
+        "{table}"
+    );
+    let csv = text(&switchboard(&path, &["--data-dir", data, "report", "--csv"]).stdout);
+    let rows: Vec<&str> = csv.lines().collect();
+    assert!(rows[0].starts_with("agent,calls,ok,error,denied,limited,cancelled,median_ms"), "{csv}");
+    assert_eq!(rows.len(), agents.len() + 1);
+
+    let old = switchboard(&path, &["--data-dir", data, "report", "--json", "--until", "2020-01-01"]);
+    let old: Value = serde_json::from_slice(&old.stdout).unwrap();
+    assert_eq!((old["turns"].as_u64(), old["agents"].as_array().unwrap().len()), (Some(0), 0));
+    let bad = switchboard(&path, &["--data-dir", data, "report", "--since", "last week"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("YYYY-MM-DD"), "{}", text(&bad.stderr));
+}

@@ -2,11 +2,12 @@
 //! turn, append-only); `chat.rs` runs a turn *in* a session (the log written as the
 //! turn streams, the history and "approve always" answers read back from it) and
 //! steers running turns by id; `markdown.rs` writes a session as Markdown for a
-//! person to keep. Every shell (the desktop app, the CLI, an MCP
+//! person to keep; `report.rs` reads every log into the delegation report. Every shell (the desktop app, the CLI, an MCP
 //! server) calls `ChatSessions`, so none of them re-implements a session.
 
 mod chat;
 pub mod markdown;
+pub mod report;
 mod store;
 
 pub use chat::{default_data_dir, ChatSessions, OutsideTurn, SessionTurn, DATA_DIR_ENV, NOTE_BYTES};

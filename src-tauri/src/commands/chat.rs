@@ -5,13 +5,14 @@
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
+use switchboard_core::sessions::report::{day_start_ms, DelegationReport, ReportRange};
 use switchboard_core::sessions::{SessionLog, SessionSummary, SessionTurn};
 use switchboard_core::{ApprovalDecision, ApprovalPolicy, CallEvent, TurnOutcome};
 use switchboard_otel::Telemetry;
 use tauri::ipc::Channel;
 use tauri::State;
 
-use crate::error::AppError;
+use crate::error::{AppError, AppErrorKind};
 use crate::state::AppState;
 
 /// A user turn as the chat sends it; the history comes from the session's log.
@@ -52,6 +53,33 @@ pub(crate) async fn send_message(
 #[specta::specta]
 pub(crate) fn list_sessions(state: State<'_, AppState>) -> Result<Vec<SessionSummary>, AppError> {
     Ok(state.sessions.list()?)
+}
+
+/// The delegation report over every session (`switchboard report`), from the first
+/// instant of `since` to the end of `until` (UTC days, `YYYY-MM-DD`, either open),
+/// read off the window's thread.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn delegation_report(
+    state: State<'_, AppState>,
+    since: Option<String>,
+    until: Option<String>,
+) -> Result<DelegationReport, AppError> {
+    let day = |value: Option<String>| -> Result<Option<u64>, AppError> {
+        value
+            .map(|value| {
+                day_start_ms(&value).ok_or_else(|| {
+                    AppError::new(AppErrorKind::BadRequest, format!("{value:?} is not a date as YYYY-MM-DD"))
+                })
+            })
+            .transpose()
+    };
+    let range = ReportRange { since_ms: day(since)?, until_ms: day(until)?.map(|start| start + 86_400_000) };
+    let sessions = state.sessions.clone();
+    tauri::async_runtime::spawn_blocking(move || sessions.report(range))
+        .await
+        .map_err(|error| AppError::new(AppErrorKind::Io, format!("the report stopped: {error}")))?
+        .map_err(AppError::from)
 }
 
 /// Starts a chat session.

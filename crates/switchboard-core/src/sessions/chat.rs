@@ -78,6 +78,11 @@ impl ChatSessions {
         self.store.load(id)
     }
 
+    /// The delegation report over every session's log, within `range`.
+    pub fn report(&self, range: super::report::ReportRange) -> Result<super::report::DelegationReport, SessionError> {
+        super::report::report(&self.store, range)
+    }
+
     /// Starts a session with a fresh id.
     pub fn create(&self, title: &str) -> Result<SessionSummary, SessionError> {
         let now_ms = now_ms();

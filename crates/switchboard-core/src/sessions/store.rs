@@ -343,6 +343,18 @@ impl SessionStore {
         Ok(log)
     }
 
+    /// Every session's id, in no order.
+    pub fn ids(&self) -> Result<Vec<String>, SessionError> {
+        let mut ids = Vec::new();
+        for entry in fs::read_dir(&self.folder).map_err(io_error(&self.folder))? {
+            let entry = entry.map_err(io_error(&self.folder))?;
+            if let Some(id) = entry.file_name().to_string_lossy().strip_suffix(".jsonl") {
+                ids.push(id.to_string());
+            }
+        }
+        Ok(ids)
+    }
+
     /// The sessions, most recently updated first.
     pub fn list(&self) -> Result<Vec<SessionSummary>, SessionError> {
         let mut sessions = Vec::new();

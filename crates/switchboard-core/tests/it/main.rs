@@ -17,6 +17,7 @@ mod offer_cases;
 mod peer_cases;
 mod policy_cases;
 mod real_agent_cases;
+mod report_cases;
 mod schema_cases;
 mod sessions_cases;
 mod setup_cases;
