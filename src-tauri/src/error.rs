@@ -55,7 +55,10 @@ impl AppError {
 impl From<SessionError> for AppError {
     fn from(error: SessionError) -> AppError {
         let kind = match &error {
-            SessionError::NotFound(_) | SessionError::BadId(_) | SessionError::NoTurn { .. } => AppErrorKind::NotFound,
+            SessionError::NotFound(_)
+            | SessionError::BadId(_)
+            | SessionError::NoTurn { .. }
+            | SessionError::NoCall { .. } => AppErrorKind::NotFound,
             SessionError::Exists(_) => AppErrorKind::SessionExists,
             SessionError::Io { .. } => AppErrorKind::Io,
         };

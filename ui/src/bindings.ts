@@ -1549,6 +1549,11 @@ agent?: string | null; ts_ms: number } | { type: "event"; turn_id: string; event
 /**  The turn was taken back (retry, edit and resend): it no longer counts as history. */
 { type: "retracted"; turn_id: string } | 
 /**
+ *  The turn runs one call of an earlier turn again (`ChatSessions::rerun_call`):
+ *  a side trial, never history.
+ */
+{ type: "rerun"; turn_id: string; of_turn: string; of_call: string } | 
+/**
  *  A slash command typed in the chat and what it came to, as the chat showed it
  *  (never a turn: no model saw it, and it is not history).
  */
@@ -1564,6 +1569,11 @@ export type SessionRecord_Serialize = { type: "created"; title: string; created_
 agent: string | null; ts_ms: number } | { type: "event"; turn_id: string; event: CallEvent_Serialize } | { type: "turn_ended"; turn_id: string; status: CallStatus; text: string; answered_by: string } | 
 /**  The turn was taken back (retry, edit and resend): it no longer counts as history. */
 { type: "retracted"; turn_id: string } | 
+/**
+ *  The turn runs one call of an earlier turn again (`ChatSessions::rerun_call`):
+ *  a side trial, never history.
+ */
+{ type: "rerun"; turn_id: string; of_turn: string; of_call: string } | 
 /**
  *  A slash command typed in the chat and what it came to, as the chat showed it
  *  (never a turn: no model saw it, and it is not history).

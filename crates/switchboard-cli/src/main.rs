@@ -10,6 +10,7 @@ mod ask;
 mod mcp;
 mod mcp_connect;
 mod report;
+mod rerun;
 mod sessions;
 mod terminal;
 mod traces;
@@ -226,6 +227,23 @@ enum SessionsCommand {
         #[arg(long)]
         markdown: bool,
     },
+    /// Run one logged tool-agent call again (CALL: `c2`, the latest turn's, or
+    /// `TURN:c2`), as a turn of the session, and show both runs side by side.
+    Rerun(RerunArgs),
+}
+
+#[derive(Args)]
+struct RerunArgs {
+    session: String,
+    call: String,
+    /// A sharper request instead of the logged one.
+    #[arg(long)]
+    request: Option<String>,
+    /// Answer its approval requests (`all` or `none`); without it they are denied.
+    #[arg(long, value_parser = approval_words(&["all", "none"]))]
+    approve: Option<ApprovalPolicy>,
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]

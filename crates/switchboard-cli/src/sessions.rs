@@ -41,6 +41,7 @@ pub(crate) fn find_or_create_session(chats: &ChatSessions, name: &str) -> Result
 pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: SessionsCommand) -> Result<ExitCode, Failure> {
     let chats = ChatSessions::open(data_dir.join("sessions"))?;
     match command {
+        SessionsCommand::Rerun(arguments) => return crate::rerun::rerun(config, data_dir, arguments),
         SessionsCommand::List { json } => {
             let list = chats.list()?;
             if json {
@@ -71,6 +72,9 @@ pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: Sessions
                         println!("[{}] {answered_by}: {}", status.as_str(), printable(text));
                     }
                     SessionRecord::Retracted { turn_id } => println!("({turn_id} was taken back)"),
+                    SessionRecord::Rerun { turn_id, of_turn, of_call } => {
+                        println!("({turn_id} runs call {of_call} of {of_turn} again)")
+                    }
                     SessionRecord::CommandNote { command, text, .. } => {
                         println!("\n{}: {}", printable(command), printable(text))
                     }

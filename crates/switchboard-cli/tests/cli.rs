@@ -654,3 +654,53 @@ fn report_sums_the_delegations_ask_logged_as_a_table_json_and_csv() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad.stderr).contains("YYYY-MM-DD"), "{}", text(&bad.stderr));
 }
+
+/// `sessions rerun` runs a logged call again beside the first (the same agent,
+/// an edited request), as a turn the session marks as a re-run; a call that is
+/// not there is an error that says so.
+#[test]
+fn sessions_rerun_runs_a_logged_call_again_and_shows_both() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = demo_config(folder.path());
+    let data = folder.path().join("data");
+    let data = data.to_str().unwrap();
+    let asked = switchboard(
+        &path,
+        &[
+            "--data-dir",
+            data,
+            "ask",
+            "--approve",
+            "all",
+            "--events",
+            "none",
+            "--session",
+            "notes",
+            "How do agents call agents?",
+        ],
+    );
+    assert!(asked.status.success(), "{}", text(&asked.stderr));
+    let rerun = |extra: &[&str]| {
+        let mut arguments = vec!["--data-dir", data, "sessions", "rerun", "notes", "c2", "--approve", "all"];
+        arguments.extend_from_slice(extra);
+        switchboard(&path, &arguments)
+    };
+    let json = rerun(&["--request", "Only the single most important fact, please", "--json"]);
+    assert!(json.status.success(), "{}", text(&json.stderr));
+    let outcome: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(outcome["original"]["agent"], outcome["rerun"]["agent"]);
+    assert_eq!((outcome["original"]["status"].as_str(), outcome["rerun"]["status"].as_str()), (Some("ok"), Some("ok")));
+    assert_ne!(outcome["original"]["turn_id"], outcome["rerun"]["turn_id"]);
+
+    let table = text(&rerun(&[]).stdout);
+    assert!(
+        table.contains("FIRST RUN") && table.contains("RUN AGAIN") && table.contains("--- run again ---"),
+        "{table}"
+    );
+    let shown = text(&switchboard(&path, &["--data-dir", data, "sessions", "show", "notes"]).stdout);
+    assert!(shown.contains("runs call c2 of") && shown.contains("Run again: "), "{shown}");
+
+    let missing = switchboard(&path, &["--data-dir", data, "sessions", "rerun", "notes", "c99"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(text(&missing.stderr).contains("no tool-agent call \"c99\""), "{}", text(&missing.stderr));
+}

@@ -8,9 +8,12 @@
 mod chat;
 pub mod markdown;
 pub mod report;
+pub mod rerun;
 mod store;
 
-pub use chat::{default_data_dir, ChatSessions, OutsideTurn, SessionTurn, DATA_DIR_ENV, NOTE_BYTES};
+pub use chat::{
+    default_data_dir, ChatSessions, OutsideTurn, Rerun, RerunOutcome, SessionTurn, DATA_DIR_ENV, NOTE_BYTES,
+};
 pub use store::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
 
 /// A new turn id: `{prefix}{now_ms}-{12 random hex digits}`, time-ordered and unique

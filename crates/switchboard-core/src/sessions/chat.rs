@@ -40,6 +40,27 @@ pub struct SessionTurn {
     pub message: String,
 }
 
+/// One logged tool-agent call to run again, as a new turn of its session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rerun {
+    pub session_id: String,
+    /// The new turn's id, chosen by the caller so it can steer it while it runs.
+    pub turn_id: String,
+    /// The turn of the call (the latest with such a call id when none).
+    pub of_turn: Option<String>,
+    pub of_call: String,
+    /// An edited request (the logged one when none), and context (likewise).
+    pub request: Option<String>,
+    pub context: Option<serde_json::Value>,
+}
+
+/// The call as it ran first, and as it ran again: to be shown side by side.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, specta::Type)]
+pub struct RerunOutcome {
+    pub original: super::rerun::CallSummary,
+    pub rerun: super::rerun::CallSummary,
+}
+
 /// A call made from outside the chat (an MCP client's tool call), kept as a turn
 /// of a session so a window shows it like any other turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +102,77 @@ impl ChatSessions {
     /// The delegation report over every session's log, within `range`.
     pub fn report(&self, range: super::report::ReportRange) -> Result<super::report::DelegationReport, SessionError> {
         super::report::report(&self.store, range)
+    }
+
+    /// Runs one logged tool-agent call again as a new turn of its session, marked
+    /// as a re-run of it (never history): the same caller's entries, limits and
+    /// approvals apply (through `Dispatcher::run_tool_call`), with the logged
+    /// request and context unless edited ones are given. Every event is logged
+    /// before `on_event` sees it. Returns both calls, summed up alike.
+    pub async fn rerun_call(
+        &self,
+        dispatcher: &Dispatcher,
+        rerun: Rerun,
+        policy: ApprovalPolicy,
+        on_event: impl Fn(CallEvent) + Send + Sync + 'static,
+    ) -> Result<RerunOutcome, SessionError> {
+        let log = self.store.load(&rerun.session_id)?;
+        let no_call = || SessionError::NoCall {
+            session: rerun.session_id.clone(),
+            turn: rerun.of_turn.clone(),
+            call: rerun.of_call.clone(),
+        };
+        let original = super::rerun::logged_call(&log, rerun.of_turn.as_deref(), &rerun.of_call).ok_or_else(no_call)?;
+        let agent = original.summary.agent.clone();
+        let request = rerun.request.clone().unwrap_or_else(|| original.request.clone());
+        let context = rerun.context.clone().or_else(|| original.context.clone());
+        let control = TurnControl::new(policy, self.engine_session(&rerun.session_id)?);
+        let line = format!(
+            "Run again: {agent} (call {} of turn {}): {request}",
+            original.summary.call_id, original.summary.turn_id
+        );
+        self.begin(&rerun.session_id, &rerun.turn_id, &line, Some(agent.clone()), &control)?;
+        self.store.append(
+            &rerun.session_id,
+            &SessionRecord::Rerun {
+                turn_id: rerun.turn_id.clone(),
+                of_turn: original.summary.turn_id.clone(),
+                of_call: original.summary.call_id.clone(),
+            },
+        )?;
+        let (store, session_id, turn_id) = (self.store.clone(), rerun.session_id.clone(), rerun.turn_id.clone());
+        let first_call: Arc<Mutex<Option<String>>> = Arc::default();
+        let (seen, log_failure): (_, Arc<Mutex<Option<SessionError>>>) = (first_call.clone(), Arc::default());
+        let (failure, stopping) = (log_failure.clone(), control.clone());
+        let sink = Arc::new(move |event: CallEvent| {
+            if let Err(error) = append_event(&store, &session_id, &turn_id, &event) {
+                let mut failure = failure.lock().unwrap();
+                if failure.is_none() {
+                    *failure = Some(error);
+                    stopping.cancel_turn();
+                }
+                return;
+            }
+            seen.lock().unwrap().get_or_insert_with(|| event.call_id.clone());
+            on_event(event);
+        });
+        let request = crate::ToolCallRequest {
+            caller: original.caller.clone(),
+            agent: agent.clone(),
+            request,
+            context,
+            limits: None,
+        };
+        let outcome = dispatcher.run_tool_call(request, sink, control).await;
+        let ended = self.end(&rerun.session_id, &rerun.turn_id, outcome.status, &outcome.text, &agent);
+        if let Some(error) = log_failure.lock().unwrap().take() {
+            return Err(error);
+        }
+        ended?;
+        let call_id = first_call.lock().unwrap().clone().ok_or_else(no_call)?;
+        let log = self.store.load(&rerun.session_id)?;
+        let again = super::rerun::logged_call(&log, Some(&rerun.turn_id), &call_id).ok_or_else(no_call)?;
+        Ok(RerunOutcome { original: original.summary, rerun: again.summary })
     }
 
     /// Starts a session with a fresh id.

@@ -53,6 +53,13 @@ pub enum SessionRecord {
     Retracted {
         turn_id: String,
     },
+    /// The turn runs one call of an earlier turn again (`ChatSessions::rerun_call`):
+    /// a side trial, never history.
+    Rerun {
+        turn_id: String,
+        of_turn: String,
+        of_call: String,
+    },
     /// A slash command typed in the chat and what it came to, as the chat showed it
     /// (never a turn: no model saw it, and it is not history).
     CommandNote {
@@ -97,18 +104,20 @@ pub const DAMAGED_NAMED: usize = 10;
 
 impl SessionLog {
     /// The turns taken back (retry, edit and resend).
+    /// The turns that are not history: taken back, or re-runs of a call.
     fn retracted(&self) -> std::collections::HashSet<&str> {
         self.records
             .iter()
             .filter_map(|record| match record {
-                SessionRecord::Retracted { turn_id } => Some(turn_id.as_str()),
+                SessionRecord::Retracted { turn_id } | SessionRecord::Rerun { turn_id, .. } => Some(turn_id.as_str()),
                 _ => None,
             })
             .collect()
     }
 
     /// The conversation so far, as the next turn's history: every user message and
-    /// every answer of a turn that ended `ok`, oldest first; retracted turns left out.
+    /// every answer of a turn that ended `ok`, oldest first; retracted turns and
+    /// re-runs of a call left out.
     pub fn history(&self) -> Vec<Message> {
         let retracted = self.retracted();
         let mut history = Vec::new();
@@ -169,6 +178,8 @@ pub enum SessionError {
     Exists(String),
     #[error("session {session:?} has no turn {turn:?}")]
     NoTurn { session: String, turn: String },
+    #[error("session {session:?} has no tool-agent call {call:?}{}", turn.as_ref().map(|turn| format!(" in turn {turn:?}")).unwrap_or_default())]
+    NoCall { session: String, turn: Option<String>, call: String },
 }
 
 /// Ends a line left torn by a crash mid-write, so the next record starts on a line
@@ -387,7 +398,7 @@ impl SessionStore {
                 }
                 SessionRecord::Retracted { .. } => summary.turns = summary.turns.saturating_sub(1),
                 SessionRecord::CommandNote { ts_ms, .. } => summary.updated_ms = summary.updated_ms.max(ts_ms),
-                SessionRecord::Event { .. } | SessionRecord::TurnEnded { .. } => {}
+                SessionRecord::Event { .. } | SessionRecord::TurnEnded { .. } | SessionRecord::Rerun { .. } => {}
             }
         }
         Ok(summary)

@@ -356,3 +356,82 @@ fn a_command_note_is_kept_in_the_log_cut_to_its_limit() {
     );
     assert!(matches!(chats.log_command_note("nosuch", "/x", "done", "y", 1), Err(SessionError::NotFound(_))));
 }
+
+/// A logged call run again: the same caller's entry applies, the request can be
+/// sharpened, the new turn is marked as a re-run (and is not history), both calls
+/// come back summed up alike; and a call the config now denies is denied again.
+#[tokio::test]
+async fn a_logged_call_runs_again_beside_the_first_under_the_same_rules() {
+    use switchboard_core::sessions::Rerun;
+    let folder = tempfile::tempdir().unwrap();
+    let chats = ChatSessions::open(folder.path()).unwrap();
+    let session = chats.create("Rerun").unwrap();
+    let mut config = config(vec![agent("boss"), agent("worker")], vec![entry("worker", "Works.")]);
+    let dispatcher = Dispatcher::new(config.clone());
+    dispatcher.runners().insert(
+        "boss",
+        Scripted::new(vec![Step::Call(vec![call("agent_worker", "sum it up")]), Step::Say("boss done")]),
+    );
+    let worker = Scripted::new(vec![Step::Say("a long rambling summary"), Step::Say("short")]);
+    dispatcher.runners().insert("worker", worker.clone());
+    chats.run_turn(&dispatcher, turn(&session.id, "t1", "go"), ApprovalPolicy::ApproveAll, |_| {}).await.unwrap();
+
+    let again = Rerun {
+        session_id: session.id.clone(),
+        turn_id: "t2".into(),
+        of_turn: None,
+        of_call: "c2".into(),
+        request: Some("sum it up in one word".into()),
+        context: None,
+    };
+    let outcome = chats.rerun_call(&dispatcher, again, ApprovalPolicy::ApproveAll, |_| {}).await.unwrap();
+    assert_eq!((outcome.original.turn_id.as_str(), outcome.original.agent.as_str()), ("t1", "worker"));
+    assert_eq!((outcome.original.text.as_str(), outcome.rerun.text.as_str()), ("a long rambling summary", "short"));
+    assert_eq!((outcome.original.status, outcome.rerun.status), (CallStatus::Ok, CallStatus::Ok));
+    assert_eq!((outcome.original.tokens, outcome.rerun.tokens), (Some(15), Some(15)));
+    let last_user = {
+        let asked = worker.requests.lock().unwrap();
+        asked[1].messages.iter().rev().find_map(|message| match message {
+            Message::User { content } => Some(content.clone()),
+            _ => None,
+        })
+    };
+    assert!(last_user.unwrap().contains("sum it up in one word"));
+
+    let log = chats.load(&session.id).unwrap();
+    assert!(log.records.iter().any(|record| matches!(
+        record,
+        SessionRecord::Rerun { turn_id, of_turn, of_call } if turn_id == "t2" && of_turn == "t1" && of_call == "c2"
+    )));
+    let history = chats.load(&session.id).unwrap().history();
+    assert_eq!(history.len(), 2, "the re-run is not history: {history:?}");
+
+    // The config now denies calls to the worker: a re-run is denied like any call.
+    config.agents[1].approval = Some(Approval::Deny);
+    dispatcher.replace_config(config, &[]);
+    let denied = Rerun {
+        turn_id: "t3".into(),
+        of_turn: Some("t1".into()),
+        request: None,
+        ..Rerun {
+            session_id: session.id.clone(),
+            turn_id: String::new(),
+            of_turn: None,
+            of_call: "c2".into(),
+            request: None,
+            context: None,
+        }
+    };
+    let outcome = chats.rerun_call(&dispatcher, denied, ApprovalPolicy::ApproveAll, |_| {}).await.unwrap();
+    assert_eq!(outcome.rerun.status, CallStatus::Denied);
+    let missing = Rerun {
+        turn_id: "t4".into(),
+        of_turn: None,
+        of_call: "c9".into(),
+        request: None,
+        context: None,
+        session_id: session.id.clone(),
+    };
+    let error = chats.rerun_call(&dispatcher, missing, ApprovalPolicy::ApproveAll, |_| {}).await.unwrap_err();
+    assert!(matches!(error, SessionError::NoCall { .. }), "{error}");
+}
