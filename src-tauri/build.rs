@@ -10,6 +10,7 @@ fn main() {
         "resolve_approval",
         "list_sessions",
         "delegation_report",
+        "rerun_call",
         "create_session",
         "rename_session",
         "delete_session",

@@ -39,6 +39,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::chat::resolve_approval,
             commands::chat::list_sessions,
             commands::chat::delegation_report,
+            commands::chat::rerun_call,
             commands::chat::create_session,
             commands::chat::rename_session,
             commands::chat::delete_session,

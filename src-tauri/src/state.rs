@@ -54,7 +54,7 @@ pub struct AppState {
     /// Its server, for a config change to announce list changes.
     mcp_server: Arc<Mutex<Option<McpServer>>>,
     /// How an MCP call's updates reach the window.
-    emit_outside: mcp::Emitter,
+    pub(crate) emit_outside: mcp::Emitter,
     /// Trace export, when the config or the `OTEL_*` variables ask for it.
     pub(crate) telemetry: Option<Arc<Telemetry>>,
     /// Why export is off although it was asked for.

@@ -203,6 +203,50 @@ def test_first_turn_shows_a_nested_call_with_its_details(window):
     assert multiple.startswith("assistant: 1 delegating turn, 0 plain turns"), multiple
 
 
+def test_a_finished_call_runs_again_with_a_sharper_request_beside_the_first(window):
+    """Run again from a call's details on the real engine: the re-run is a turn of
+    the session the chat and the tree follow, its approval is asked and answered in
+    the tree like any call's, and the two runs then show side by side."""
+    session, home = window
+    box = message_box(session)
+    box.send_keys("What is a telephone switchboard?")
+    box.send_keys(Keys.ENTER)
+    click_button(session, "Approve researcher once")
+    click_button(session, "Always approve summariser")
+    WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
+    treeitem(session, "researcher, ok").click()
+    click_button(session, "Run researcher again")
+    request = WebDriverWait(session, 10).until(
+        expected_conditions.presence_of_element_located(
+            (By.CSS_SELECTOR, 'form[aria-label="Run researcher again"] textarea')
+        )
+    )
+    assert "telephone switchboard" in request.get_attribute("value"), request.get_attribute("value")
+    request.clear()
+    request.send_keys("Only the year the first switchboard opened")
+    session.find_element(
+        By.XPATH, '//form[@aria-label="Run researcher again"]//button[normalize-space()="Run again"]'
+    ).click()
+    # The same approval as the first run: the entry says ask.
+    treeitem(session, "researcher, waiting for approval")
+    click_button(session, "Approve researcher once")
+    comparison = WebDriverWait(session, 30).until(
+        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, 'section[aria-label="researcher run again"]'))
+    )
+    table = comparison.find_element(By.TAG_NAME, "table").get_attribute("textContent")
+    assert table.count("ok") >= 2, table
+    answers = comparison.find_element(By.CSS_SELECTOR, ".diff").get_attribute("textContent")
+    assert "Only the year the first switchboard opened" in answers, answers
+    chat = session.find_element(By.CSS_SELECTOR, "main").get_attribute("textContent")
+    assert "Run again: researcher (call c2 of turn" in chat, chat
+    assert not session.find_elements(By.CSS_SELECTOR, 'button[aria-label="Retry the last message"]'), (
+        "a call run again is not the user's message to retry"
+    )
+    screenshot(ARTIFACTS / "window-rerun.png")
+    logs = list((home).rglob("sessions/*.jsonl"))
+    assert any('"type":"rerun"' in log.read_text() for log in logs), logs
+
+
 def test_cancelling_a_running_call_lets_the_parent_finish(window):
     session, _ = window
     box = message_box(session)

@@ -36,6 +36,14 @@ export const commands = {
 	 *  read off the window's thread.
 	 */
 	delegationReport: (since: string | null, until: string | null) => typedError<DelegationReport_Serialize, AppError_Serialize>(__TAURI_INVOKE("delegation_report", { since, until })),
+	/**
+	 *  Runs one logged tool-agent call again (`of_call` of `of_turn`, with `request`
+	 *  or the logged one) as turn `turn_id` of its session, through the same caller's
+	 *  entries, limits and approvals. The window follows it as it follows an outside
+	 *  call (`OutsideCall` updates: the chat and the tree show it live, its approvals
+	 *  are answered there); the answer is both runs, to be set side by side.
+	 */
+	rerunCall: (sessionId: string, turnId: string, ofTurn: string, ofCall: string, request: string | null) => typedError<RerunOutcome_Serialize, AppError_Serialize>(__TAURI_INVOKE("rerun_call", { sessionId, turnId, ofTurn, ofCall, request })),
 	/**  Starts a chat session. */
 	createSession: (title: string) => typedError<SessionSummary, AppError_Serialize>(__TAURI_INVOKE("create_session", { title })),
 	renameSession: (id: string, title: string) => typedError<null, AppError_Serialize>(__TAURI_INVOKE("rename_session", { id, title })),
@@ -614,6 +622,39 @@ export type CallRole = "turn" | "tool" | "escalation" |
 
 /**  How a call ended. */
 export type CallStatus = "ok" | "error" | "cancelled" | "denied" | "limited";
+
+/**  One call as its log tells it, to be set beside another. */
+export type CallSummary = CallSummary_Serialize | CallSummary_Deserialize;
+
+/**  One call as its log tells it, to be set beside another. */
+export type CallSummary_Deserialize = {
+	turn_id: string,
+	call_id: string,
+	agent: string,
+	status: CallStatus,
+	/**  Its answer (the text it produced, before fencing). */
+	text: string,
+	duration_ms: number,
+	/**  Tokens and cost with its subtree. */
+	tokens?: number | null,
+	cost?: number | null,
+	error?: string | null,
+};
+
+/**  One call as its log tells it, to be set beside another. */
+export type CallSummary_Serialize = {
+	turn_id: string,
+	call_id: string,
+	agent: string,
+	status: CallStatus,
+	/**  Its answer (the text it produced, before fencing). */
+	text: string,
+	duration_ms: number,
+	/**  Tokens and cost with its subtree. */
+	tokens: number | null,
+	cost: number | null,
+	error: string | null,
+};
 
 /**  One agent on a call chain, and what it is offered there. */
 export type ChainLink = {
@@ -1456,6 +1497,21 @@ export type RequestVia =
 "argument" | 
 /**  Written to the program's standard input, which is then closed. */
 "stdin";
+
+/**  The call as it ran first, and as it ran again: to be shown side by side. */
+export type RerunOutcome = RerunOutcome_Serialize | RerunOutcome_Deserialize;
+
+/**  The call as it ran first, and as it ran again: to be shown side by side. */
+export type RerunOutcome_Deserialize = {
+	original: CallSummary_Deserialize,
+	rerun: CallSummary_Deserialize,
+};
+
+/**  The call as it ran first, and as it ran again: to be shown side by side. */
+export type RerunOutcome_Serialize = {
+	original: CallSummary_Serialize,
+	rerun: CallSummary_Serialize,
+};
 
 /**  One entry of a caller's merged tool-agent list. */
 export type ResolvedTool = {

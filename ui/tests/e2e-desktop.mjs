@@ -617,3 +617,38 @@ test("the delegation report across sessions: per tool-agent, the multiple per pr
     await report.getByLabel("From").fill("2031-01-01");
     await report.getByRole("alert").getByText("nothing to read that far ahead").waitFor();
   }));
+
+test("a finished call runs again with a sharper request, and the two runs show side by side", () =>
+  withPage("rerun", async (page) => {
+    await send(page, "How do agents call agents?");
+    await page.getByRole("tree").getByRole("button", { name: "Approve summariser once" }).click();
+    await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+    await page
+      .getByRole("tree")
+      .getByRole("treeitem", { name: /^researcher, ok/ })
+      .click();
+    const details = page.getByRole("region", { name: "Details of researcher" });
+    await details.getByRole("button", { name: "Run researcher again" }).click();
+    const form = details.getByRole("form", { name: "Run researcher again" });
+    const request = form.getByLabel("Request (as it was, or sharper)");
+    assert.match(await request.inputValue(), /.+/, "the logged request, to edit");
+    await request.fill("Only the single most important fact");
+    await form.getByRole("button", { name: "Run again" }).click();
+    const comparison = page.getByRole("region", { name: "researcher run again" });
+    await comparison.waitFor();
+    const [first, again] = await page.evaluate(
+      () => window.__reruns.at(-1) && [window.__reruns.at(-1).request, window.__reruns.length],
+    );
+    assert.deepEqual([first, again], ["Only the single most important fact", 1]);
+    const rows = await comparison.getByRole("table").getByRole("row").allTextContents();
+    assert.ok(
+      rows.some((row) => row.includes("Time") && row.includes("2.6 s") && row.includes("1.4 s")),
+      rows.join(" | "),
+    );
+    const diff = comparison.getByLabel("The answers, line by line");
+    assert.equal(await diff.locator("span.theirs").count(), 1, "Finding two is only in the first run");
+    assert.match(await diff.locator("span.mine").first().textContent(), /asked: Only the single most important fact/);
+    await page.screenshot({ path: path.join(artifacts, "desktop-rerun.png") });
+    await comparison.getByRole("button", { name: "Close the comparison" }).click();
+    await comparison.waitFor({ state: "detached" });
+  }));

@@ -148,6 +148,8 @@ declare global {
     __clickNotification: (index: number) => void;
     /** The turns the UI asked to stop. */
     __cancelledTurns: string[];
+    /** The calls the UI asked to run again, with the request it sent (null: the logged one). */
+    __reruns: Array<{ ofTurn: string; ofCall: string; request: string | null }>;
     /** The ranges the UI asked the delegation report for, in order. */
     __reportRequests: Array<{ since: string | null; until: string | null }>;
   }
@@ -157,6 +159,7 @@ window.__approvalAnswers = [];
 window.__sentMessages = [];
 window.__sentAgents = [];
 window.__reportRequests = [];
+window.__reruns = [];
 window.__windowTitles = [];
 window.__notifications = [];
 window.__cancelledTurns = [];
@@ -441,6 +444,25 @@ mockIPC(
       case "plugin:notification|register_listener":
         notificationListeners.push({ id: (payload.handler as { id: number }).id, sent: 0 });
         return null;
+      case "rerun_call": {
+        const { ofTurn, ofCall, request } = payload as { ofTurn: string; ofCall: string; request: string | null };
+        window.__reruns.push({ ofTurn, ofCall, request });
+        const summary = (turnId: string, text: string, durationMs: number, tokens: number) => ({
+          turn_id: turnId,
+          call_id: ofCall,
+          agent: "researcher",
+          status: "ok",
+          text,
+          duration_ms: durationMs,
+          tokens,
+          cost: null,
+          error: null,
+        });
+        return {
+          original: summary(ofTurn, "Finding one\nFinding two\nSources: the spec", 2600, 59),
+          rerun: summary("r-1", `Finding one\nSources: the spec\n(asked: ${request ?? "the same"})`, 1400, 41),
+        };
+      }
       case "delegation_report": {
         const { since, until } = payload as { since: string | null; until: string | null };
         window.__reportRequests.push({ since, until });

@@ -6,13 +6,14 @@
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use switchboard_core::sessions::report::{day_start_ms, DelegationReport, ReportRange};
-use switchboard_core::sessions::{SessionLog, SessionSummary, SessionTurn};
+use switchboard_core::sessions::{rerun, Rerun, RerunOutcome, SessionLog, SessionSummary, SessionTurn};
 use switchboard_core::{ApprovalDecision, ApprovalPolicy, CallEvent, TurnOutcome};
 use switchboard_otel::Telemetry;
 use tauri::ipc::Channel;
 use tauri::State;
 
 use crate::error::{AppError, AppErrorKind};
+use crate::mcp::{OutsideCall, OutsideUpdate};
 use crate::state::AppState;
 
 /// A user turn as the chat sends it; the history comes from the session's log.
@@ -80,6 +81,60 @@ pub(crate) async fn delegation_report(
         .await
         .map_err(|error| AppError::new(AppErrorKind::Io, format!("the report stopped: {error}")))?
         .map_err(AppError::from)
+}
+
+/// Runs one logged tool-agent call again (`of_call` of `of_turn`, with `request`
+/// or the logged one) as turn `turn_id` of its session, through the same caller's
+/// entries, limits and approvals. The window follows it as it follows an outside
+/// call (`OutsideCall` updates: the chat and the tree show it live, its approvals
+/// are answered there); the answer is both runs, to be set side by side.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn rerun_call(
+    state: State<'_, AppState>,
+    session_id: String,
+    turn_id: String,
+    of_turn: String,
+    of_call: String,
+    request: Option<String>,
+) -> Result<RerunOutcome, AppError> {
+    let log = state.sessions.load(&session_id)?;
+    let Some(original) = rerun::logged_call(&log, Some(&of_turn), &of_call) else {
+        return Err(AppError::from(switchboard_core::sessions::SessionError::NoCall {
+            session: session_id,
+            turn: Some(of_turn),
+            call: of_call,
+        }));
+    };
+    let emit = state.emit_outside.clone();
+    let update = |update: OutsideUpdate| OutsideCall { session_id: session_id.clone(), turn_id: turn_id.clone(), update };
+    let line = rerun::rerun_line(&original.summary, request.as_deref().unwrap_or(&original.request));
+    emit(update(OutsideUpdate::Started { line, agent: original.summary.agent.clone() }));
+    let (events, of_events) = (emit.clone(), (session_id.clone(), turn_id.clone()));
+    let show = move |event: CallEvent| {
+        events(OutsideCall {
+            session_id: of_events.0.clone(),
+            turn_id: of_events.1.clone(),
+            update: OutsideUpdate::Event { event: Box::new(event) },
+        })
+    };
+    let dispatcher = state.live.dispatcher();
+    let show = Telemetry::wrap(state.telemetry.as_deref(), &dispatcher.config(), Some(session_id.clone()), show);
+    let rerun = Rerun {
+        session_id: session_id.clone(),
+        turn_id: turn_id.clone(),
+        of_turn: Some(of_turn),
+        of_call,
+        request,
+        context: None,
+    };
+    let outcome = state.sessions.rerun_call(dispatcher, rerun, ApprovalPolicy::Ask, show).await;
+    let (status, text) = match &outcome {
+        Ok(outcome) => (outcome.rerun.status, outcome.rerun.text.clone()),
+        Err(error) => (switchboard_core::CallStatus::Error, error.to_string()),
+    };
+    emit(update(OutsideUpdate::Finished { status, text, answered_by: original.summary.agent.clone() }));
+    Ok(outcome?)
 }
 
 /// Starts a chat session.

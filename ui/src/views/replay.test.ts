@@ -96,6 +96,29 @@ describe("replaySession", () => {
     expect(entries[0].content).toBe("boss is now the primary agent.");
   });
 
+  it("marks a call run again as a turn the user did not type (no retry, no edit)", () => {
+    const records: SessionRecord[] = [
+      { type: "user_message", turn_id: "t1", text: "hello", agent: null, ts_ms: 1 },
+      { type: "turn_ended", turn_id: "t1", status: "ok", text: "hi", answered_by: "boss" },
+      {
+        type: "user_message",
+        turn_id: "r1",
+        text: "Run again: worker (call c2 of turn t1): x",
+        agent: "worker",
+        ts_ms: 2,
+      },
+      { type: "rerun", turn_id: "r1", of_turn: "t1", of_call: "c2" },
+      { type: "turn_ended", turn_id: "r1", status: "ok", text: "done", answered_by: "worker" },
+    ];
+    const { entries } = replaySession(records);
+    expect(entries.map((entry) => [entry.turnId, entry.role, entry.outside ?? false])).toEqual([
+      ["t1", "user", false],
+      ["t1", "assistant", false],
+      ["r1", "user", true],
+      ["r1", "assistant", true],
+    ]);
+  });
+
   it("shows a failed turn with its root call's error, or its status when the root has none", () => {
     const failed = {
       type: "call_finished",

@@ -79,8 +79,9 @@ export function replaySession(records: SessionRecord[], running: ReadonlySet<str
       case "retracted":
         retracted.add(record.turn_id);
         break;
-      // A call run again is a turn of its own (its message says which call); nothing to add.
+      // A call run again is a turn of its own (its message says which call), not the user's to retry.
       case "rerun":
+        for (const entry of entries) if (entry.turnId === record.turn_id) entry.outside = true;
         break;
       case "command_note": {
         const outcome = record.outcome === "error" || record.outcome === "prompt" ? record.outcome : "done";

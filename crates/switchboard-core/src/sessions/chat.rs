@@ -127,10 +127,7 @@ impl ChatSessions {
         let request = rerun.request.clone().unwrap_or_else(|| original.request.clone());
         let context = rerun.context.clone().or_else(|| original.context.clone());
         let control = TurnControl::new(policy, self.engine_session(&rerun.session_id)?);
-        let line = format!(
-            "Run again: {agent} (call {} of turn {}): {request}",
-            original.summary.call_id, original.summary.turn_id
-        );
+        let line = super::rerun::rerun_line(&original.summary, &request);
         self.begin(&rerun.session_id, &rerun.turn_id, &line, Some(agent.clone()), &control)?;
         self.store.append(
             &rerun.session_id,

@@ -31,6 +31,11 @@ pub struct CallSummary {
     pub error: Option<String>,
 }
 
+/// The message a re-run's turn is logged with: which call it runs again, and the request.
+pub fn rerun_line(call: &CallSummary, request: &str) -> String {
+    format!("Run again: {} (call {} of turn {}): {request}", call.agent, call.call_id, call.turn_id)
+}
+
 /// A logged call with what a re-run needs: its caller, request and context.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoggedCall {

@@ -25,6 +25,8 @@ export interface ChatEntry {
   status: "streaming" | "done" | "error" | "cancelled" | "interrupted";
   error: string | null;
   note?: CommandNote;
+  /** A turn the user did not type here (an MCP client's call, a call run again): not retried or edited. */
+  outside?: boolean;
 }
 
 /** Sets a reply's status (and, for a failed turn, the root call's error) from how the turn ended. */

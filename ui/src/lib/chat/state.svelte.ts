@@ -161,7 +161,7 @@ class ChatStore {
       reply.error = null;
       return;
     }
-    const entry = { agent: null, turnId, status: "done", error: null } as const;
+    const entry = { agent: null, turnId, status: "done", error: null, outside: true } as const;
     this.entries.push({ ...entry, id: `${turnId}-user`, role: "user", content: line });
     this.entries.push({ ...entry, id: `${turnId}-reply`, role: "assistant", content: "", agent, status: "streaming" });
   }
@@ -188,7 +188,8 @@ class ChatStore {
   lastTurn(): LastTurn | null {
     if (this.busy) return null;
     const user = [...this.entries].reverse().find((entry) => entry.role === "user");
-    if (!user?.turnId || this.replyOf(user.turnId)?.status === "streaming") return null;
+    // The last exchange is an outside turn (a call run again): there is no message of the user's to retry.
+    if (!user?.turnId || user.outside || this.replyOf(user.turnId)?.status === "streaming") return null;
     return { turnId: user.turnId, text: user.content };
   }
 

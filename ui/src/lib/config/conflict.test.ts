@@ -1,7 +1,8 @@
 /** A conflict shown as mine against theirs, and the line diff under it. */
 import { describe, expect, it } from "vitest";
 import type { Config_Serialize as Config } from "../../bindings";
-import { conflictView, lineDiff } from "./conflict";
+import { conflictView } from "./conflict";
+import { lineDiff } from "../shared/diff";
 
 const theirs: Config = {
   agents: [{ name: "coder", provider: "local", url: "http://x", tools: [{ agent: "lead", description: "boss" }] }],

@@ -4,12 +4,13 @@
  * the file has it now), with a line diff of the two. Pure; tested beside it.
  */
 import type { Config_Serialize as Config, Edit_Deserialize as Edit, ToolTarget } from "../../bindings";
+import { lineDiff, type DiffLine } from "../shared/diff";
 
 /** What an edit is about, in words, and the two versions of it as pretty JSON. */
 export type ConflictView = { subject: string; mine: string; theirs: string; diff: DiffLine[] };
 
 /** One line of a diff: in both, only in mine, or only in theirs. */
-export type DiffLine = { side: "both" | "mine" | "theirs"; text: string };
+export type { DiffLine };
 
 const pretty = (value: unknown) => (value === undefined ? "(not in the file)" : JSON.stringify(value, null, 2));
 
@@ -100,31 +101,4 @@ export function aligned(value: unknown, reference: unknown): unknown {
     ...Object.keys(value).filter((key) => !(key in reference)),
   ];
   return Object.fromEntries(keys.map((key) => [key, aligned(value[key], reference[key])]));
-}
-
-/**
- * A line diff (longest common subsequence) from `theirs` to `mine`: lines only in
- * theirs would go, lines only in mine would come.
- */
-export function lineDiff(theirs: string, mine: string): DiffLine[] {
-  const a = theirs.split("\n");
-  const b = mine.split("\n");
-  const common: number[][] = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-  for (let i = a.length - 1; i >= 0; i--)
-    for (let j = b.length - 1; j >= 0; j--)
-      common[i][j] = a[i] === b[j] ? common[i + 1][j + 1] + 1 : Math.max(common[i + 1][j], common[i][j + 1]);
-  const lines: DiffLine[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) {
-    if (a[i] === b[j]) {
-      lines.push({ side: "both", text: a[i] });
-      i++;
-      j++;
-    } else if (common[i + 1][j] >= common[i][j + 1]) lines.push({ side: "theirs", text: a[i++] });
-    else lines.push({ side: "mine", text: b[j++] });
-  }
-  while (i < a.length) lines.push({ side: "theirs", text: a[i++] });
-  while (j < b.length) lines.push({ side: "mine", text: b[j++] });
-  return lines;
 }
