@@ -107,7 +107,8 @@ pub(crate) async fn rerun_call(
         }));
     };
     let emit = state.emit_outside.clone();
-    let update = |update: OutsideUpdate| OutsideCall { session_id: session_id.clone(), turn_id: turn_id.clone(), update };
+    let update =
+        |update: OutsideUpdate| OutsideCall { session_id: session_id.clone(), turn_id: turn_id.clone(), update };
     let line = rerun::rerun_line(&original.summary, request.as_deref().unwrap_or(&original.request));
     emit(update(OutsideUpdate::Started { line, agent: original.summary.agent.clone() }));
     let (events, of_events) = (emit.clone(), (session_id.clone(), turn_id.clone()));
