@@ -12,7 +12,7 @@ use serde::Serialize;
 use specta::Type;
 use specta_typescript::Number;
 
-use super::{SessionError, SessionRecord, SessionStore};
+use super::store::{SessionError, SessionRecord, SessionStore};
 use crate::event::{CallStatus, EventKind};
 
 /// The span of time a report covers, in milliseconds since the Unix epoch (either end open).

@@ -10,7 +10,7 @@ use serde_json::Value;
 use specta::Type;
 use specta_typescript::Number;
 
-use super::{SessionLog, SessionRecord};
+use super::store::{SessionLog, SessionRecord};
 use crate::event::{CallStatus, EventKind};
 
 /// One call as its log tells it, to be set beside another.
