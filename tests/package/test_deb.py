@@ -66,7 +66,7 @@ def test_the_packaged_app_starts_and_shows_its_window(unpacked, tmp_path, monkey
     root, _ = unpacked
     monkeypatch.setattr(test_window, "APP", root / "usr" / "bin" / "switchboard-app")
     with test_window.launch(tmp_path) as session:
-        test_window.click_tab(session, "Settings")
+        test_window.open_settings(session, "Agents & tools")
         assert session.title == "Switchboard" or session.title.startswith("Switchboard")
         assert (tmp_path / "config" / "switchboard" / "config.json").exists(), "the first start wrote the demo config"
         screenshot(test_window.ARTIFACTS / "package-window.png")
