@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 use switchboard_core::runner::ending_signal;
 use switchboard_core::sessions::{ChatSessions, SessionTurn};
 use switchboard_core::{
-    ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Dispatcher, EventKind, Session, TurnControl, TurnRequest,
+    ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Dispatcher, EventKind, Session, SteerRefusal, Steering,
+    TurnControl, TurnRequest,
 };
 
 use switchboard_otel::Telemetry;
@@ -48,19 +49,21 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
     let control = TurnControl::new(policy, Session::default());
     // Approvals and Ctrl-C reach the turn through its control, or through the
     // session's running turns when it runs in a session.
-    let steering: Steering = match &session {
-        Some((chats, _)) => Steering::Session(chats.clone(), turn_id.clone()),
-        None => Steering::Control(control.clone()),
+    let handle: TurnHandle = match &session {
+        Some((chats, _)) => TurnHandle::Session(chats.clone(), turn_id.clone()),
+        None => TurnHandle::Control(control.clone()),
     };
+    let running = Arc::new(Mutex::new(RunningCalls::default()));
+    let terminal = Arc::new(Terminal::new(handle.clone(), running.clone()));
     let printer = Arc::new(Mutex::new(Printer::new(arguments.events)));
     let sink_printer = printer.clone();
-    let (prompt_sender, prompt_receiver) = std::sync::mpsc::channel::<CallEvent>();
-    let prompt_sender = Mutex::new(prompt_sender);
     let conversation = session.as_ref().map(|(_, id)| id.clone());
+    let prompts = terminal.clone();
     let print = move |event: CallEvent| {
+        running.lock().unwrap().follow(&event);
         if let EventKind::ApprovalRequested { .. } | EventKind::InputRequested { .. } = &event.kind {
             if interactive {
-                let _ = prompt_sender.lock().unwrap().send(event.clone());
+                prompts.ask(event.clone());
             } else if policy == ApprovalPolicy::DenyAll && arguments.approve.is_none() {
                 eprintln!("switchboard: {} needs approval and nobody is at a terminal to give it: denied (pass --approve all to allow)", event.agent);
             }
@@ -69,10 +72,10 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
     };
     let print = Telemetry::wrap(telemetry.as_ref(), &dispatcher.config(), conversation, print);
     if interactive {
-        let answering = steering.clone();
-        std::thread::spawn(move || prompt_for_approvals(prompt_receiver, answering));
+        // Lines typed while the turn runs answer its prompts, or steer its calls.
+        std::thread::spawn(move || terminal.read_lines());
     }
-    let interrupt = steering.clone();
+    let interrupt = handle.clone();
     let (agent, message) = (arguments.agent, arguments.message);
     let signalled = Arc::new(AtomicI32::new(0));
     let signal_seen = signalled.clone();
@@ -125,30 +128,37 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
 /// How the terminal steers a running turn: through its control, or by its id in
 /// the chat sessions when it runs in one.
 #[derive(Clone)]
-enum Steering {
+enum TurnHandle {
     Control(TurnControl),
     Session(Arc<ChatSessions>, String),
 }
 
-impl Steering {
+impl TurnHandle {
     fn resolve_approval(&self, call_id: &str, decision: ApprovalDecision) {
         match self {
-            Steering::Control(control) => control.resolve_approval(call_id, decision),
-            Steering::Session(chats, turn_id) => chats.resolve_approval(turn_id, call_id, decision),
+            TurnHandle::Control(control) => control.resolve_approval(call_id, decision),
+            TurnHandle::Session(chats, turn_id) => chats.resolve_approval(turn_id, call_id, decision),
         };
     }
 
     fn answer_input(&self, call_id: &str, answer: Option<String>) {
         match self {
-            Steering::Control(control) => control.answer_input(call_id, answer),
-            Steering::Session(chats, turn_id) => chats.answer_input(turn_id, call_id, answer),
+            TurnHandle::Control(control) => control.answer_input(call_id, answer),
+            TurnHandle::Session(chats, turn_id) => chats.answer_input(turn_id, call_id, answer),
         };
+    }
+
+    fn steer_call(&self, call_id: &str, message: &str) -> Result<(), SteerRefusal> {
+        match self {
+            TurnHandle::Control(control) => control.steer_call(call_id, message, "user"),
+            TurnHandle::Session(chats, turn_id) => chats.steer_call(turn_id, call_id, message, "user"),
+        }
     }
 
     fn cancel_turn(&self) {
         match self {
-            Steering::Control(control) => control.cancel_turn(),
-            Steering::Session(chats, turn_id) => drop(chats.cancel_turn(turn_id)),
+            TurnHandle::Control(control) => control.cancel_turn(),
+            TurnHandle::Session(chats, turn_id) => drop(chats.cancel_turn(turn_id)),
         }
     }
 }
@@ -204,6 +214,12 @@ impl Printer {
                     EventKind::ToolProgress { message, .. } => {
                         line!(out, "{indent}  … {}: {message}", event.agent);
                     }
+                    EventKind::CallSteered { message, by, taken: true } => {
+                        line!(out, "{indent}  ↪ {} was steered by the {by}: {message}", event.agent);
+                    }
+                    EventKind::CallSteered { message, by, taken: false } => {
+                        line!(out, "{indent}  ✗ {} ended before it took the {by}'s message: {message}", event.agent);
+                    }
                     EventKind::Escalated { from, to, .. } => {
                         line!(out, "{indent}⇢ {from} escalated to {to}");
                     }
@@ -250,53 +266,167 @@ fn approval_line(agent: &str, decision: ApprovalDecision, by: &str) -> String {
     }
 }
 
-/// Asks on the terminal for each approval request and each remote agent's
-/// question, one at a time.
-fn prompt_for_approvals(requests: std::sync::mpsc::Receiver<CallEvent>, steering: Steering) {
-    let stdin = std::io::stdin();
-    for event in requests {
-        if let EventKind::InputRequested { question } = &event.kind {
-            // The question is a remote agent's words: shown escaped.
-            let prompt = format!(
-                "\n{} asks: {}\n  your answer (an empty line declines): ",
-                printable(&event.agent),
-                printable(question)
-            );
-            let mut stderr = std::io::stderr().lock();
-            let _ = stderr.write_all(prompt.as_bytes()).and_then(|_| stderr.flush());
-            drop(stderr);
-            let mut line = String::new();
-            let read = stdin.read_line(&mut line).unwrap_or(0);
-            let answer = Some(line.trim().to_string()).filter(|answer| read > 0 && !answer.is_empty());
-            steering.answer_input(&event.call_id, answer);
-            continue;
+/// The calls of the turn still running, in the order they started, with how each
+/// can be steered: what a typed line is sent to.
+#[derive(Default)]
+struct RunningCalls(Vec<(String, String, Steering)>);
+
+impl RunningCalls {
+    fn follow(&mut self, event: &CallEvent) {
+        match &event.kind {
+            EventKind::CallStarted { steering, .. } => {
+                self.0.push((event.call_id.clone(), event.agent.clone(), steering.clone()))
+            }
+            EventKind::CallFinished { .. } => self.0.retain(|(call_id, ..)| call_id != &event.call_id),
+            _ => {}
         }
-        let EventKind::ApprovalRequested { input, limits, .. } = &event.kind else { continue };
-        let request =
-            input.as_ref().and_then(|input| input.get("request")).and_then(|request| request.as_str()).unwrap_or("");
-        // The request is a model's words: shown escaped, like everything it writes.
-        let request = printable(request);
-        let decision = loop {
-            let prompt = format!(
-                "\nApprove the call to {} (depth {}, {} calls left in this turn)?\n  request: {request}\n  [o]nce, [a]lways for this agent, [d]eny: ",
-                printable(&event.agent), limits.depth, limits.calls_left
-            );
-            // One write: `eprint!` writes each piece of its format separately, and
-            // the event printer's lines would land between them.
-            let mut stderr = std::io::stderr().lock();
-            let _ = stderr.write_all(prompt.as_bytes()).and_then(|_| stderr.flush());
-            drop(stderr);
+    }
+
+    /// The call a line steers: the latest started of `agent` (`@agent message`),
+    /// else the latest started that can be steered, else the latest (to say why not).
+    fn target(&self, agent: Option<&str>) -> Option<(String, String)> {
+        let latest =
+            |found: Option<&(String, String, Steering)>| found.map(|(id, agent, _)| (id.clone(), agent.clone()));
+        match agent {
+            Some(agent) => latest(self.0.iter().rev().find(|(_, name, _)| name == agent)),
+            None => {
+                latest(self.0.iter().rev().find(|(.., steering)| *steering == Steering::NextStep).or(self.0.last()))
+            }
+        }
+    }
+}
+
+/// The terminal while a turn runs: approval requests and remote agents' questions
+/// are asked one at a time; a line typed when none waits is sent into a running
+/// call (`@agent message` to pick the agent).
+struct Terminal {
+    handle: TurnHandle,
+    running: Arc<Mutex<RunningCalls>>,
+    /// Prompts waiting for a line, the first one shown; `closed` once stdin ends.
+    waiting: Mutex<(std::collections::VecDeque<CallEvent>, bool)>,
+}
+
+impl Terminal {
+    fn new(handle: TurnHandle, running: Arc<Mutex<RunningCalls>>) -> Terminal {
+        Terminal { handle, running, waiting: Mutex::new((Default::default(), false)) }
+    }
+
+    /// Queues a prompt; shown at once when it is the only one waiting. With stdin
+    /// closed, it is answered no at once.
+    fn ask(&self, event: CallEvent) {
+        let mut waiting = self.waiting.lock().unwrap();
+        if waiting.1 {
+            return self.answer_no(&event);
+        }
+        waiting.0.push_back(event);
+        if waiting.0.len() == 1 {
+            show_prompt(&waiting.0[0]);
+        }
+    }
+
+    fn read_lines(&self) {
+        let stdin = std::io::stdin();
+        loop {
             let mut line = String::new();
             if stdin.read_line(&mut line).unwrap_or(0) == 0 {
-                break ApprovalDecision::Deny;
+                let mut waiting = self.waiting.lock().unwrap();
+                waiting.1 = true;
+                waiting.0.drain(..).for_each(|event| self.answer_no(&event));
+                return;
             }
-            match line.trim().to_lowercase().as_str() {
-                "o" | "once" | "y" | "yes" => break ApprovalDecision::ApproveOnce,
-                "a" | "always" => break ApprovalDecision::ApproveAlways,
-                "d" | "deny" | "n" | "no" => break ApprovalDecision::Deny,
-                _ => eprintln!("answer o, a or d"),
+            let mut waiting = self.waiting.lock().unwrap();
+            let Some(event) = waiting.0.front().cloned() else {
+                drop(waiting);
+                self.steer(line.trim());
+                continue;
+            };
+            if self.answer(&event, line.trim()) {
+                waiting.0.pop_front();
+                if let Some(next) = waiting.0.front() {
+                    show_prompt(next);
+                }
             }
+        }
+    }
+
+    /// Answers `event`'s prompt with `line`; false when the line is not an answer.
+    fn answer(&self, event: &CallEvent, line: &str) -> bool {
+        match &event.kind {
+            EventKind::InputRequested { .. } => {
+                self.handle.answer_input(&event.call_id, Some(line.to_string()).filter(|line| !line.is_empty()));
+                true
+            }
+            _ => {
+                let decision = match line.to_lowercase().as_str() {
+                    "o" | "once" | "y" | "yes" => ApprovalDecision::ApproveOnce,
+                    "a" | "always" => ApprovalDecision::ApproveAlways,
+                    "d" | "deny" | "n" | "no" => ApprovalDecision::Deny,
+                    _ => {
+                        say("answer o, a or d\n");
+                        return false;
+                    }
+                };
+                self.handle.resolve_approval(&event.call_id, decision);
+                true
+            }
+        }
+    }
+
+    fn answer_no(&self, event: &CallEvent) {
+        match &event.kind {
+            EventKind::InputRequested { .. } => self.handle.answer_input(&event.call_id, None),
+            _ => self.handle.resolve_approval(&event.call_id, ApprovalDecision::Deny),
+        }
+    }
+
+    /// Sends a typed line into a running call, and says where it went.
+    fn steer(&self, line: &str) {
+        if line.is_empty() {
+            return;
+        }
+        let (agent, message) = match line.strip_prefix('@').and_then(|rest| rest.split_once(char::is_whitespace)) {
+            Some((agent, message)) => (Some(agent), message.trim()),
+            None => (None, line),
         };
-        steering.resolve_approval(&event.call_id, decision);
+        let Some((call_id, name)) = self.running.lock().unwrap().target(agent) else {
+            let which = agent.map(|agent| format!(" of {agent}")).unwrap_or_default();
+            return say(&format!("switchboard: no call{} is running to send that to\n", printable(&which)));
+        };
+        match self.handle.steer_call(&call_id, message) {
+            Ok(()) => {
+                say(&format!("switchboard: sent to {}; it takes it before its next model step\n", printable(&name)))
+            }
+            Err(refusal) => say(&format!("switchboard: {}: {}\n", printable(&name), printable(&refusal.to_string()))),
+        }
+    }
+}
+
+/// Writes to stderr in one write: `eprint!` writes each piece of its format
+/// separately, and the event printer's lines would land between them.
+fn say(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(text.as_bytes()).and_then(|_| stderr.flush());
+}
+
+/// Shows an approval request or a remote agent's question; what a model or a
+/// remote agent wrote is shown escaped.
+fn show_prompt(event: &CallEvent) {
+    match &event.kind {
+        EventKind::InputRequested { question } => say(&format!(
+            "\n{} asks: {}\n  your answer (an empty line declines): ",
+            printable(&event.agent),
+            printable(question)
+        )),
+        EventKind::ApprovalRequested { input, limits, .. } => {
+            let request = input.as_ref().and_then(|input| input.get("request")).and_then(|request| request.as_str());
+            say(&format!(
+                "\nApprove the call to {} (depth {}, {} calls left in this turn)?\n  request: {}\n  [o]nce, [a]lways for this agent, [d]eny: ",
+                printable(&event.agent),
+                limits.depth,
+                limits.calls_left,
+                printable(request.unwrap_or(""))
+            ))
+        }
+        _ => {}
     }
 }

@@ -30,7 +30,14 @@ fn event(seq: u64, call: &str, parent: Option<&str>, agent: &str, depth: u32, ki
 }
 
 fn started(role: CallRole) -> EventKind {
-    EventKind::CallStarted { role, tool_name: None, input: None, tools: vec![], model: Some("m".into()) }
+    EventKind::CallStarted {
+        role,
+        tool_name: None,
+        input: None,
+        tools: vec![],
+        model: Some("m".into()),
+        steering: Default::default(),
+    }
 }
 
 fn finished(status: CallStatus, tokens: u64) -> EventKind {

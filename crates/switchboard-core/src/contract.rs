@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::{CallError, CallErrorKind, Usage};
+use crate::event::{CallError, CallErrorKind, Steering, Usage};
 
 /// One chat message, in the OpenAI wire shape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -239,5 +239,12 @@ pub trait Runner: Send + Sync {
     /// models call tools here; CLI and remote agents are delegates only.
     fn accepts_tools(&self) -> bool {
         true
+    }
+
+    /// Whether a running call of this runner can be sent a message: a model whose
+    /// loop the dispatcher runs takes it before its next step; an agent that runs
+    /// its own loop says why it cannot.
+    fn steering(&self) -> Steering {
+        Steering::NextStep
     }
 }

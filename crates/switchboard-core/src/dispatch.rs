@@ -27,7 +27,7 @@ use std::sync::{Arc, RwLock};
 use serde_json::Value;
 
 pub use crate::sources::{random_nonce, Clock, NonceSource};
-pub use control::{Answerer, ApprovalPolicy, Session, TurnControl};
+pub use control::{Answerer, ApprovalPolicy, Session, SteerRefusal, TurnControl};
 
 use crate::config::{Config, Limits};
 use crate::contract::Message;
@@ -172,6 +172,7 @@ impl Dispatcher {
                 input: None,
                 tools: vec![],
                 model: None,
+                steering: crate::event::Steering::not("its agent is not configured"),
             };
             turn.emit(&header, started);
             turn.emit(

@@ -261,6 +261,18 @@ pub enum EventKind {
         /// The tool names this call is offered, in the order sent to the model.
         tools: Vec<String>,
         model: Option<String>,
+        /// Whether a message can be sent into the call while it runs, and how.
+        #[serde(default)]
+        steering: Steering,
+    },
+    /// A message was sent into the running call (`steer_call`). `taken`: the call
+    /// took it in (an HTTP agent, as a user message before its next model step);
+    /// false when the call ended first and never saw it.
+    CallSteered {
+        message: String,
+        /// `user` (the app, a terminal).
+        by: String,
+        taken: bool,
     },
     TextDelta {
         text: String,
@@ -326,6 +338,32 @@ pub enum EventKind {
         /// What the parent model received as the tool result (fenced), if any.
         delivered: Option<String>,
     },
+}
+
+/// Whether a running call can be steered: sent a message it takes in before it
+/// ends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "way", rename_all = "snake_case")]
+pub enum Steering {
+    /// The dispatcher runs this call's model loop: a message is added as a user
+    /// message before its next model step (after the step streaming now, and the
+    /// delegates it waits for).
+    NextStep,
+    /// Not steerable, and why (the agent runs its own loop on a request given once).
+    Not { why: String },
+}
+
+impl Default for Steering {
+    /// What a call logged before steering existed reads as.
+    fn default() -> Steering {
+        Steering::Not { why: "this call was logged before calls could be steered".into() }
+    }
+}
+
+impl Steering {
+    pub fn not(why: impl Into<String>) -> Steering {
+        Steering::Not { why: why.into() }
+    }
 }
 
 /// The answer to an approval request.

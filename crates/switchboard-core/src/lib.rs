@@ -22,9 +22,10 @@ pub mod tools;
 
 pub use config::{AgentConfig, AgentToolEntry, Approval, Config, Limits, Provider};
 pub use dispatch::{
-    ApprovalPolicy, Dispatcher, Session, ToolCallOutcome, ToolCallRequest, TurnControl, TurnOutcome, TurnRequest,
+    ApprovalPolicy, Dispatcher, Session, SteerRefusal, ToolCallOutcome, ToolCallRequest, TurnControl, TurnOutcome,
+    TurnRequest,
 };
 pub use event::{
     ApprovalDecision, ApprovalLimits, CallError, CallErrorKind, CallEvent, CallRole, CallStatus, EventKind, EventSink,
-    Usage,
+    Steering, Usage,
 };

@@ -33,6 +33,12 @@ pub fn describe(event: &CallEvent) -> Option<String> {
         EventKind::InputAnswered { answer: Some(_), by } => Some(format!("{agent}: answered by {by}")),
         EventKind::InputAnswered { answer: None, by } => Some(format!("{agent}: the question was declined by {by}")),
         EventKind::Escalated { from, to, .. } => Some(format!("{from} handed the turn to {to}")),
+        EventKind::CallSteered { message, by, taken: true } => {
+            Some(format!("{agent} was steered by the {by}: {message}"))
+        }
+        EventKind::CallSteered { by, taken: false, .. } => {
+            Some(format!("{agent} ended before it took the {by}'s message"))
+        }
         EventKind::CallFinished { status, usage_total, error, .. } => {
             let tokens = usage_total.map(|usage| format!(", {} tokens", usage.total_tokens)).unwrap_or_default();
             let why = error.as_ref().map(|error| format!(": {}", error.message)).unwrap_or_default();

@@ -105,6 +105,7 @@ where
             | EventKind::ApprovalResolved { .. }
             | EventKind::InputRequested { .. }
             | EventKind::InputAnswered { .. }
+            | EventKind::CallSteered { .. }
             | EventKind::Escalated { .. } => record.marks.push(event),
             _ => {}
         }
@@ -248,6 +249,10 @@ where
                 "switchboard.input.answered",
                 vec![KeyValue::new("answered", answer.is_some()), KeyValue::new("by", by.clone())],
             ),
+            // The message is content, like a question: who sent it, and whether the call took it.
+            EventKind::CallSteered { by, taken, .. } => {
+                ("switchboard.steered", vec![KeyValue::new("by", by.clone()), KeyValue::new("taken", *taken)])
+            }
             EventKind::Escalated { from, to, .. } => {
                 ("switchboard.escalated", vec![KeyValue::new("from", from.clone()), KeyValue::new("to", to.clone())])
             }

@@ -155,6 +155,7 @@ fn a_dead_endpoint_is_health_not_a_failure() {
             input: None,
             tools: vec![],
             model: None,
+            steering: Default::default(),
         },
     };
     let mut finished = started.clone();

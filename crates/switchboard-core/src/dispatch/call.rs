@@ -10,7 +10,7 @@ use futures::FutureExt;
 use serde_json::json;
 
 use crate::contract::Message;
-use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind};
+use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind, Steering};
 use crate::fence::fence;
 use crate::tools::{offered_tools, OfferedTool, Standing};
 
@@ -99,8 +99,12 @@ pub(super) fn run_call(turn: Arc<Turn>, mut spec: CallSpec) -> BoxFuture<'static
                 add_to_system_prompt(&mut spec.messages, &guidance);
             }
         }
+        let steering = match &runner {
+            Ok(runner) => runner.steering(),
+            Err(_) => Steering::not("its agent could not be started"),
+        };
         turn.register_node(&spec.header, spec.agent.prices);
-        turn.control.register(&spec.header.call_id, spec.cancel.clone());
+        let inbox = turn.control.register(&spec.header.call_id, spec.cancel.clone(), &steering);
         turn.emit(
             &spec.header,
             EventKind::CallStarted {
@@ -109,6 +113,7 @@ pub(super) fn run_call(turn: Arc<Turn>, mut spec: CallSpec) -> BoxFuture<'static
                 input: spec.input.clone(),
                 tools: offered.iter().map(|tool| tool.name.clone()).collect(),
                 model: spec.model.clone().or_else(|| spec.agent.model.clone()),
+                steering,
             },
         );
         let work = async {
@@ -118,12 +123,16 @@ pub(super) fn run_call(turn: Arc<Turn>, mut spec: CallSpec) -> BoxFuture<'static
             };
             match (approved, runner) {
                 (Err(refusal), _) => LoopEnd::stopped(refusal),
-                (Ok(()), Ok(runner)) => tool_loop(&turn, &spec, runner, &offered, &path).await,
+                (Ok(()), Ok(runner)) => tool_loop(&turn, &spec, runner, &offered, &path, inbox.as_ref()).await,
                 (Ok(()), Err(error)) => LoopEnd::stopped(error.to_call_error()),
             }
         };
         let outcome = within_timeout(spec.limits.timeout_secs, &spec.cancel, work).await;
         turn.control.unregister(&spec.header.call_id);
+        // Sent, but the call ended before it took them in: reported, not lost.
+        for steer in inbox.map(|inbox| std::mem::take(&mut *inbox.lock().unwrap())).unwrap_or_default() {
+            turn.emit(&spec.header, EventKind::CallSteered { message: steer.message, by: steer.by, taken: false });
+        }
         if let Some(caller) = &spec.keep_conversation {
             if outcome.status == CallStatus::Ok {
                 let kept: Vec<Message> = outcome
@@ -217,6 +226,7 @@ fn refuse(turn: &Turn, header: &Header, delegation: &Delegation, refusal: CallEr
         input: delegation.arguments.clone(),
         tools: vec![],
         model: None,
+        steering: Steering::not("it was refused before it ran"),
     };
     turn.emit(header, started);
     let delivered = deliver(turn, &header.agent, status, "", Some(&refusal));

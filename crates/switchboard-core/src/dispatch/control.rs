@@ -10,7 +10,48 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::contract::{AnswerSlot, Message};
-use crate::event::ApprovalDecision;
+use crate::event::{ApprovalDecision, Steering};
+
+/// The longest message a call can be steered with, in bytes.
+pub const MAX_STEER_BYTES: usize = 16 * 1024;
+
+/// A message sent into a running call, waiting for it to take it in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SteerMessage {
+    pub message: String,
+    pub by: String,
+}
+
+/// Messages sent into one running call, in the order sent.
+pub(crate) type SteerInbox = Arc<Mutex<Vec<SteerMessage>>>;
+
+/// Why `steer_call` did not send a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SteerRefusal {
+    /// No call of that id is running (it ended, or never was).
+    NotRunning,
+    /// The call runs, but cannot take a message, and why.
+    NotSteerable(String),
+    /// The message is empty, or longer than `MAX_STEER_BYTES`.
+    BadMessage(String),
+}
+
+impl std::fmt::Display for SteerRefusal {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SteerRefusal::NotRunning => formatter.write_str("that call is not running"),
+            SteerRefusal::NotSteerable(why) => write!(formatter, "that call cannot be steered: {why}"),
+            SteerRefusal::BadMessage(why) => formatter.write_str(why),
+        }
+    }
+}
+
+/// Where a running call's steering goes: its inbox, or why it has none.
+#[derive(Debug, Clone)]
+enum SteerPort {
+    Inbox(SteerInbox),
+    Not(String),
+}
 
 /// How a turn answers approval requests: the one name for it in the core, the
 /// MCP server and the CLI (`--approve ask|all|none`).
@@ -115,6 +156,8 @@ pub struct TurnControl {
     pub(crate) approvals: Arc<Mutex<HashMap<String, ApprovalSlot>>>,
     /// Questions of remote agents waiting for the user, by call id.
     pub(crate) questions: Arc<Mutex<HashMap<String, AnswerSlot>>>,
+    /// Running calls' steering, by call id.
+    steers: Arc<Mutex<HashMap<String, SteerPort>>>,
     pub(crate) policy: ApprovalPolicy,
     pub(crate) session: Session,
 }
@@ -172,12 +215,47 @@ impl TurnControl {
         slot.is_some_and(|slot| slot.send(answer))
     }
 
-    pub(crate) fn register(&self, call_id: &str, token: CancellationToken) {
+    /// Sends `message` into the running call `call_id`, from `by` (`user`). The
+    /// call takes it in at its next chance (see `Steering`), and reports it with a
+    /// `call_steered` event then.
+    pub fn steer_call(&self, call_id: &str, message: &str, by: &str) -> Result<(), SteerRefusal> {
+        let message = message.trim();
+        if message.is_empty() {
+            return Err(SteerRefusal::BadMessage("the message is empty".into()));
+        }
+        if message.len() > MAX_STEER_BYTES {
+            let why = format!(
+                "the message is {} bytes, over the {MAX_STEER_BYTES} a call can be steered with",
+                message.len()
+            );
+            return Err(SteerRefusal::BadMessage(why));
+        }
+        match self.steers.lock().unwrap().get(call_id) {
+            None => Err(SteerRefusal::NotRunning),
+            Some(SteerPort::Not(why)) => Err(SteerRefusal::NotSteerable(why.clone())),
+            Some(SteerPort::Inbox(inbox)) => {
+                inbox.lock().unwrap().push(SteerMessage { message: message.to_string(), by: by.to_string() });
+                Ok(())
+            }
+        }
+    }
+
+    pub(crate) fn register(&self, call_id: &str, token: CancellationToken, steering: &Steering) -> Option<SteerInbox> {
         self.calls.lock().unwrap().insert(call_id.to_string(), token);
+        let (port, inbox) = match steering {
+            Steering::NextStep => {
+                let inbox = SteerInbox::default();
+                (SteerPort::Inbox(inbox.clone()), Some(inbox))
+            }
+            Steering::Not { why } => (SteerPort::Not(why.clone()), None),
+        };
+        self.steers.lock().unwrap().insert(call_id.to_string(), port);
+        inbox
     }
 
     pub(crate) fn unregister(&self, call_id: &str) {
         self.calls.lock().unwrap().remove(call_id);
+        self.steers.lock().unwrap().remove(call_id);
         self.approvals.lock().unwrap().remove(call_id);
         self.questions.lock().unwrap().remove(call_id);
     }

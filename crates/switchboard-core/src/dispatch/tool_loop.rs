@@ -17,7 +17,7 @@ use crate::tools::{OfferedTool, Standing, ESCALATE};
 use super::admit::Caller;
 use super::admit::{delegation_from_tool_call, narrowing_refusal};
 use super::call::{run_call, run_delegation};
-use super::control::ApprovalPolicy;
+use super::control::{ApprovalPolicy, SteerInbox};
 use super::messages::escalation_messages;
 use super::spec::CallSpec;
 use super::turn::{Header, Turn};
@@ -69,6 +69,7 @@ pub(super) async fn tool_loop(
     runner: Arc<dyn Runner>,
     offered: &[OfferedTool],
     path: &[String],
+    inbox: Option<&SteerInbox>,
 ) -> LoopEnd {
     let mut messages = spec.messages.clone();
     let definitions: Vec<Value> = offered.iter().map(|tool| tool.definition.clone()).collect();
@@ -84,6 +85,7 @@ pub(super) async fn tool_loop(
         conversation,
     };
     for step in 1..=max_steps {
+        take_steers(turn, spec, inbox, &mut messages);
         let request = ModelRequest {
             messages: messages.clone(),
             tools: definitions.clone(),
@@ -101,7 +103,12 @@ pub(super) async fn tool_loop(
         text = reply.text.clone();
         if reply.tool_calls.is_empty() {
             messages.push(Message::assistant(reply.text.clone()));
-            return end(text, step, None, messages);
+            // A message sent while the answer streamed gets one more step: the
+            // model sees its answer, then the message.
+            if step == max_steps || !inbox.is_some_and(|inbox| !inbox.lock().unwrap().is_empty()) {
+                return end(text, step, None, messages);
+            }
+            continue;
         }
         messages.push(Message::Assistant {
             content: (!reply.text.is_empty()).then(|| reply.text.clone()),
@@ -122,6 +129,17 @@ pub(super) async fn tool_loop(
     }
     let message = format!("stopped after {max_steps} model steps (limits.max_steps) without a final answer");
     end(text, max_steps, Some(CallError::new(CallErrorKind::Limited, message)), messages)
+}
+
+/// Adds the messages sent into the call since its last step, as user messages,
+/// and reports each as taken.
+fn take_steers(turn: &Turn, spec: &CallSpec, inbox: Option<&SteerInbox>, messages: &mut Vec<Message>) {
+    let Some(inbox) = inbox else { return };
+    let taken = std::mem::take(&mut *inbox.lock().unwrap());
+    for steer in taken {
+        messages.push(Message::user(steer.message.clone()));
+        turn.emit(&spec.header, EventKind::CallSteered { message: steer.message, by: steer.by, taken: true });
+    }
 }
 
 /// A remote agent's question: announced, then answered by the user through the

@@ -15,6 +15,7 @@ use regex::Regex;
 
 use crate::config::AgentConfig;
 use crate::contract::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use crate::event::Steering;
 
 /// What a secret becomes.
 pub const REDACTED: &str = "[redacted]";
@@ -204,6 +205,10 @@ impl Runner for Redacting {
 
     fn accepts_tools(&self) -> bool {
         self.inner.accepts_tools()
+    }
+
+    fn steering(&self) -> Steering {
+        self.inner.steering()
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::store::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
-use crate::dispatch::{ApprovalPolicy, Dispatcher, Session, TurnControl, TurnOutcome, TurnRequest};
+use crate::dispatch::{ApprovalPolicy, Dispatcher, Session, SteerRefusal, TurnControl, TurnOutcome, TurnRequest};
 use crate::event::{now_ms, ApprovalDecision, CallEvent};
 
 /// Names a folder for session logs other than the platform's data folder.
@@ -367,6 +367,13 @@ impl ChatSessions {
     /// Cancels one call of a running turn with its subtree; its parent continues.
     pub fn cancel_call(&self, turn_id: &str, call_id: &str) -> bool {
         self.running.lock().unwrap().get(turn_id).is_some_and(|control| control.cancel_call(call_id))
+    }
+
+    /// Sends a message into a running call of a running turn (see
+    /// `TurnControl::steer_call`).
+    pub fn steer_call(&self, turn_id: &str, call_id: &str, message: &str, by: &str) -> Result<(), SteerRefusal> {
+        let control = self.running.lock().unwrap().get(turn_id).cloned().ok_or(SteerRefusal::NotRunning)?;
+        control.steer_call(call_id, message, by)
     }
 
     /// Answers the approval request of a waiting call; false when none is waiting.

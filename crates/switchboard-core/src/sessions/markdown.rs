@@ -136,7 +136,14 @@ mod tests {
     }
 
     fn started() -> EventKind {
-        EventKind::CallStarted { role: CallRole::Tool, tool_name: None, input: None, tools: vec![], model: None }
+        EventKind::CallStarted {
+            role: CallRole::Tool,
+            tool_name: None,
+            input: None,
+            tools: vec![],
+            model: None,
+            steering: Default::default(),
+        }
     }
 
     fn finished(status: CallStatus, tokens: u64) -> EventKind {

@@ -21,6 +21,7 @@ mod report_cases;
 mod schema_cases;
 mod sessions_cases;
 mod setup_cases;
+mod steer_cases;
 mod store_cases;
 mod subprocess_cases;
 mod support;

@@ -20,6 +20,7 @@ use super::subprocess::SubprocessRunner;
 use super::tool_tags::{TagFilter, TaggedCall};
 use crate::config::{tool_name, AgentConfig, OutputFormat, OutputRules, Provider, RequestVia};
 use crate::contract::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
+use crate::event::Steering;
 use crate::runner::registry::Registry;
 use crate::sources::{random_nonce, NonceSource};
 
@@ -239,5 +240,11 @@ impl Runner for ClaudeRunner {
 
     fn accepts_tools(&self) -> bool {
         self.calls_tools
+    }
+
+    fn steering(&self) -> Steering {
+        Steering::not(
+            "Claude Code runs its own loop (`claude -p`) on the request it was started with, and reads nothing more",
+        )
     }
 }

@@ -24,6 +24,7 @@ use super::output::{aider_replies, smolagents_gave_up, OutputReader};
 use super::presets::{invocation, AnswerSource};
 use crate::config::{AgentConfig, OutputFormat, RequestVia};
 use crate::contract::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use crate::event::Steering;
 use crate::runner::registry::{ProcessGroup, Registry};
 use crate::runner::DEFAULT_MAX_OUTPUT_BYTES;
 
@@ -422,6 +423,19 @@ impl Runner for SubprocessRunner {
 
     fn accepts_tools(&self) -> bool {
         false
+    }
+
+    fn steering(&self) -> Steering {
+        let taken = match self.request_via {
+            RequestVia::Stdin => {
+                "on stdin, which is closed after it (the end of input is how the program knows the request is whole)"
+            }
+            _ => "in its arguments",
+        };
+        Steering::not(format!(
+            "{:?} runs its own loop on the request it was started with: it takes it {taken}, and reads nothing more",
+            self.agent
+        ))
     }
 }
 

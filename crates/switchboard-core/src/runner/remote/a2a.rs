@@ -26,6 +26,7 @@ use progress::{short_state, Progress};
 
 use crate::config::AgentConfig;
 use crate::contract::{AnswerSlot, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use crate::event::Steering;
 use crate::runner::http::{body_prefix, body_within, error_chain, Origins, ERROR_BODY_BYTES};
 use crate::runner::registry::Registry;
 use crate::runner::sse::SseReader;
@@ -425,5 +426,9 @@ impl Runner for A2aRunner {
 
     fn accepts_tools(&self) -> bool {
         false
+    }
+
+    fn steering(&self) -> Steering {
+        Steering::not("an A2A task is sent its request once; Switchboard answers its questions (input-required) but does not yet send it messages of its own")
     }
 }

@@ -40,7 +40,7 @@ use transport::{LineWatch, Oversized, Routes, Tapped};
 
 use crate::config::AgentConfig;
 use crate::contract::{DeltaSink, ModelReply, ModelRequest, Runner, RunnerError};
-use crate::event::Usage;
+use crate::event::{Steering, Usage};
 use crate::runner::http::{error_chain, Origins};
 use crate::runner::registry::{ProcessGroup, Registry};
 use crate::runner::{cut_note, max_output_bytes, redact, remote_connected, remote_latency, truncate, within};
@@ -444,5 +444,11 @@ impl Runner for McpRunner {
 
     fn accepts_tools(&self) -> bool {
         false
+    }
+
+    fn steering(&self) -> Steering {
+        Steering::not(
+            "an MCP tool call takes its arguments once: MCP has no message into a running call, only its cancellation",
+        )
     }
 }
