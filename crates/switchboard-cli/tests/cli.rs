@@ -6,6 +6,9 @@ use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
+mod support;
+use support::{text, OnTerminal};
+
 fn switchboard(config: &Path, arguments: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .arg("--config")
@@ -30,10 +33,6 @@ fn demo_config(folder: &Path) -> std::path::PathBuf {
     let path = config_home.join("switchboard").join("config.json");
     assert!(path.exists(), "the first start wrote the demo config at the default location");
     path
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[test]
@@ -221,50 +220,18 @@ fn without_a_terminal_approval_requests_are_denied_and_said_so() {
 /// once its prompt is on the screen (no timing).
 #[test]
 fn on_a_terminal_each_approval_is_a_prompt() {
-    use std::io::{Read, Write};
-    use std::process::Stdio;
-    use std::sync::mpsc;
     let folder = tempfile::tempdir().unwrap();
     let path = demo_config(folder.path());
-    let binary = env!("CARGO_BIN_EXE_switchboard");
-    let inner = format!("{binary} --config {} ask --events pretty 'Please answer through the prompt'", path.display());
-    let mut child = Command::new("script")
-        .args(["-qec", &inner, "/dev/null"])
-        .env_remove("SWITCHBOARD_CONFIG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("script runs");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let (sender, chunks) = mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
-        let mut buffer = [0u8; 4096];
-        while let Ok(read) = stdout.read(&mut buffer) {
-            if read == 0 || sender.send(text(&buffer[..read])).is_err() {
-                break;
-            }
-        }
-    });
-    let mut screen = String::new();
-    let mut wait_for = |wanted: &str| {
-        while !screen.contains(wanted) {
-            match chunks.recv_timeout(std::time::Duration::from_secs(120)) {
-                Ok(chunk) => screen.push_str(&chunk),
-                Err(error) => panic!("{wanted:?} never shown ({error}): {screen}"),
-            }
-        }
-    };
-    wait_for("Approve the call to researcher");
-    stdin.write_all(b"a\n").unwrap();
-    wait_for("Approve the call to summariser");
-    stdin.write_all(b"d\n").unwrap();
-    wait_for("■ assistant");
-    drop(stdin);
-    assert!(child.wait().unwrap().success(), "{screen}");
-    reader.join().unwrap();
-    let stdout: String = screen + &chunks.try_iter().collect::<String>();
+    let config = path.display().to_string();
+    let mut terminal =
+        OnTerminal::start(&["--config", &config, "ask", "--events", "pretty", "Please answer through the prompt"]);
+    terminal.wait_for("Approve the call to researcher");
+    terminal.type_line("a");
+    terminal.wait_for("Approve the call to summariser");
+    terminal.type_line("d");
+    terminal.wait_for("■ assistant");
+    let (success, stdout) = terminal.finish();
+    assert!(success, "{stdout}");
     assert!(stdout.contains("✓ researcher approved for the session by the user"), "{stdout}");
     assert!(stdout.contains("✗ summariser denied by the user"), "{stdout}");
     assert!(stdout.contains("■ summariser denied"), "{stdout}");
