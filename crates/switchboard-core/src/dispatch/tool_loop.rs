@@ -105,7 +105,7 @@ pub(super) async fn tool_loop(
             messages.push(Message::assistant(reply.text.clone()));
             // A message sent while the answer streamed gets one more step: the
             // model sees its answer, then the message.
-            if step == max_steps || !inbox.is_some_and(|inbox| !inbox.lock().unwrap().is_empty()) {
+            if step == max_steps || inbox.is_none_or(|inbox| inbox.lock().unwrap().is_empty()) {
                 return end(text, step, None, messages);
             }
             continue;
