@@ -7,6 +7,7 @@ fn main() {
         "send_message",
         "cancel_turn",
         "cancel_call",
+        "steer_call",
         "resolve_approval",
         "list_sessions",
         "delegation_report",

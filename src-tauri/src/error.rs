@@ -44,6 +44,8 @@ pub enum AppErrorKind {
     Keyring,
     /// A request the window made cannot be read (a date that is not YYYY-MM-DD).
     BadRequest,
+    /// The call runs but cannot take a message (the message says why).
+    NotSteerable,
 }
 
 impl AppError {

@@ -36,6 +36,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::chat::send_message,
             commands::chat::cancel_turn,
             commands::chat::cancel_call,
+            commands::chat::steer_call,
             commands::chat::resolve_approval,
             commands::chat::list_sessions,
             commands::chat::delegation_report,

@@ -247,6 +247,96 @@ def test_a_finished_call_runs_again_with_a_sharper_request_beside_the_first(wind
     assert any('"type":"rerun"' in log.read_text() for log in logs), logs
 
 
+def test_a_running_delegate_is_steered_from_the_tree_and_turns(tmp_path):
+    """Steering on the real engine: a worker (an HTTP agent on aimock) that calls
+    its search tool at every step until it reads "stop and summarise" is sent that
+    message from its node's details while its search runs; the search (a command,
+    which says why it cannot be steered) waits on a FIFO, so the message is in
+    before the worker's next step (no timing). The worker then summarises, the
+    boss answers, and the node shows the message as taken."""
+    from aimock_peer import aimock
+
+    fixtures = {
+        "fixtures": [
+            {
+                "match": {"model": "boss-m", "hasToolResult": False},
+                "response": {
+                    "toolCalls": [
+                        {"id": "b1", "name": "agent_worker", "arguments": {"request": "find why the build broke"}}
+                    ]
+                },
+            },
+            {"match": {"model": "boss-m", "hasToolResult": True}, "response": {"content": "The worker reported back."}},
+            {
+                "match": {"model": "worker-m", "userMessage": "stop and summarise"},
+                "response": {"content": "Summary: nothing found."},
+            },
+            {
+                "match": {"model": "worker-m"},
+                "response": {
+                    "toolCalls": [{"id": "w1", "name": "agent_search", "arguments": {"request": "build logs"}}]
+                },
+            },
+        ]
+    }
+    fifo = tmp_path / "search-may-answer"
+    os.mkfifo(fifo)
+    with aimock(fixtures) as model:
+
+        def http(name: str) -> dict:
+            return {"name": name, "provider": "local", "url": model, "model": f"{name}-m", "timeout_secs": 120}
+
+        boss, worker = http("boss"), http("worker")
+        boss["tools"] = [{"agent": "worker", "description": "Digs into a problem.", "approval": "auto"}]
+        worker["tools"] = [{"agent": "search", "description": "Searches.", "approval": "auto"}]
+        search = {
+            "name": "search",
+            "provider": "subprocess",
+            "command": "/bin/sh",
+            "args": ["-c", f"read line < '{fifo}'; echo nothing relevant"],
+        }
+        config = {"primary": "boss", "agents": [boss, worker, search], "limits": {"max_depth": 2}}
+        path = tmp_path / "config" / "switchboard" / "config.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(config))
+        with launch(tmp_path) as session:
+            box = message_box(session)
+            box.send_keys("Why did the build break?")
+            box.send_keys(Keys.ENTER)
+            treeitem(session, "search, running").click()
+            why = WebDriverWait(session, 20).until(
+                expected_conditions.presence_of_element_located((By.CSS_SELECTOR, '[aria-label="Not steerable"]'))
+            )
+            assert "runs its own loop" in why.get_attribute("textContent"), why.get_attribute("textContent")
+            treeitem(session, "worker, running").click()
+            form = '//form[@aria-label="Steer worker"]'
+            message = WebDriverWait(session, 20).until(
+                expected_conditions.presence_of_element_located((By.XPATH, f"{form}//textarea"))
+            )
+            message.send_keys("stop and summarise")
+            session.find_element(By.XPATH, f'{form}//button[normalize-space()="Send"]').click()
+            sent = '//ul[@aria-label="Messages sent into the call"]'
+            WebDriverWait(session, 20).until(
+                lambda s: "waiting for its next step" in s.find_element(By.XPATH, sent).get_attribute("textContent")
+            )
+            with open(fifo, "w") as search_may_answer:
+                search_may_answer.write("go\n")
+            treeitem(session, "worker, ok").click()
+            WebDriverWait(session, 30).until(lambda s: "The worker reported back." in answer_text(s))
+            details = session.find_element(By.CSS_SELECTOR, 'section[aria-label="Details of worker"]')
+            WebDriverWait(session, 20).until(lambda s: "taken, from the user" in details.get_attribute("textContent"))
+            text = details.get_attribute("textContent")
+            assert "Summary: nothing found." in text, text
+            assert not session.find_elements(By.XPATH, form), "a finished call has no steer box"
+            steered = treeitem(session, "worker, ok").get_attribute("textContent")
+            assert "steered" in steered, steered
+            searches = session.find_elements(By.CSS_SELECTOR, '[role="treeitem"][aria-label^="search,"]')
+            assert len(searches) == 1, "one search, then the summary"
+            screenshot(ARTIFACTS / "window-steer.png")
+    logs = list(tmp_path.rglob("sessions/*.jsonl"))
+    assert any('"type":"call_steered"' in log.read_text() for log in logs), logs
+
+
 def test_cancelling_a_running_call_lets_the_parent_finish(window):
     session, _ = window
     box = message_box(session)

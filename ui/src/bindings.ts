@@ -26,6 +26,11 @@ export const commands = {
 	cancelTurn: (turnId: string) => __TAURI_INVOKE<boolean>("cancel_turn", { turnId }),
 	/**  Cancels one call of a running turn with its subtree; its parent continues. */
 	cancelCall: (turnId: string, callId: string) => __TAURI_INVOKE<boolean>("cancel_call", { turnId, callId }),
+	/**
+	 *  Sends a message into a running call (`Steering` on its start says whether it
+	 *  can take one); its `call_steered` event follows when it takes it.
+	 */
+	steerCall: (turnId: string, callId: string, message: string) => typedError<null, AppError_Serialize>(__TAURI_INVOKE("steer_call", { turnId, callId, message })),
 	/**  Answers the approval request of a waiting call; false when none is waiting. */
 	resolveApproval: (turnId: string, callId: string, decision: ApprovalDecision) => __TAURI_INVOKE<boolean>("resolve_approval", { turnId, callId, decision }),
 	/**  The chat sessions, most recently used first. */
@@ -451,7 +456,9 @@ export type AppErrorKind =
  */
 "keyring" | 
 /**  A request the window made cannot be read (a date that is not YYYY-MM-DD). */
-"bad_request";
+"bad_request" | 
+/**  The call runs but cannot take a message (the message says why). */
+"not_steerable";
 
 /**  The one error shape the UI shows as it is. */
 export type AppError_Deserialize = {
@@ -967,7 +974,17 @@ tool_name?: string | null;
 /**  What the child was asked: `{request, context}` for a tool call. */
 input?: unknown | null; 
 /**  The tool names this call is offered, in the order sent to the model. */
-tools: string[]; model?: string | null } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data?: unknown | null } | 
+tools: string[]; model?: string | null; 
+/**  Whether a message can be sent into the call while it runs, and how. */
+steering?: Steering } | 
+/**
+ *  A message was sent into the running call (`steer_call`). `taken`: the call
+ *  took it in (an HTTP agent, as a user message before its next model step);
+ *  false when the call ended first and never saw it.
+ */
+{ type: "call_steered"; message: string; 
+/**  `user` (the app, a terminal). */
+by: string; taken: boolean } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data?: unknown | null } | 
 /**  The call's own usage and its subtree total changed (live, while it runs). */
 { type: "usage_updated"; usage: Usage; usage_total: Usage; 
 /**  Cost of `usage` at the agent's prices; null when it has none. */
@@ -1005,7 +1022,17 @@ tool_name: string | null;
 /**  What the child was asked: `{request, context}` for a tool call. */
 input: unknown | null; 
 /**  The tool names this call is offered, in the order sent to the model. */
-tools: string[]; model: string | null } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data: unknown | null } | 
+tools: string[]; model: string | null; 
+/**  Whether a message can be sent into the call while it runs, and how. */
+steering: Steering } | 
+/**
+ *  A message was sent into the running call (`steer_call`). `taken`: the call
+ *  took it in (an HTTP agent, as a user message before its next model step);
+ *  false when the call ended first and never saw it.
+ */
+{ type: "call_steered"; message: string; 
+/**  `user` (the app, a terminal). */
+by: string; taken: boolean } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data: unknown | null } | 
 /**  The call's own usage and its subtree total changed (live, while it runs). */
 { type: "usage_updated"; usage: Usage; usage_total: Usage; 
 /**  Cost of `usage` at the agent's prices; null when it has none. */
@@ -1675,6 +1702,20 @@ export type Severity = "error" | "warning";
  *  `true` (the bundled skill, the default), `false` (none), or a path to a SKILL.md.
  */
 export type SkillSetting = boolean | string;
+
+/**
+ *  Whether a running call can be steered: sent a message it takes in before it
+ *  ends.
+ */
+export type Steering = 
+/**
+ *  The dispatcher runs this call's model loop: a message is added as a user
+ *  message before its next model step (after the step streaming now, and the
+ *  delegates it waits for).
+ */
+{ way: "next_step" } | 
+/**  Not steerable, and why (the agent runs its own loop on a request given once). */
+{ way: "not"; why: string };
 
 export type TelemetryConfig = TelemetryConfig_Serialize | TelemetryConfig_Deserialize;
 

@@ -30,6 +30,7 @@ function script(message: string): Array<[string, string | null, string, number, 
     input: request ? { request } : null,
     tools: toolName ? [] : ["escalate", "agent_researcher", "agent_summariser", "agent_coder"],
     model: null,
+    steering: { way: "next_step" },
   });
   const asking = (toolName: string, request: string): Kind => ({
     type: "approval_requested",
@@ -225,6 +226,7 @@ async function replayBenchTurn(payload: Record<string, unknown>) {
         input: parentId ? { request: `work item ${calls[index][0]}` } : null,
         tools: [],
         model: null,
+        steering: { way: "next_step" },
       };
     }
     if (index < callCount + deltaCount) {
@@ -289,7 +291,17 @@ function storeSession(eventCount: number) {
       turn_id: turnId,
       event: { seq: ++seq, ts_ms: created + turn * 1000 + seq, ...head, ...kind },
     });
-    records.push(event({ type: "call_started", role: "turn", tool_name: null, input: null, tools: [], model: null }));
+    records.push(
+      event({
+        type: "call_started",
+        role: "turn",
+        tool_name: null,
+        input: null,
+        tools: [],
+        model: null,
+        steering: { way: "next_step" },
+      }),
+    );
     for (const word of words.slice(0, deltas)) records.push(event({ type: "text_delta", text: word }));
     records.push(event(done("ok", 40)));
     events += seq;
@@ -393,6 +405,7 @@ function mcpCall(request: string, asks: boolean): { turnId: string; done: Promis
       input: { request },
       tools: [],
       model: null,
+      steering: { way: "next_step" },
     });
     let status = "ok";
     if (asks) {
@@ -433,6 +446,8 @@ mockIPC(
         return true;
       case "cancel_call":
         return true;
+      case "steer_call":
+        return null;
       case "plugin:window|set_title":
         window.__windowTitles.push(payload.value as string);
         return null;

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use specta::Type;
 use switchboard_core::sessions::report::{day_start_ms, DelegationReport, ReportRange};
 use switchboard_core::sessions::{rerun, Rerun, RerunOutcome, SessionLog, SessionSummary, SessionTurn};
-use switchboard_core::{ApprovalDecision, ApprovalPolicy, CallEvent, TurnOutcome};
+use switchboard_core::{ApprovalDecision, ApprovalPolicy, CallEvent, SteerRefusal, TurnOutcome};
 use switchboard_otel::Telemetry;
 use tauri::ipc::Channel;
 use tauri::State;
@@ -233,6 +233,26 @@ pub(crate) fn answer_input(
     answer: Option<String>,
 ) -> bool {
     state.sessions.answer_input(&turn_id, &call_id, answer)
+}
+
+/// Sends a message into a running call (`Steering` on its start says whether it
+/// can take one); its `call_steered` event follows when it takes it.
+#[tauri::command]
+#[specta::specta]
+pub(crate) fn steer_call(
+    state: State<'_, AppState>,
+    turn_id: String,
+    call_id: String,
+    message: String,
+) -> Result<(), AppError> {
+    state.sessions.steer_call(&turn_id, &call_id, &message, "user").map_err(|refusal| {
+        let kind = match &refusal {
+            SteerRefusal::NotRunning => AppErrorKind::NotFound,
+            SteerRefusal::NotSteerable(_) => AppErrorKind::NotSteerable,
+            SteerRefusal::BadMessage(_) => AppErrorKind::BadRequest,
+        };
+        AppError::new(kind, refusal.to_string())
+    })
 }
 
 /// Cancels one call of a running turn with its subtree; its parent continues.

@@ -138,6 +138,7 @@ describe("the tree store's fold", () => {
     input: null,
     tools: [],
     model: null,
+    steering: { way: "next_step" },
   } as CallEvent;
 
   it("folds a backlog over several frames within its budget, in order, and all of it on flush", async () => {

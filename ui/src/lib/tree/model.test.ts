@@ -263,3 +263,41 @@ describe("parseCallInput", () => {
     expect(tree.nodes.get("c2")?.input).toEqual({ ...none, request: "Summarise" });
   });
 });
+
+describe("steering", () => {
+  it("keeps how a call can be steered and the messages sent into it, taken or not", () => {
+    const tree = emptyTree();
+    applyEvent(tree, event("s1", null, "boss", 0, { ...started("turn"), steering: { way: "next_step" } }));
+    applyEvent(
+      tree,
+      event("s2", "s1", "coder", 1, {
+        ...started("tool", "agent_coder"),
+        steering: { way: "not", why: "it runs its own loop" },
+      }),
+    );
+    applyEvent(tree, event("s1", null, "boss", 0, { type: "text_delta", text: "Looking." }));
+    applyEvent(
+      tree,
+      event("s1", null, "boss", 0, { type: "call_steered", message: "stop and summarise", by: "user", taken: true }),
+    );
+    applyEvent(tree, event("s1", null, "boss", 0, { type: "text_delta", text: "Summary." }));
+    applyEvent(
+      tree,
+      event("s1", null, "boss", 0, { type: "call_steered", message: "one more", by: "user", taken: false }),
+    );
+    const boss = tree.nodes.get("s1")!;
+    expect(boss.steering).toEqual({ way: "next_step" });
+    expect(boss.steers.map(({ message, taken }) => [message, taken])).toEqual([
+      ["stop and summarise", true],
+      ["one more", false],
+    ]);
+    expect(boss.text).toBe("Looking.\n\nSummary.");
+    expect(tree.nodes.get("s2")!.steering).toEqual({ way: "not", why: "it runs its own loop" });
+  });
+
+  it("reads a call logged before steering existed as not steerable", () => {
+    const tree = emptyTree();
+    applyEvent(tree, event("o1", null, "old", 0, started("turn")));
+    expect(tree.nodes.get("o1")!.steering.way).toBe("not");
+  });
+});

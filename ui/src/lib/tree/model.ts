@@ -10,6 +10,7 @@ import type {
   CallError,
   CallRole,
   CallStatus,
+  Steering,
   Usage,
 } from "../../bindings";
 
@@ -56,9 +57,24 @@ export interface CallNode {
   /** A remote agent's endpoint (an MCP server or an A2A agent), from its runner's first progress line. */
   remote: string | null;
   children: string[];
+  /** Whether a message can be sent into the call while it runs, or why not. */
+  steering: Steering;
+  /** Messages sent into the call, in the order it reported them. */
+  steers: SteerNote[];
   /** Its model's step ended in tool calls since its last text: the next text is a new paragraph. */
   stepEnded: boolean;
 }
+
+/** A message sent into a running call: taken before a model step, or not (the call ended first). */
+export interface SteerNote {
+  message: string;
+  by: string;
+  taken: boolean;
+  atMs: number;
+}
+
+/** What a call logged before steering existed reads as (the core's default). */
+const UNKNOWN_STEERING: Steering = { way: "not", why: "this call was logged before calls could be steered" };
 
 /**
  * What a call was asked, parsed once from the untyped `input` of `call_started`:
@@ -153,6 +169,8 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       answered: null,
       remote: null,
       children: [],
+      steering: event.steering ?? UNKNOWN_STEERING,
+      steers: [],
       stepEnded: false,
     };
     tree.nodes.set(node.callId, node);
@@ -195,6 +213,11 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       break;
     case "escalated":
       node.escalatedTo = event.to;
+      break;
+    case "call_steered":
+      node.steers.push({ message: event.message, by: event.by, taken: event.taken, atMs: event.ts_ms });
+      // What the model says next answers the message: a new paragraph.
+      if (event.taken) node.stepEnded = true;
       break;
     case "approval_requested":
       setStatus(tree, node, "waiting");

@@ -146,6 +146,12 @@ class TreeStore {
     return result.data ? `Saved to ${result.data}` : null;
   }
 
+  /** Sends a message into a running call: null when it was sent, else why not (the call reports it when it takes it). */
+  async steerCall(turnId: string, callId: string, message: string): Promise<string | null> {
+    const result = await commands.steerCall(turnId, callId, message);
+    return result.status === "error" ? result.error.message : null;
+  }
+
   async cancelCall(turnId: string, callId: string): Promise<boolean> {
     return commands.cancelCall(turnId, callId);
   }

@@ -18,6 +18,7 @@ function tree(calls: Array<[string, string | null, string, string, number, numbe
       input: null,
       tools: [],
       model: null,
+      steering: { way: "next_step" },
     } as CallEvent);
     const usage = { input_tokens: tokens, output_tokens: 0, total_tokens: tokens };
     applyEvent(built, {
