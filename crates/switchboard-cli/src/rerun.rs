@@ -52,7 +52,7 @@ pub(crate) fn rerun(path: &Path, data_dir: &Path, arguments: RerunArgs) -> Resul
                 stopping.cancel_turn(&turn_id);
             }
         });
-        chats.rerun_call(&dispatcher, rerun, policy, |_| {}).await
+        chats.rerun_call(&dispatcher, rerun, policy, |_| {}, |_| {}).await
     });
     registry.shutdown();
     let outcome = outcome?;

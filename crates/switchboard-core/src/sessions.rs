@@ -12,7 +12,7 @@ pub mod rerun;
 mod store;
 
 pub use chat::{
-    default_data_dir, ChatSessions, OutsideTurn, Rerun, RerunOutcome, SessionTurn, DATA_DIR_ENV, NOTE_BYTES,
+    default_data_dir, ChatSessions, OutsideTurn, Rerun, RerunBegun, RerunOutcome, SessionTurn, DATA_DIR_ENV, NOTE_BYTES,
 };
 pub use store::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
 

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use switchboard_core::sessions::report::{day_start_ms, DelegationReport, ReportRange};
-use switchboard_core::sessions::{rerun, Rerun, RerunOutcome, SessionLog, SessionSummary, SessionTurn};
+use switchboard_core::sessions::{Rerun, RerunBegun, RerunOutcome, SessionLog, SessionSummary, SessionTurn};
 use switchboard_core::{ApprovalDecision, ApprovalPolicy, CallEvent, SteerRefusal, TurnOutcome};
 use switchboard_otel::Telemetry;
 use tauri::ipc::Channel;
@@ -98,19 +98,15 @@ pub(crate) async fn rerun_call(
     of_call: String,
     request: Option<String>,
 ) -> Result<RerunOutcome, AppError> {
-    let log = state.sessions.load(&session_id)?;
-    let Some(original) = rerun::logged_call(&log, Some(&of_turn), &of_call) else {
-        return Err(AppError::from(switchboard_core::sessions::SessionError::NoCall {
-            session: session_id,
-            turn: Some(of_turn),
-            call: of_call,
-        }));
-    };
     let emit = state.emit_outside.clone();
     let update =
         |update: OutsideUpdate| OutsideCall { session_id: session_id.clone(), turn_id: turn_id.clone(), update };
-    let line = rerun::rerun_line(&original.summary, request.as_deref().unwrap_or(&original.request));
-    emit(update(OutsideUpdate::Started { line, agent: original.summary.agent.clone() }));
+    // Once the core has read the call back and logged the turn, the window shows it.
+    let mut begun: Option<String> = None;
+    let on_begin = |started: &RerunBegun| {
+        begun = Some(started.agent.clone());
+        emit(update(OutsideUpdate::Started { line: started.line.clone(), agent: started.agent.clone() }));
+    };
     let (events, of_events) = (emit.clone(), (session_id.clone(), turn_id.clone()));
     let show = move |event: CallEvent| {
         events(OutsideCall {
@@ -129,12 +125,15 @@ pub(crate) async fn rerun_call(
         request,
         context: None,
     };
-    let outcome = state.sessions.rerun_call(dispatcher, rerun, ApprovalPolicy::Ask, show).await;
-    let (status, text) = match &outcome {
-        Ok(outcome) => (outcome.rerun.status, outcome.rerun.text.clone()),
-        Err(error) => (switchboard_core::CallStatus::Error, error.to_string()),
-    };
-    emit(update(OutsideUpdate::Finished { status, text, answered_by: original.summary.agent.clone() }));
+    let outcome = state.sessions.rerun_call(dispatcher, rerun, ApprovalPolicy::Ask, on_begin, show).await;
+    // A call that could not be read back never began: nothing to finish.
+    if let Some(agent) = begun {
+        let (status, text) = match &outcome {
+            Ok(outcome) => (outcome.rerun.status, outcome.rerun.text.clone()),
+            Err(error) => (switchboard_core::CallStatus::Error, error.to_string()),
+        };
+        emit(update(OutsideUpdate::Finished { status, text, answered_by: agent }));
+    }
     Ok(outcome?)
 }
 

@@ -61,6 +61,14 @@ pub struct RerunOutcome {
     pub rerun: super::rerun::CallSummary,
 }
 
+/// A re-run that has begun: logged as a turn, before its call runs; what a shell
+/// shows first (the turn's line, the agent that answers it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RerunBegun {
+    pub line: String,
+    pub agent: String,
+}
+
 /// A call made from outside the chat (an MCP client's tool call), kept as a turn
 /// of a session so a window shows it like any other turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +122,7 @@ impl ChatSessions {
         dispatcher: &Dispatcher,
         rerun: Rerun,
         policy: ApprovalPolicy,
+        on_begin: impl FnOnce(&RerunBegun),
         on_event: impl Fn(CallEvent) + Send + Sync + 'static,
     ) -> Result<RerunOutcome, SessionError> {
         let log = self.store.load(&rerun.session_id)?;
@@ -129,6 +138,7 @@ impl ChatSessions {
         let control = TurnControl::new(policy, self.engine_session(&rerun.session_id)?);
         let line = super::rerun::rerun_line(&original.summary, &request);
         self.begin(&rerun.session_id, &rerun.turn_id, &line, Some(agent.clone()), &control)?;
+        on_begin(&RerunBegun { line, agent: agent.clone() });
         self.store.append(
             &rerun.session_id,
             &SessionRecord::Rerun {

@@ -384,7 +384,14 @@ async fn a_logged_call_runs_again_beside_the_first_under_the_same_rules() {
         request: Some("sum it up in one word".into()),
         context: None,
     };
-    let outcome = chats.rerun_call(&dispatcher, again, ApprovalPolicy::ApproveAll, |_| {}).await.unwrap();
+    let mut begun = None;
+    let outcome = chats
+        .rerun_call(&dispatcher, again, ApprovalPolicy::ApproveAll, |started| begun = Some(started.clone()), |_| {})
+        .await
+        .unwrap();
+    let begun = begun.expect("the shell is told the re-run began");
+    assert_eq!(begun.agent, outcome.original.agent);
+    assert!(begun.line.starts_with("Run again:"), "{}", begun.line);
     assert_eq!((outcome.original.turn_id.as_str(), outcome.original.agent.as_str()), ("t1", "worker"));
     assert_eq!((outcome.original.text.as_str(), outcome.rerun.text.as_str()), ("a long rambling summary", "short"));
     assert_eq!((outcome.original.status, outcome.rerun.status), (CallStatus::Ok, CallStatus::Ok));
@@ -422,7 +429,7 @@ async fn a_logged_call_runs_again_beside_the_first_under_the_same_rules() {
             context: None,
         }
     };
-    let outcome = chats.rerun_call(&dispatcher, denied, ApprovalPolicy::ApproveAll, |_| {}).await.unwrap();
+    let outcome = chats.rerun_call(&dispatcher, denied, ApprovalPolicy::ApproveAll, |_| {}, |_| {}).await.unwrap();
     assert_eq!(outcome.rerun.status, CallStatus::Denied);
     let missing = Rerun {
         turn_id: "t4".into(),
@@ -432,6 +439,9 @@ async fn a_logged_call_runs_again_beside_the_first_under_the_same_rules() {
         context: None,
         session_id: session.id.clone(),
     };
-    let error = chats.rerun_call(&dispatcher, missing, ApprovalPolicy::ApproveAll, |_| {}).await.unwrap_err();
+    let mut begun = false;
+    let error =
+        chats.rerun_call(&dispatcher, missing, ApprovalPolicy::ApproveAll, |_| begun = true, |_| {}).await.unwrap_err();
+    assert!(!begun, "a call that is not in the log never begins");
     assert!(matches!(error, SessionError::NoCall { .. }), "{error}");
 }
