@@ -153,10 +153,10 @@ fn an_invalid_byte_keeps_its_line_damage_is_named_and_newer_records_are_not_dama
         b"{\"type\":\"user_message\",\"turn_id\":\"t1\",\"text\":\"caf\xe9 question\",\"agent\":null,\"ts_ms\":200}\n",
     );
     bytes.extend_from_slice(b"{\"type\":\"user_mess\n");
-    bytes.extend_from_slice(b"{\"type\":\"call_steered\",\"turn_id\":\"t1\",\"by\":\"user\"}\n");
+    bytes.extend_from_slice(b"{\"type\":\"call_forked\",\"turn_id\":\"t1\",\"by\":\"user\"}\n");
     bytes.extend_from_slice(b"not json at all\n");
     // Line 6: an event of a kind a newer version has.
-    bytes.extend_from_slice(b"{\"type\":\"event\",\"turn_id\":\"t1\",\"event\":{\"seq\":1,\"ts_ms\":1,\"call_id\":\"c1\",\"parent_id\":null,\"agent\":\"a\",\"depth\":0,\"type\":\"call_steered\",\"by\":\"user\"}}\n");
+    bytes.extend_from_slice(b"{\"type\":\"event\",\"turn_id\":\"t1\",\"event\":{\"seq\":1,\"ts_ms\":1,\"call_id\":\"c1\",\"parent_id\":null,\"agent\":\"a\",\"depth\":0,\"type\":\"call_forked\",\"by\":\"user\"}}\n");
     std::fs::write(&path, bytes).unwrap();
     let log = SessionStore::open(folder.path()).unwrap().load("mixed").unwrap();
     let texts: Vec<&str> = log
