@@ -29,7 +29,7 @@ describe("SteerBox", () => {
     const steer = vi.spyOn(treeStore, "steerCall").mockResolvedValue(null);
     const node = start("st1", "w1", { way: "next_step" });
     const view = render(SteerBox, { turnId: "st1", node });
-    const box = screen.getByLabelText("Message to worker");
+    const box = screen.getByLabelText("Tell worker");
     await fireEvent.input(box, { target: { value: "  stop and summarise " } });
     await fireEvent.keyDown(box, { key: "Enter" });
     await vi.waitFor(() => expect(screen.getByText(/sent, waiting for its next step/)).toBeTruthy());
@@ -60,7 +60,7 @@ describe("SteerBox", () => {
     const steer = vi.spyOn(treeStore, "steerCall").mockResolvedValue("that call is not running");
     const node = start("st2", "w2", { way: "next_step" });
     render(SteerBox, { turnId: "st2", node });
-    await fireEvent.input(screen.getByLabelText("Message to worker"), { target: { value: "change course" } });
+    await fireEvent.input(screen.getByLabelText("Tell worker"), { target: { value: "change course" } });
     await fireEvent.click(screen.getByRole("button", { name: "Send" }));
     await vi.waitFor(() => expect(screen.getByRole("alert").textContent).toBe("Not sent: that call is not running"));
     expect(screen.queryByText(/waiting for its next step/)).toBeNull();
