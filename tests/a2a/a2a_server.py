@@ -6,9 +6,20 @@ script), for Switchboard's `a2a` provider tests. The message decides:
   "fail"   raises (the task fails)
   "quiet"  says it works, then nothing for a minute (to be timed out; the cancel is logged)
   "quick"  one artifact and completed at once (the benchmark's trivial call)
+  "dig"    streams chunks for minutes, reading the messages sent on its task
+           meanwhile: one that says "stop and summarise" ends it with a summary
+  "busy"   streams chunks until a message arrives on its task (the handler saw
+           it; the default handler keeps it for after this one), then completes
   else     a working status, four artifact chunks, completed
+A message on a task that is working is a steer: logged, acknowledged with a
+working status, and handed to the running execution; its own execution then waits
+for the task to end (the legacy handler closes a task's event queue when any of
+its executions returns).
 
 Env: PORT, STREAMING=0 (the card says it does not stream: clients poll),
+     HANDLER=legacy (the SDK's LegacyRequestHandler, which runs a message on a
+     working task at once, beside the running one, as 0.3 servers and the JS SDK
+     do; the default handler runs messages on a task one after another),
      ONLY_V03=1 (the card offers A2A 0.3 only, served by the SDK's compatibility mode),
      A2A_TOKEN (require `Authorization: Bearer $A2A_TOKEN`), A2A_LOG (executor log).
 """
@@ -19,7 +30,7 @@ import os
 import uvicorn
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.request_handlers import DefaultRequestHandler, LegacyRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part, Task, TaskState, TaskStatus
@@ -41,9 +52,51 @@ def log(line: str) -> None:
             handle.write(line + "\n")
 
 
+# Messages sent on a working task, by task id, for its running execution; and
+# whether that execution has ended.
+STEERS: dict[str, asyncio.Queue] = {}
+ENDED: dict[str, asyncio.Event] = {}
+# Tasks a message was sent on (as the request handler received it).
+SENT_ON: set[str] = set()
+
+
+async def dig(context: RequestContext, updater: TaskUpdater) -> None:
+    """Streams chunks until a message on the task says to stop and summarise."""
+    steers = STEERS.setdefault(context.task_id, asyncio.Queue())
+    log(f"execute {context.task_id}")
+    try:
+        await read_and_dig(steers, updater)
+    finally:
+        ENDED.setdefault(context.task_id, asyncio.Event()).set()
+
+
+async def read_and_dig(steers: asyncio.Queue, updater: TaskUpdater) -> None:
+    for index in range(6000):
+        while not steers.empty():
+            steer = steers.get_nowait()
+            if "stop and summarise" in steer:
+                summary = f"Summary: {index} chunks read, then stopped as asked."
+                await updater.add_artifact(parts=[Part(text=summary)], artifact_id="summary", name="summary")
+                await updater.complete()
+                return
+        await updater.add_artifact(
+            parts=[Part(text=f"chunk{index} ")], artifact_id="answer", name="answer", append=index > 0
+        )
+        await asyncio.sleep(0.05)
+    await updater.complete()
+
+
 class Scripted(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         text = context.get_user_input()
+        working = context.current_task is not None and context.current_task.status.state == TaskState.TASK_STATE_WORKING
+        if working:
+            log(f"steered {context.task_id} {text}")
+            STEERS.setdefault(context.task_id, asyncio.Queue()).put_nowait(text)
+            updater = TaskUpdater(event_queue=event_queue, task_id=context.task_id, context_id=context.context_id)
+            await updater.start_work(message=updater.new_agent_message(parts=[Part(text="taking the new message")]))
+            await ENDED.setdefault(context.task_id, asyncio.Event()).wait()
+            return
         if context.current_task is None:
             await event_queue.enqueue_event(
                 Task(
@@ -76,6 +129,19 @@ class Scripted(AgentExecutor):
         if "quiet" in text:
             log(f"execute {context.task_id}")
             await asyncio.sleep(60)
+            await updater.complete()
+            return
+        if "dig" in text:
+            await dig(context, updater)
+            return
+        if "busy" in text:
+            index = 0
+            while context.task_id not in SENT_ON:
+                await updater.add_artifact(
+                    parts=[Part(text=f"chunk{index} ")], artifact_id="answer", name="answer", append=index > 0
+                )
+                index += 1
+                await asyncio.sleep(0.05)
             await updater.complete()
             return
         slow = "slow" in text
@@ -128,7 +194,19 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-handler = DefaultRequestHandler(agent_executor=Scripted(), task_store=InMemoryTaskStore(), agent_card=card)
+Handler = LegacyRequestHandler if os.environ.get("HANDLER") == "legacy" else DefaultRequestHandler
+
+
+class Noting(Handler):
+    """Notes the task each message is sent on, then handles it as the SDK does."""
+
+    async def on_message_send(self, params, context):
+        if params.message.task_id:
+            SENT_ON.add(params.message.task_id)
+        return await super().on_message_send(params, context)
+
+
+handler = Noting(agent_executor=Scripted(), task_store=InMemoryTaskStore(), agent_card=card)
 routes = create_agent_card_routes(agent_card=card) + create_jsonrpc_routes(
     handler, rpc_url="/a2a", enable_v0_3_compat=ONLY_V03
 )

@@ -283,3 +283,79 @@ def test_with_no_one_to_answer_the_question_is_declined_and_the_task_cancelled(a
     assert "the task needs input that was not given: Which river?" in events[-1]["error"]["message"]
     # The CLI waits for its CancelTask requests before it exits (finish_pending_cancels).
     assert "cancel " in (tmp_path / "a2a.log").read_text(), "the remote task was cancelled"
+
+
+@pytest.mark.parametrize("streaming", ["1", "0"])
+def test_a_running_task_is_steered_from_the_terminal_with_a_message_on_the_task(agent, tmp_path, streaming):
+    """A line typed while the call runs goes to the remote task as a message on it
+    (its id and context), streamed or polled: the agent, which reads messages on its
+    task as it works, stops and summarises; the call reports the message as taken.
+    The server is the SDK's LegacyRequestHandler, which runs a message on a working
+    task at once."""
+    url = agent(HANDLER="legacy", STREAMING=streaming)
+    config = config_for(tmp_path, url)
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        command(config, tmp_path, "ask", "--agent", "scout", "--events", "jsonl", "dig into the Thames"),
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        text=True,
+        env=environment_for(tmp_path),
+    )
+    os.close(terminal)
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if sum('"text_delta"' in seen for seen in lines) == 3:
+            break
+    os.write(controller, b"stop and summarise\n")
+    rest, _ = process.communicate(timeout=WAIT)
+    os.close(controller)
+    assert process.returncode == 0, rest
+    events = jsonl("".join(lines) + rest)
+    steered = [event for event in events if event["type"] == "call_steered"]
+    assert steered == [dict(steered[0], message="stop and summarise", by="user", taken=True)], steered
+    assert "why" not in steered[0]
+    started = next(event for event in events if event["type"] == "call_started")
+    assert started["steering"] == {"way": "on_task"}
+    finished = events[-1]
+    assert finished["type"] == "call_finished" and finished["status"] == "ok", finished
+    assert "then stopped as asked." in finished["result"], finished["result"][-200:]
+    assert finished["result"].startswith("chunk0 chunk1 chunk2 ")
+    log = (tmp_path / "a2a.log").read_text()
+    task = next(line.split()[1] for line in log.splitlines() if line.startswith("execute "))
+    assert f"steered {task} stop and summarise" in log, "the message went on the same task"
+
+
+def test_a_message_the_task_ends_without_reading_is_reported_as_not_taken(agent, tmp_path):
+    """The SDK's default handler runs messages on a task one after another: a task
+    that completes first never reads the message, and the call says so, and why.
+    (The agent works until the message reaches its server, then completes.)"""
+    url = agent()
+    config = config_for(tmp_path, url)
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        command(config, tmp_path, "ask", "--agent", "scout", "--events", "jsonl", "busy with the Thames"),
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        text=True,
+        env=environment_for(tmp_path),
+    )
+    os.close(terminal)
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if '"text_delta"' in line:
+            break
+    os.write(controller, b"also the otters\n")
+    rest, _ = process.communicate(timeout=WAIT)
+    os.close(controller)
+    assert process.returncode == 0, rest
+    events = jsonl("".join(lines) + rest)
+    steered = [event for event in events if event["type"] == "call_steered"]
+    assert len(steered) == 1 and steered[0]["message"] == "also the otters", steered
+    assert steered[0]["taken"] is False and steered[0]["why"] == "the task had ended (completed)", steered
+    assert events[-1]["status"] == "ok" and events[-1]["result"].startswith("chunk0 ")
+    assert "steered" not in (tmp_path / "a2a.log").read_text()

@@ -979,12 +979,15 @@ tools: string[]; model?: string | null;
 steering?: Steering } | 
 /**
  *  A message was sent into the running call (`steer_call`). `taken`: the call
- *  took it in (an HTTP agent, as a user message before its next model step);
- *  false when the call ended first and never saw it.
+ *  took it in (an HTTP agent, as a user message before its next model step; an
+ *  A2A agent accepted it on its task); false when the call ended first and
+ *  never saw it, or the remote agent refused it (`why`).
  */
 { type: "call_steered"; message: string; 
 /**  `user` (the app, a terminal). */
-by: string; taken: boolean } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data?: unknown | null } | 
+by: string; taken: boolean; 
+/**  Why a message was not taken, when more is known than that the call ended. */
+why?: string | null } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data?: unknown | null } | 
 /**  The call's own usage and its subtree total changed (live, while it runs). */
 { type: "usage_updated"; usage: Usage; usage_total: Usage; 
 /**  Cost of `usage` at the agent's prices; null when it has none. */
@@ -1027,12 +1030,15 @@ tools: string[]; model: string | null;
 steering: Steering } | 
 /**
  *  A message was sent into the running call (`steer_call`). `taken`: the call
- *  took it in (an HTTP agent, as a user message before its next model step);
- *  false when the call ended first and never saw it.
+ *  took it in (an HTTP agent, as a user message before its next model step; an
+ *  A2A agent accepted it on its task); false when the call ended first and
+ *  never saw it, or the remote agent refused it (`why`).
  */
 { type: "call_steered"; message: string; 
 /**  `user` (the app, a terminal). */
-by: string; taken: boolean } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data: unknown | null } | 
+by: string; taken: boolean; 
+/**  Why a message was not taken, when more is known than that the call ended. */
+why?: string } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data: unknown | null } | 
 /**  The call's own usage and its subtree total changed (live, while it runs). */
 { type: "usage_updated"; usage: Usage; usage_total: Usage; 
 /**  Cost of `usage` at the agent's prices; null when it has none. */
@@ -1714,6 +1720,13 @@ export type Steering =
  *  delegates it waits for).
  */
 { way: "next_step" } | 
+/**
+ *  A remote agent's task (A2A): a message is sent at once as a message on the
+ *  task, which the agent reads when it chooses (Google's A2A server passes it to
+ *  its model at once; an `a2a-sdk` agent runs messages on a task one after
+ *  another, so one that finishes first never reads it).
+ */
+{ way: "on_task" } | 
 /**  Not steerable, and why (the agent runs its own loop on a request given once). */
 { way: "not"; why: string };
 

@@ -214,11 +214,14 @@ impl Printer {
                     EventKind::ToolProgress { message, .. } => {
                         line!(out, "{indent}  … {}: {message}", event.agent);
                     }
-                    EventKind::CallSteered { message, by, taken: true } => {
+                    EventKind::CallSteered { message, by, taken: true, .. } => {
                         line!(out, "{indent}  ↪ {} was steered by the {by}: {message}", event.agent);
                     }
-                    EventKind::CallSteered { message, by, taken: false } => {
+                    EventKind::CallSteered { message, by, taken: false, why: None } => {
                         line!(out, "{indent}  ✗ {} ended before it took the {by}'s message: {message}", event.agent);
+                    }
+                    EventKind::CallSteered { message, by, taken: false, why: Some(why) } => {
+                        line!(out, "{indent}  ✗ {} did not take the {by}'s message ({why}): {message}", event.agent);
                     }
                     EventKind::Escalated { from, to, .. } => {
                         line!(out, "{indent}⇢ {from} escalated to {to}");
@@ -290,7 +293,9 @@ impl RunningCalls {
         match agent {
             Some(agent) => latest(self.0.iter().rev().find(|(_, name, _)| name == agent)),
             None => {
-                latest(self.0.iter().rev().find(|(.., steering)| *steering == Steering::NextStep).or(self.0.last()))
+                let steerable =
+                    |(.., steering): &&(String, String, Steering)| !matches!(steering, Steering::Not { .. });
+                latest(self.0.iter().rev().find(steerable).or(self.0.last()))
             }
         }
     }

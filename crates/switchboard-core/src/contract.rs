@@ -5,6 +5,8 @@
 //! every runner family import this floor; it imports only the config and the
 //! event types.
 
+use std::sync::{Arc, Mutex};
+
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -82,6 +84,46 @@ impl ToolCall {
     }
 }
 
+/// A message sent into a running call, waiting for it to take it in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SteerMessage {
+    pub message: String,
+    pub by: String,
+}
+
+/// Messages sent into one running call, in the order sent, and a wake-up for a
+/// runner that delivers them itself while its step runs (`Steering::OnTask`).
+#[derive(Debug, Default)]
+pub struct SteerQueue {
+    messages: Mutex<Vec<SteerMessage>>,
+    arrived: tokio::sync::Notify,
+}
+
+impl SteerQueue {
+    pub(crate) fn push(&self, message: SteerMessage) {
+        self.messages.lock().unwrap().push(message);
+        // A permit is kept when no one waits: a message is never missed.
+        self.arrived.notify_one();
+    }
+
+    /// Every message waiting, oldest first; the queue is empty after.
+    pub(crate) fn take(&self) -> Vec<SteerMessage> {
+        std::mem::take(&mut *self.messages.lock().unwrap())
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.messages.lock().unwrap().is_empty()
+    }
+
+    /// Returns once a message was sent since the last wait (at once if one was).
+    pub(crate) async fn arrived(&self) {
+        self.arrived.notified().await;
+    }
+}
+
+/// A running call's queue, shared by the turn's control and the call.
+pub type SteerInbox = Arc<SteerQueue>;
+
 /// The input of one call to an agent's backend.
 #[derive(Debug, Clone, Default)]
 pub struct ModelRequest {
@@ -95,6 +137,9 @@ pub struct ModelRequest {
     /// A delegate's structured `context` as its caller gave it (it is also in
     /// `messages`, labelled), for a runner that can pass it on as data.
     pub context: Option<Value>,
+    /// Messages sent into the running call, for a runner that delivers them itself
+    /// while its step runs (`Steering::OnTask`); reported with `ModelDelta::Steered`.
+    pub steers: Option<SteerInbox>,
 }
 
 impl ModelRequest {
@@ -139,6 +184,14 @@ pub enum ModelDelta {
     InputRequired {
         question: String,
         answer: AnswerSlot,
+    },
+    /// A message from `ModelRequest::steers` was delivered (`taken`), or refused
+    /// by the remote agent, and why.
+    Steered {
+        message: String,
+        by: String,
+        taken: bool,
+        why: Option<String>,
     },
 }
 

@@ -266,13 +266,17 @@ pub enum EventKind {
         steering: Steering,
     },
     /// A message was sent into the running call (`steer_call`). `taken`: the call
-    /// took it in (an HTTP agent, as a user message before its next model step);
-    /// false when the call ended first and never saw it.
+    /// took it in (an HTTP agent, as a user message before its next model step; an
+    /// A2A agent accepted it on its task); false when the call ended first and
+    /// never saw it, or the remote agent refused it (`why`).
     CallSteered {
         message: String,
         /// `user` (the app, a terminal).
         by: String,
         taken: bool,
+        /// Why a message was not taken, when more is known than that the call ended.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        why: Option<String>,
     },
     TextDelta {
         text: String,
@@ -349,6 +353,11 @@ pub enum Steering {
     /// message before its next model step (after the step streaming now, and the
     /// delegates it waits for).
     NextStep,
+    /// A remote agent's task (A2A): a message is sent at once as a message on the
+    /// task, which the agent reads when it chooses (Google's A2A server passes it to
+    /// its model at once; an `a2a-sdk` agent runs messages on a task one after
+    /// another, so one that finishes first never reads it).
+    OnTask,
     /// Not steerable, and why (the agent runs its own loop on a request given once).
     Not { why: String },
 }

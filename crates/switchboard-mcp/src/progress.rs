@@ -33,11 +33,14 @@ pub fn describe(event: &CallEvent) -> Option<String> {
         EventKind::InputAnswered { answer: Some(_), by } => Some(format!("{agent}: answered by {by}")),
         EventKind::InputAnswered { answer: None, by } => Some(format!("{agent}: the question was declined by {by}")),
         EventKind::Escalated { from, to, .. } => Some(format!("{from} handed the turn to {to}")),
-        EventKind::CallSteered { message, by, taken: true } => {
+        EventKind::CallSteered { message, by, taken: true, .. } => {
             Some(format!("{agent} was steered by the {by}: {message}"))
         }
-        EventKind::CallSteered { by, taken: false, .. } => {
+        EventKind::CallSteered { by, taken: false, why: None, .. } => {
             Some(format!("{agent} ended before it took the {by}'s message"))
+        }
+        EventKind::CallSteered { by, taken: false, why: Some(why), .. } => {
+            Some(format!("{agent} did not take the {by}'s message: {why}"))
         }
         EventKind::CallFinished { status, usage_total, error, .. } => {
             let tokens = usage_total.map(|usage| format!(", {} tokens", usage.total_tokens)).unwrap_or_default();

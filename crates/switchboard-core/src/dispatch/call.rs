@@ -130,8 +130,9 @@ pub(super) fn run_call(turn: Arc<Turn>, mut spec: CallSpec) -> BoxFuture<'static
         let outcome = within_timeout(spec.limits.timeout_secs, &spec.cancel, work).await;
         turn.control.unregister(&spec.header.call_id);
         // Sent, but the call ended before it took them in: reported, not lost.
-        for steer in inbox.map(|inbox| std::mem::take(&mut *inbox.lock().unwrap())).unwrap_or_default() {
-            turn.emit(&spec.header, EventKind::CallSteered { message: steer.message, by: steer.by, taken: false });
+        for steer in inbox.map(|inbox| inbox.take()).unwrap_or_default() {
+            let kind = EventKind::CallSteered { message: steer.message, by: steer.by, taken: false, why: None };
+            turn.emit(&spec.header, kind);
         }
         if let Some(caller) = &spec.keep_conversation {
             if outcome.status == CallStatus::Ok {

@@ -9,21 +9,11 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::contract::{AnswerSlot, Message};
+use crate::contract::{AnswerSlot, Message, SteerInbox, SteerMessage};
 use crate::event::{ApprovalDecision, Steering};
 
 /// The longest message a call can be steered with, in bytes.
 pub const MAX_STEER_BYTES: usize = 16 * 1024;
-
-/// A message sent into a running call, waiting for it to take it in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SteerMessage {
-    pub message: String,
-    pub by: String,
-}
-
-/// Messages sent into one running call, in the order sent.
-pub(crate) type SteerInbox = Arc<Mutex<Vec<SteerMessage>>>;
 
 /// Why `steer_call` did not send a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,7 +224,7 @@ impl TurnControl {
             None => Err(SteerRefusal::NotRunning),
             Some(SteerPort::Not(why)) => Err(SteerRefusal::NotSteerable(why.clone())),
             Some(SteerPort::Inbox(inbox)) => {
-                inbox.lock().unwrap().push(SteerMessage { message: message.to_string(), by: by.to_string() });
+                inbox.push(SteerMessage { message: message.to_string(), by: by.to_string() });
                 Ok(())
             }
         }
@@ -243,7 +233,7 @@ impl TurnControl {
     pub(crate) fn register(&self, call_id: &str, token: CancellationToken, steering: &Steering) -> Option<SteerInbox> {
         self.calls.lock().unwrap().insert(call_id.to_string(), token);
         let (port, inbox) = match steering {
-            Steering::NextStep => {
+            Steering::NextStep | Steering::OnTask => {
                 let inbox = SteerInbox::default();
                 (SteerPort::Inbox(inbox.clone()), Some(inbox))
             }

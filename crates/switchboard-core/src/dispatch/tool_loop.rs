@@ -10,14 +10,14 @@ use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::contract::{AnswerSlot, Message, ModelDelta, ModelReply, ModelRequest, Runner, ToolCall};
-use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind};
+use crate::contract::{AnswerSlot, Message, ModelDelta, ModelReply, ModelRequest, Runner, SteerInbox, ToolCall};
+use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind, Steering};
 use crate::tools::{OfferedTool, Standing, ESCALATE};
 
 use super::admit::Caller;
 use super::admit::{delegation_from_tool_call, narrowing_refusal};
 use super::call::{run_call, run_delegation};
-use super::control::{ApprovalPolicy, SteerInbox};
+use super::control::ApprovalPolicy;
 use super::messages::escalation_messages;
 use super::spec::CallSpec;
 use super::turn::{Header, Turn};
@@ -71,6 +71,7 @@ pub(super) async fn tool_loop(
     path: &[String],
     inbox: Option<&SteerInbox>,
 ) -> LoopEnd {
+    let runner_inbox = inbox.cloned();
     let mut messages = spec.messages.clone();
     let definitions: Vec<Value> = offered.iter().map(|tool| tool.definition.clone()).collect();
     let max_steps = spec.limits.effective_max_steps();
@@ -84,6 +85,10 @@ pub(super) async fn tool_loop(
         answered_by: None,
         conversation,
     };
+    // A runner that delivers messages itself (an A2A task) is handed the inbox;
+    // otherwise they become user messages before each step.
+    let delivers_itself = runner.steering() == Steering::OnTask;
+    let inbox = if delivers_itself { None } else { inbox };
     for step in 1..=max_steps {
         take_steers(turn, spec, inbox, &mut messages);
         let request = ModelRequest {
@@ -92,6 +97,7 @@ pub(super) async fn tool_loop(
             model: spec.model.clone(),
             idle_timeout_secs: spec.limits.idle_timeout_secs,
             context: spec.input.as_ref().and_then(|input| input.get("context")).cloned(),
+            steers: if delivers_itself { runner_inbox.clone() } else { None },
         };
         let reply = match model_step(turn, spec, runner.as_ref(), &request, &budget).await {
             Ok(reply) => reply,
@@ -105,7 +111,7 @@ pub(super) async fn tool_loop(
             messages.push(Message::assistant(reply.text.clone()));
             // A message sent while the answer streamed gets one more step: the
             // model sees its answer, then the message.
-            if step == max_steps || inbox.is_none_or(|inbox| inbox.lock().unwrap().is_empty()) {
+            if step == max_steps || inbox.is_none_or(|inbox| inbox.is_empty()) {
                 return end(text, step, None, messages);
             }
             continue;
@@ -135,10 +141,10 @@ pub(super) async fn tool_loop(
 /// and reports each as taken.
 fn take_steers(turn: &Turn, spec: &CallSpec, inbox: Option<&SteerInbox>, messages: &mut Vec<Message>) {
     let Some(inbox) = inbox else { return };
-    let taken = std::mem::take(&mut *inbox.lock().unwrap());
-    for steer in taken {
+    for steer in inbox.take() {
         messages.push(Message::user(steer.message.clone()));
-        turn.emit(&spec.header, EventKind::CallSteered { message: steer.message, by: steer.by, taken: true });
+        let kind = EventKind::CallSteered { message: steer.message, by: steer.by, taken: true, why: None };
+        turn.emit(&spec.header, kind);
     }
 }
 
@@ -201,12 +207,13 @@ async fn model_step(
                     Some(estimate_tokens(text))
                 }
                 ModelDelta::Reasoning(text) => Some(estimate_tokens(text)),
-                ModelDelta::Progress { .. } | ModelDelta::InputRequired { .. } => None,
+                ModelDelta::Progress { .. } | ModelDelta::InputRequired { .. } | ModelDelta::Steered { .. } => None,
             };
             let kind = match delta {
                 ModelDelta::Text(text) => EventKind::TextDelta { text },
                 ModelDelta::Reasoning(text) => EventKind::ReasoningDelta { text },
                 ModelDelta::Progress { message, data } => EventKind::ToolProgress { message, data },
+                ModelDelta::Steered { message, by, taken, why } => EventKind::CallSteered { message, by, taken, why },
                 ModelDelta::InputRequired { .. } => return,
             };
             turn.emit(header, kind);

@@ -264,6 +264,9 @@ fn redact_delta(secrets: &Secrets, delta: ModelDelta) -> ModelDelta {
         ModelDelta::InputRequired { question, answer } => {
             ModelDelta::InputRequired { question: secrets.words(&question), answer }
         }
+        ModelDelta::Steered { message, by, taken, why } => {
+            ModelDelta::Steered { message, by, taken, why: why.map(|why| secrets.words(&why)) }
+        }
         other => other,
     }
 }

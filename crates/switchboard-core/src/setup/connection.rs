@@ -172,6 +172,7 @@ async fn test_http(agent: &AgentConfig, keys: &crate::keys::Keys, report: &mut C
         model: None,
         idle_timeout_secs: Some(REQUEST_TIMEOUT.as_secs()),
         context: None,
+        ..ModelRequest::default()
     };
     let started = Instant::now();
     let mut first_token: Option<Duration> = None;

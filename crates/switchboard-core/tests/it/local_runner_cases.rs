@@ -137,7 +137,7 @@ async fn step_with_deltas(
         .stream(&request, &mut |delta| match delta {
             ModelDelta::Text(text) => deltas.push(text),
             ModelDelta::Progress { message, .. } => deltas.push(format!("… {message}")),
-            ModelDelta::Reasoning(_) | ModelDelta::InputRequired { .. } => {}
+            ModelDelta::Reasoning(_) | ModelDelta::InputRequired { .. } | ModelDelta::Steered { .. } => {}
         })
         .await;
     (result, deltas)

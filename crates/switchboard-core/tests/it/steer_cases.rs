@@ -96,7 +96,10 @@ async fn a_delegate_that_keeps_calling_tools_is_steered_to_a_summary() {
         events.iter().filter(|event| matches!(event.kind, EventKind::CallSteered { .. })).collect();
     assert_eq!(steered.len(), 1, "{steered:?}");
     assert_eq!(steered[0].agent, "worker");
-    assert_eq!(steered[0].kind, EventKind::CallSteered { message: STEER.into(), by: "user".into(), taken: true });
+    assert_eq!(
+        steered[0].kind,
+        EventKind::CallSteered { message: STEER.into(), by: "user".into(), taken: true, why: None }
+    );
     // Without the message the worker would have searched until its 8 steps ran out.
     let searches =
         events.iter().filter(|event| event.agent == "search" && matches!(event.kind, EventKind::CallStarted { .. }));
@@ -141,7 +144,10 @@ async fn a_message_the_call_ends_before_taking_is_reported_as_not_taken() {
     assert_stream_invariants(&events);
     assert_eq!(said, Some(Ok(())));
     let steered = events.iter().find(|event| matches!(event.kind, EventKind::CallSteered { .. })).unwrap();
-    assert_eq!(steered.kind, EventKind::CallSteered { message: STEER.into(), by: "user".into(), taken: false });
+    assert_eq!(
+        steered.kind,
+        EventKind::CallSteered { message: STEER.into(), by: "user".into(), taken: false, why: None }
+    );
     let EventKind::CallFinished { status, .. } = finish_of(&events, "worker") else { unreachable!() };
     assert_eq!(*status, CallStatus::Limited);
     let finished =

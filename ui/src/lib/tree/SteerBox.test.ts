@@ -67,6 +67,42 @@ describe("SteerBox", () => {
     steer.mockRestore();
   });
 
+  it("sends to a remote task at once, and says why the agent did not take a message", async () => {
+    const steer = vi.spyOn(treeStore, "steerCall").mockResolvedValue(null);
+    const node = start("st4", "w4", { way: "on_task" });
+    const view = render(SteerBox, { turnId: "st4", node });
+    expect(screen.getByText(/as a message on the task/)).toBeTruthy();
+    const box = screen.getByLabelText("Tell worker");
+    await fireEvent.input(box, { target: { value: "also the otters" } });
+    await fireEvent.keyDown(box, { key: "Enter" });
+    await vi.waitFor(() => expect(screen.getByText(/sent, on its way to the task/)).toBeTruthy());
+    const steered = { seq: 2, call_id: "w4", parent_id: null, agent: "worker", depth: 0, type: "call_steered" };
+    treeStore.push("st4", {
+      ...steered,
+      ts_ms: 1100,
+      message: "also the otters",
+      by: "user",
+      taken: false,
+      why: "the task had ended (completed)",
+    } as CallEvent);
+    treeStore.push("st4", {
+      ...steered,
+      seq: 3,
+      ts_ms: 1200,
+      message: "and the weirs",
+      by: "user",
+      taken: true,
+    } as CallEvent);
+    treeStore.flush();
+    await view.rerender({ turnId: "st4", node: treeStore.current("st4").nodes.get("w4")! });
+    flushSync();
+    expect(screen.queryByText(/on its way to the task/)).toBeNull();
+    const notes = screen.getByRole("list", { name: "Messages sent into the call" }).textContent!;
+    expect(notes).toContain("“also the otters” — not taken: the task had ended (completed)");
+    expect(notes).toContain("“and the weirs” — taken on its task, from the user");
+    steer.mockRestore();
+  });
+
   it("shows why a call that runs its own loop cannot be steered, with no box", () => {
     const node = start("st3", "w3", {
       way: "not",

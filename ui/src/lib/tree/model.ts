@@ -65,11 +65,15 @@ export interface CallNode {
   stepEnded: boolean;
 }
 
-/** A message sent into a running call: taken before a model step, or not (the call ended first). */
+/**
+ * A message sent into a running call: taken (before a model step, or accepted on
+ * a remote task), or not: the call ended first, or the remote agent refused it (`why`).
+ */
 export interface SteerNote {
   message: string;
   by: string;
   taken: boolean;
+  why: string | null;
   atMs: number;
 }
 
@@ -215,7 +219,13 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       node.escalatedTo = event.to;
       break;
     case "call_steered":
-      node.steers.push({ message: event.message, by: event.by, taken: event.taken, atMs: event.ts_ms });
+      node.steers.push({
+        message: event.message,
+        by: event.by,
+        taken: event.taken,
+        why: event.why ?? null,
+        atMs: event.ts_ms,
+      });
       // What the model says next answers the message: a new paragraph.
       if (event.taken) node.stepEnded = true;
       break;

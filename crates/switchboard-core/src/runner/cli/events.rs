@@ -346,6 +346,7 @@ mod tests {
                 ModelDelta::Reasoning(text) => format!("thinking {text}"),
                 ModelDelta::Progress { message, .. } => format!("progress {message}"),
                 ModelDelta::InputRequired { question, .. } => format!("question {question}"),
+                ModelDelta::Steered { message, .. } => format!("steered {message}"),
             })
             .collect()
     }

@@ -9,12 +9,15 @@
 //! and the answer continues the same task; declined, or with no one to answer, the
 //! call is a `remote` error and the task is cancelled. Dropping the call
 //! (cancel, timeout) sends `CancelTask`: closing the stream does not stop a task.
+//! A message the call is steered with goes to the task as a message on it while
+//! the call reads the task (`a2a/steer.rs`; `Steering::OnTask`).
 //! The card is read in `a2a/card.rs`, each result in `a2a/progress.rs`. Written
 //! on reqwest and the SSE parser the `local` runner uses; the official Rust client
 //! (`a2a-client-lf`) builds gRPC and a vendored `protoc` we do not need.
 
 mod card;
 mod progress;
+mod steer;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,6 +26,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use progress::{short_state, Progress};
+use steer::Steerer;
 
 use crate::config::AgentConfig;
 use crate::contract::{AnswerSlot, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
@@ -38,6 +42,9 @@ pub use card::{parse_card, AgentCard, Dialect};
 const CARD_PATH: &str = "/.well-known/agent-card.json";
 const DEFAULT_TIMEOUT_SECS: u64 = 600;
 const POLL_EVERY: Duration = Duration::from_millis(250);
+/// How long a call whose task stopped waits for the agent's answers to the
+/// messages it was steered with.
+const LAST_ANSWERS_WITHIN: Duration = Duration::from_secs(5);
 /// The largest agent card read (a card is a few kilobytes).
 const MAX_CARD_BYTES: usize = 1024 * 1024;
 
@@ -228,12 +235,22 @@ impl A2aRunner {
         };
         let mut progress = Progress { started, limit: max_output_bytes(&self.agent), ..Progress::default() };
         let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
+        let mut steerer = Steerer::new(request.steers.clone());
         loop {
             let outcome = if card.streaming {
-                self.streamed(&card, message, &mut guard, &mut progress, on_delta, idle).await
+                self.streamed(&card, message, &mut guard, &mut progress, &mut steerer, on_delta, idle).await
             } else {
-                self.polled(&card, message, &mut guard, &mut progress, on_delta, idle).await
+                self.polled(&card, message, &mut guard, &mut progress, &mut steerer, on_delta, idle).await
             };
+            // Messages still out when the task stopped: the agent's answers are
+            // waited for a little, so each is reported as it said; one it does not
+            // answer by then is reported as not taken.
+            let _ = tokio::time::timeout(LAST_ANSWERS_WITHIN, async {
+                while steerer.waiting_for_answers() {
+                    steerer.answered(on_delta).await;
+                }
+            })
+            .await;
             let Some(question) = progress.question.take() else {
                 // Done, failed or rejected there: nothing to cancel. A call that gave
                 // up on the task (silent, a broken stream, an error) cancels it.
@@ -278,21 +295,34 @@ impl A2aRunner {
         Ok(ModelReply { text: progress.answer, tool_calls: vec![], usage: None, cost: None })
     }
 
-    async fn streamed(
-        &self,
-        card: &AgentCard,
+    #[allow(clippy::too_many_arguments)]
+    async fn streamed<'a>(
+        &'a self,
+        card: &'a AgentCard,
         message: Value,
         guard: &mut CancelOnDrop,
         progress: &mut Progress,
+        steerer: &mut Steerer<'a>,
         on_delta: DeltaSink<'_>,
         idle: Duration,
     ) -> Result<(), RunnerError> {
         let response = self.rpc(card, "SendStreamingMessage", json!({ "message": message }), true).await?;
         let mut events = SseReader::new(response.bytes_stream(), max_output_bytes(&self.agent));
+        let inbox = steerer.inbox();
         loop {
-            let next = tokio::time::timeout(idle, events.next())
-                .await
-                .map_err(|_| RunnerError::Idle { url: card.endpoint.clone(), secs: idle.as_secs() })?;
+            // Messages sent into the call go out on the task (once it has an id)
+            // while its events are read; the agent's answers are reported as they come.
+            let next = tokio::select! {
+                biased;
+                () = steerer.answered(on_delta) => continue,
+                () = Steerer::arrived(inbox.as_ref()), if guard.task.is_some() => {
+                    let task = guard.task.clone().unwrap_or_default();
+                    steerer.send_waiting(self, card, &task, progress.context.as_deref());
+                    continue;
+                }
+                next = tokio::time::timeout(idle, events.next()) => next,
+            };
+            let next = next.map_err(|_| RunnerError::Idle { url: card.endpoint.clone(), secs: idle.as_secs() })?;
             let Some(event) = next else { break };
             let event = event.map_err(|error| RunnerError::MalformedStream {
                 url: card.endpoint.clone(),
@@ -333,12 +363,14 @@ impl A2aRunner {
         Ok(card.dialect.normalize(&answer.get("result").cloned().unwrap_or_default()))
     }
 
-    async fn polled(
-        &self,
-        card: &AgentCard,
+    #[allow(clippy::too_many_arguments)]
+    async fn polled<'a>(
+        &'a self,
+        card: &'a AgentCard,
         message: Value,
         guard: &mut CancelOnDrop,
         progress: &mut Progress,
+        steerer: &mut Steerer<'a>,
         on_delta: DeltaSink<'_>,
         idle: Duration,
     ) -> Result<(), RunnerError> {
@@ -353,8 +385,20 @@ impl A2aRunner {
         })?;
         // A task that says nothing new (no text, state or status words) for `idle` is silent.
         let mut last_news = Instant::now();
+        let inbox = steerer.inbox();
         loop {
-            tokio::time::sleep(POLL_EVERY).await;
+            let poll = tokio::time::sleep(POLL_EVERY);
+            tokio::pin!(poll);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = steerer.answered(on_delta) => {}
+                    () = Steerer::arrived(inbox.as_ref()) => {
+                        steerer.send_waiting(self, card, &task_id, progress.context.as_deref());
+                    }
+                    () = &mut poll => break,
+                }
+            }
             let before = progress.news;
             let task = self.call_result(card, "GetTask", json!({ "id": task_id })).await?;
             let task = task.get("task").cloned().unwrap_or(task);
@@ -429,6 +473,6 @@ impl Runner for A2aRunner {
     }
 
     fn steering(&self) -> Steering {
-        Steering::not("an A2A task is sent its request once; Switchboard answers its questions (input-required) but does not yet send it messages of its own")
+        Steering::OnTask
     }
 }
