@@ -4,7 +4,9 @@ aimock delegates to it in a `switchboard ask` turn. The server streams its answe
 as `working` status messages and ends each turn `input-required` with `final:
 true` and no artifacts; the call's answer is that text, streamed live, and the
 turn is over (nobody is asked anything). An error of its model, which it reports
-beside a status rather than as a failed task, fails the call in its words.
+beside a status rather than as a failed task, fails the call in its words. A
+message the call is steered with goes on its task, and the server hands it to its
+model beside the running turn.
 
 The server binds every interface and would fetch ripgrep and send usage
 statistics: it gets a world that reaches loopback only (proxies to a closed
@@ -14,6 +16,7 @@ nothing else."""
 import json
 import os
 import pathlib
+import pty
 import re
 import shutil
 import subprocess
@@ -186,3 +189,50 @@ def test_googles_agent_reaches_only_loopback(google_agent, tmp_path):
     ]
     assert any('inet_addr("127.0.0.1")' in line for line in connects), "the trace saw its model calls"
     assert outside == [], outside
+
+
+def test_a_message_steered_into_the_call_reaches_googles_model(google_agent, tmp_path):
+    """A line typed at `ask` while Google's agent streams goes on its task; the
+    server passes it to its model at once, beside the running turn (whose answer
+    it does not change: the server keeps that reply in its history), and the
+    call reports it taken and ends as usual."""
+    steps = " ".join(f"step{index} of the dig" for index in range(60))
+    fixtures = {
+        "fixtures": [
+            {"match": {"userMessage": "stop and summarise"}, "response": {"content": "Summary of the dig."}},
+            {"match": {"userMessage": "DIG_SLOWLY"}, "response": {"content": steps}, "latency": 25},
+        ]
+    }
+    with aimock(fixtures) as model:
+        url = google_agent(model)
+        config = {"primary": "coder", "agents": [{"name": "coder", "provider": "a2a", "url": url, "timeout_secs": 60}]}
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps(config))
+        controller, terminal = pty.openpty()
+        arguments = ["--config", str(path), "--data-dir", str(tmp_path / "data"), "ask", "--events", "jsonl"]
+        process = subprocess.Popen(
+            [str(BINARY), *arguments, "DIG_SLOWLY please"],
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            text=True,
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+        )
+        os.close(terminal)
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if sum('"text_delta"' in seen for seen in lines) == 3:
+                break
+        os.write(controller, b"stop and summarise\n")
+        rest, _ = process.communicate(timeout=WAIT * 2)
+        os.close(controller)
+        with urllib.request.urlopen(f"{model}/__aimock/journal", timeout=5) as answer:
+            journal = json.dumps(json.load(answer))
+    assert process.returncode == 0, rest
+    events = [json.loads(line) for line in ("".join(lines) + rest).splitlines() if line.startswith("{")]
+    assert events[0]["steering"] == {"way": "on_task"}
+    steered = [event for event in events if event["type"] == "call_steered"]
+    assert [(event["message"], event["taken"]) for event in steered] == [("stop and summarise", True)], steered
+    assert events[-1]["status"] == "ok" and events[-1]["result"] == steps, events[-1]
+    assert "stop and summarise" in journal, "Google's model was sent the message"
