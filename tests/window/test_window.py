@@ -337,6 +337,50 @@ def test_a_running_delegate_is_steered_from_the_tree_and_turns(tmp_path):
     assert any('"type":"call_steered"' in log.read_text() for log in logs), logs
 
 
+def test_a_remote_a2a_task_is_steered_from_the_tree_with_a_message_on_it(tmp_path):
+    """An A2A agent (the a2a-sdk test agent, on the SDK's LegacyRequestHandler) digs
+    until a message on its task says "stop and summarise": sent from its node's
+    details, the message goes on the task at once, the node shows it taken on the
+    task, and the answer ends with the agent's summary."""
+    port = free_port()
+    server = ROOT / "tests" / "a2a" / "a2a_server.py"
+    environment = dict(os.environ, PORT=str(port), HANDLER="legacy", A2A_LOG=str(tmp_path / "a2a.log"))
+    agent = subprocess.Popen(
+        [str(ROOT / ".venv" / "bin" / "python"), str(server)], env=environment, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for_port(port, agent, "the A2A agent", 30)
+        scout = {"name": "scout", "provider": "a2a", "url": f"http://127.0.0.1:{port}", "timeout_secs": 120}
+        path = tmp_path / "config" / "switchboard" / "config.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps({"primary": "scout", "agents": [scout]}))
+        with launch(tmp_path) as session:
+            box = message_box(session)
+            box.send_keys("dig into the Thames")
+            box.send_keys(Keys.ENTER)
+            treeitem(session, "scout, running").click()
+            form = '//form[@aria-label="Steer scout"]'
+            hint = WebDriverWait(session, 20).until(
+                expected_conditions.presence_of_element_located((By.XPATH, f"{form}//span"))
+            )
+            assert "as a message on the task" in hint.get_attribute("textContent")
+            details = session.find_element(By.CSS_SELECTOR, 'section[aria-label="Details of scout"]')
+            WebDriverWait(session, 20).until(lambda s: "chunk2" in details.get_attribute("textContent"))
+            session.find_element(By.XPATH, f"{form}//textarea").send_keys("stop and summarise")
+            session.find_element(By.XPATH, f'{form}//button[normalize-space()="Send"]').click()
+            WebDriverWait(session, 30).until(lambda s: "then stopped as asked." in answer_text(s))
+            treeitem(session, "scout, ok").click()
+            details = session.find_element(By.CSS_SELECTOR, 'section[aria-label="Details of scout"]')
+            WebDriverWait(session, 20).until(
+                lambda s: "taken on its task, from the user" in details.get_attribute("textContent")
+            )
+            screenshot(ARTIFACTS / "window-steer-a2a.png")
+    finally:
+        agent.terminate()
+        agent.wait(timeout=30)
+    assert "steered " in (tmp_path / "a2a.log").read_text(), "the message went on the task"
+
+
 def test_cancelling_a_running_call_lets_the_parent_finish(window):
     session, _ = window
     box = message_box(session)
