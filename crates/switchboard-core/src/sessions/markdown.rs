@@ -1,7 +1,8 @@
 //! A session as Markdown, for a person to keep or share: its title, then each turn
 //! that still counts (a taken-back one is left out) as the message, who answered
 //! and the answer, with the tool-agent calls it made as a nested list (agent,
-//! status, tokens of its subtree, time). Pure: it reads a loaded log. Text from the
+//! status, tokens of its subtree, time) and the messages each call was steered
+//! with (taken or not, and why). Pure: it reads a loaded log. Text from the
 //! user and from models goes in as it is (it is Markdown already); names and
 //! statuses are escaped so they cannot start a heading or a list of their own.
 
@@ -17,6 +18,8 @@ struct Call {
     depth: u32,
     started_ms: u64,
     finished: Option<(String, Option<u64>, u64)>,
+    /// The messages sent into it, as the list says them.
+    steers: Vec<String>,
 }
 
 /// `log` as a Markdown document.
@@ -57,10 +60,16 @@ pub fn render(log: &SessionLog) -> String {
                     let _ = write!(out, " ({})", status.as_str());
                 }
                 let _ = write!(out, "\n\n{}\n", if text.trim().is_empty() { "*(no answer)*" } else { text.trim() });
-                let delegated: Vec<&(String, Call)> = calls
-                    .get(turn_id.as_str())
-                    .map(|calls| calls.iter().filter(|(_, call)| call.depth > 0).collect())
-                    .unwrap_or_default();
+                let turn_calls = calls.get(turn_id.as_str()).map(Vec::as_slice).unwrap_or_default();
+                let root_steers: Vec<&String> =
+                    turn_calls.iter().filter(|(_, call)| call.depth == 0).flat_map(|(_, call)| &call.steers).collect();
+                if !root_steers.is_empty() {
+                    out.push_str("\nSteered:\n\n");
+                    for steer in root_steers {
+                        let _ = writeln!(out, "- {steer}");
+                    }
+                }
+                let delegated: Vec<&(String, Call)> = turn_calls.iter().filter(|(_, call)| call.depth > 0).collect();
                 if !delegated.is_empty() {
                     out.push_str("\nCalls:\n\n");
                     for (_, call) in delegated {
@@ -74,6 +83,9 @@ pub fn render(log: &SessionLog) -> String {
                             None => "did not finish".into(),
                         };
                         let _ = writeln!(out, "{indent}- {}: {detail}", plain(&call.agent));
+                        for steer in &call.steers {
+                            let _ = writeln!(out, "{indent}  - {steer}");
+                        }
                     }
                 }
             }
@@ -87,8 +99,24 @@ fn absorb(calls: &mut Vec<(String, Call)>, event: &CallEvent) {
     match &event.kind {
         EventKind::CallStarted { .. } => calls.push((
             event.call_id.clone(),
-            Call { agent: event.agent.clone(), depth: event.depth, started_ms: event.ts_ms, finished: None },
+            Call {
+                agent: event.agent.clone(),
+                depth: event.depth,
+                started_ms: event.ts_ms,
+                finished: None,
+                steers: vec![],
+            },
         )),
+        EventKind::CallSteered { message, by, taken, why } => {
+            if let Some((_, call)) = calls.iter_mut().find(|(id, _)| *id == event.call_id) {
+                let outcome = match (taken, why) {
+                    (true, _) => "taken".to_string(),
+                    (false, Some(why)) => format!("not taken: {}", plain(why)),
+                    (false, None) => "not taken: the call ended first".to_string(),
+                };
+                call.steers.push(format!("steered by the {}: “{}” ({outcome})", plain(by), plain(message)));
+            }
+        }
         EventKind::CallFinished { status, usage_total, usage, .. } => {
             if let Some((_, call)) = calls.iter_mut().find(|(id, _)| *id == event.call_id) {
                 let tokens = usage_total.as_ref().or(usage.as_ref()).map(|usage| usage.total_tokens);
@@ -146,6 +174,10 @@ mod tests {
         }
     }
 
+    fn steered(message: &str, taken: bool, why: Option<&str>) -> EventKind {
+        EventKind::CallSteered { message: message.into(), by: "user".into(), taken, why: why.map(str::to_string) }
+    }
+
     fn finished(status: CallStatus, tokens: u64) -> EventKind {
         EventKind::CallFinished {
             status,
@@ -161,7 +193,7 @@ mod tests {
     }
 
     #[test]
-    fn a_delegating_turn_lists_its_calls_nested_and_names_cannot_become_markdown() {
+    fn a_delegating_turn_lists_its_calls_nested_with_their_steers_and_names_cannot_become_markdown() {
         let log = SessionLog {
             id: "s1".into(),
             records: vec![
@@ -175,7 +207,10 @@ mod tests {
                 event("c1", None, "boss", 0, 1_000, started()),
                 event("c2", Some("c1"), "scout", 1, 1_100, started()),
                 event("c3", Some("c2"), "deep_diver", 2, 1_200, started()),
+                event("c3", Some("c2"), "deep_diver", 2, 2_000, steered("stop *now*\nplease", true, None)),
                 event("c3", Some("c2"), "deep_diver", 2, 2_700, finished(CallStatus::Ok, 40)),
+                event("c2", Some("c1"), "scout", 1, 2_800, steered("too late", false, None)),
+                event("c1", None, "boss", 0, 3_400, steered("wrap up", false, Some("the task had ended"))),
                 event("c2", Some("c1"), "scout", 1, 3_100, finished(CallStatus::Denied, 0)),
                 event("c1", None, "boss", 0, 3_500, finished(CallStatus::Ok, 90)),
                 SessionRecord::TurnEnded {
@@ -200,10 +235,16 @@ mod tests {
 
             Otters *hold hands*.
 
+            Steered:
+
+            - steered by the user: “wrap up” (not taken: the task had ended)
+
             Calls:
 
             - scout: denied, 0 tokens, 2.0 s
+              - steered by the user: “too late” (not taken: the call ended first)
               - deep\_diver: ok, 40 tokens, 1.5 s
+                - steered by the user: “stop \*now\* please” (taken)
         "#]]
         .assert_eq(&render(&log));
     }
