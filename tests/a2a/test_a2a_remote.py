@@ -285,6 +285,23 @@ def test_with_no_one_to_answer_the_question_is_declined_and_the_task_cancelled(a
     assert "cancel " in (tmp_path / "a2a.log").read_text(), "the remote task was cancelled"
 
 
+def steered_at_the_terminal(program: list, env: dict, line: bytes, after_deltas: int) -> tuple[int, list]:
+    """Runs `program` (an `ask --events jsonl`) on a terminal; once it printed
+    `after_deltas` text deltas, `line` is typed. Its exit code and events."""
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(program, stdin=terminal, stdout=subprocess.PIPE, stderr=terminal, text=True, env=env)
+    os.close(terminal)
+    lines = []
+    for printed in process.stdout:
+        lines.append(printed)
+        if sum('"text_delta"' in seen for seen in lines) == after_deltas:
+            break
+    os.write(controller, line)
+    rest, _ = process.communicate(timeout=WAIT * 2)
+    os.close(controller)
+    return process.returncode, jsonl("".join(lines) + rest)
+
+
 @pytest.mark.parametrize("streaming", ["1", "0"])
 def test_a_running_task_is_steered_from_the_terminal_with_a_message_on_the_task(agent, tmp_path, streaming):
     """A line typed while the call runs goes to the remote task as a message on it
@@ -293,27 +310,9 @@ def test_a_running_task_is_steered_from_the_terminal_with_a_message_on_the_task(
     The server is the SDK's LegacyRequestHandler, which runs a message on a working
     task at once."""
     url = agent(HANDLER="legacy", STREAMING=streaming)
-    config = config_for(tmp_path, url)
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        command(config, tmp_path, "ask", "--agent", "scout", "--events", "jsonl", "dig into the Thames"),
-        stdin=terminal,
-        stdout=subprocess.PIPE,
-        stderr=terminal,
-        text=True,
-        env=environment_for(tmp_path),
-    )
-    os.close(terminal)
-    lines = []
-    for line in process.stdout:
-        lines.append(line)
-        if sum('"text_delta"' in seen for seen in lines) == 3:
-            break
-    os.write(controller, b"stop and summarise\n")
-    rest, _ = process.communicate(timeout=WAIT)
-    os.close(controller)
-    assert process.returncode == 0, rest
-    events = jsonl("".join(lines) + rest)
+    program = command(config_for(tmp_path, url), tmp_path, "ask", "--agent", "scout", "--events", "jsonl", "dig in")
+    code, events = steered_at_the_terminal(program, environment_for(tmp_path), b"stop and summarise\n", 3)
+    assert code == 0, events[-3:]
     steered = [event for event in events if event["type"] == "call_steered"]
     assert steered == [dict(steered[0], message="stop and summarise", by="user", taken=True)], steered
     assert "why" not in steered[0]
@@ -333,27 +332,9 @@ def test_a_message_the_task_ends_without_reading_is_reported_as_not_taken(agent,
     that completes first never reads the message, and the call says so, and why.
     (The agent works until the message reaches its server, then completes.)"""
     url = agent()
-    config = config_for(tmp_path, url)
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        command(config, tmp_path, "ask", "--agent", "scout", "--events", "jsonl", "busy with the Thames"),
-        stdin=terminal,
-        stdout=subprocess.PIPE,
-        stderr=terminal,
-        text=True,
-        env=environment_for(tmp_path),
-    )
-    os.close(terminal)
-    lines = []
-    for line in process.stdout:
-        lines.append(line)
-        if '"text_delta"' in line:
-            break
-    os.write(controller, b"also the otters\n")
-    rest, _ = process.communicate(timeout=WAIT)
-    os.close(controller)
-    assert process.returncode == 0, rest
-    events = jsonl("".join(lines) + rest)
+    program = command(config_for(tmp_path, url), tmp_path, "ask", "--agent", "scout", "--events", "jsonl", "busy now")
+    code, events = steered_at_the_terminal(program, environment_for(tmp_path), b"also the otters\n", 1)
+    assert code == 0, events[-3:]
     steered = [event for event in events if event["type"] == "call_steered"]
     assert len(steered) == 1 and steered[0]["message"] == "also the otters", steered
     assert steered[0]["taken"] is False and steered[0]["why"] == "the task had ended (completed)", steered

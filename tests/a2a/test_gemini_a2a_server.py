@@ -16,13 +16,13 @@ nothing else."""
 import json
 import os
 import pathlib
-import pty
 import re
 import shutil
 import subprocess
 import urllib.request
 
 import pytest
+from test_a2a_remote import steered_at_the_terminal
 
 from aimock_peer import aimock
 from loopback import free_port, wait_for_port
@@ -208,29 +208,13 @@ def test_a_message_steered_into_the_call_reaches_googles_model(google_agent, tmp
         config = {"primary": "coder", "agents": [{"name": "coder", "provider": "a2a", "url": url, "timeout_secs": 60}]}
         path = tmp_path / "config.json"
         path.write_text(json.dumps(config))
-        controller, terminal = pty.openpty()
         arguments = ["--config", str(path), "--data-dir", str(tmp_path / "data"), "ask", "--events", "jsonl"]
-        process = subprocess.Popen(
-            [str(BINARY), *arguments, "DIG_SLOWLY please"],
-            stdin=terminal,
-            stdout=subprocess.PIPE,
-            stderr=terminal,
-            text=True,
-            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
-        )
-        os.close(terminal)
-        lines = []
-        for line in process.stdout:
-            lines.append(line)
-            if sum('"text_delta"' in seen for seen in lines) == 3:
-                break
-        os.write(controller, b"stop and summarise\n")
-        rest, _ = process.communicate(timeout=WAIT * 2)
-        os.close(controller)
+        program = [str(BINARY), *arguments, "DIG_SLOWLY please"]
+        environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+        code, events = steered_at_the_terminal(program, environment, b"stop and summarise\n", 3)
         with urllib.request.urlopen(f"{model}/__aimock/journal", timeout=5) as answer:
             journal = json.dumps(json.load(answer))
-    assert process.returncode == 0, rest
-    events = [json.loads(line) for line in ("".join(lines) + rest).splitlines() if line.startswith("{")]
+    assert code == 0, events[-3:]
     assert events[0]["steering"] == {"way": "on_task"}
     steered = [event for event in events if event["type"] == "call_steered"]
     assert [(event["message"], event["taken"]) for event in steered] == [("stop and summarise", True)], steered

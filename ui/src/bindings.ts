@@ -1727,6 +1727,13 @@ export type Steering =
  *  another, so one that finishes first never reads it).
  */
 { way: "on_task" } | 
+/**
+ *  A CLI agent that holds a conversation on its stdin (Claude Code, read as
+ *  `--input-format stream-json`): a message is written there at once as the
+ *  next user message, which the agent reads when the turn it is on ends; the
+ *  call ends once every message was answered, with the last answer.
+ */
+{ way: "stdin" } | 
 /**  Not steerable, and why (the agent runs its own loop on a request given once). */
 { way: "not"; why: string };
 

@@ -358,6 +358,11 @@ pub enum Steering {
     /// its model at once; an `a2a-sdk` agent runs messages on a task one after
     /// another, so one that finishes first never reads it).
     OnTask,
+    /// A CLI agent that holds a conversation on its stdin (Claude Code, read as
+    /// `--input-format stream-json`): a message is written there at once as the
+    /// next user message, which the agent reads when the turn it is on ends; the
+    /// call ends once every message was answered, with the last answer.
+    Stdin,
     /// Not steerable, and why (the agent runs its own loop on a request given once).
     Not { why: String },
 }
@@ -372,6 +377,12 @@ impl Default for Steering {
 impl Steering {
     pub fn not(why: impl Into<String>) -> Steering {
         Steering::Not { why: why.into() }
+    }
+
+    /// Whether the runner delivers the messages itself while its step runs (they
+    /// ride in `ModelRequest::steers`), rather than the tool loop before a step.
+    pub fn delivered_by_runner(&self) -> bool {
+        matches!(self, Steering::OnTask | Steering::Stdin)
     }
 }
 

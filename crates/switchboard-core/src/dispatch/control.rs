@@ -233,7 +233,7 @@ impl TurnControl {
     pub(crate) fn register(&self, call_id: &str, token: CancellationToken, steering: &Steering) -> Option<SteerInbox> {
         self.calls.lock().unwrap().insert(call_id.to_string(), token);
         let (port, inbox) = match steering {
-            Steering::NextStep | Steering::OnTask => {
+            Steering::NextStep | Steering::OnTask | Steering::Stdin => {
                 let inbox = SteerInbox::default();
                 (SteerPort::Inbox(inbox.clone()), Some(inbox))
             }

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::contract::{AnswerSlot, Message, ModelDelta, ModelReply, ModelRequest, Runner, SteerInbox, ToolCall};
-use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind, Steering};
+use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind};
 use crate::tools::{OfferedTool, Standing, ESCALATE};
 
 use super::admit::Caller;
@@ -85,9 +85,9 @@ pub(super) async fn tool_loop(
         answered_by: None,
         conversation,
     };
-    // A runner that delivers messages itself (an A2A task) is handed the inbox;
+    // A runner that delivers messages itself (an A2A task, a CLI's stdin) is handed the inbox;
     // otherwise they become user messages before each step.
-    let delivers_itself = runner.steering() == Steering::OnTask;
+    let delivers_itself = runner.steering().delivered_by_runner();
     let inbox = if delivers_itself { None } else { inbox };
     for step in 1..=max_steps {
         take_steers(turn, spec, inbox, &mut messages);

@@ -19,10 +19,13 @@ use crate::support::{agent, assert_stream_invariants, Recorder, Scripted, Step};
 const STAND_IN: &str = r#"#!/usr/bin/env python3
 import json, re, sys
 args = sys.argv[1:]
-assert args[:4] == ["-p", "--output-format", "stream-json", "--verbose"], args
+assert args[:6] == ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"], args
 resume = args[args.index("--resume") + 1] if "--resume" in args else None
 context = args[args.index("--append-system-prompt") + 1] if "--append-system-prompt" in args else ""
-prompt = args[args.index("--") + 1]
+assert "--" not in args, args
+first = json.loads(sys.stdin.readline())
+assert first["type"] == "user" and first["message"]["role"] == "user", first
+prompt = first["message"]["content"]
 def emit(event): print(json.dumps(event), flush=True)
 def text(part): emit({"type": "assistant", "message": {"content": [{"type": "text", "text": part}]}})
 emit({"type": "system", "subtype": "init", "session_id": "sess-42"})

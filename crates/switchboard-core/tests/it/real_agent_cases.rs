@@ -344,3 +344,67 @@ async fn googles_a2a_agent_continues_its_task_for_a_persistent_entry() {
     }
     assert_eq!(answers, ["Hello once.", "Continued the task."]);
 }
+
+/// Claude Code steered on its stdin: the call is sent "stop and summarise" as
+/// soon as Claude Code's session starts, while its model still streams the first
+/// answer (slowly: aimock's latency); the message goes to its stdin as the next
+/// user message, and Claude Code answers it once its first turn ends. The call's
+/// answer is that reply, its usage both turns' (from its result lines), and
+/// nothing is left running. The message is sent from the event sink.
+#[tokio::test]
+async fn claude_code_is_steered_on_its_stdin_and_answers_the_message_after_its_turn() {
+    const STEER: &str = "stop and summarise";
+    let world = World::new(Provider::ClaudeCode);
+    let first: String = (0..60).map(|step| format!("step {step} of the dig; ")).collect();
+    let peer = aimock(delegating(
+        "agent_claude",
+        "Dig into the logs.",
+        "It summarised.",
+        vec![
+            json!({ "match": { "model": "agent-m", "userMessage": STEER },
+                    "response": { "content": "Summary: stopped as asked.", "usage": { "input_tokens": 1000, "output_tokens": 500 } } }),
+            json!({ "match": { "model": "agent-m" }, "latency": 25,
+                    "response": { "content": first, "usage": { "input_tokens": 2000, "output_tokens": 100 } } }),
+        ],
+    ));
+    let agent = world.agent("claude", Provider::ClaudeCode, "agent-m", &peer);
+    let mut config = Config {
+        agents: vec![http_agent("primary", peer.base.clone(), "primary-m"), agent],
+        agent_tools: vec![AgentToolEntry::new("claude", "An agent CLI.")],
+        ..Config::default()
+    };
+    config.primary = Some("primary".into());
+    let control = TurnControl::approving_all();
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let said = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let (steering, recorded, answer) = (control.clone(), events.clone(), said.clone());
+    let sink = std::sync::Arc::new(move |event: switchboard_core::CallEvent| {
+        let waits = event.agent == "claude"
+            && matches!(&event.kind, EventKind::ToolProgress { message, .. } if message.starts_with("session "));
+        let call = event.call_id.clone();
+        recorded.lock().unwrap().push(event);
+        let mut answer = answer.lock().unwrap();
+        if waits && answer.is_none() {
+            *answer = Some(steering.steer_call(&call, STEER, "user"));
+        }
+    });
+    let request = TurnRequest { message: "Ask the agent.".into(), ..Default::default() };
+    let outcome = Dispatcher::new(config).run_turn(request, sink, control).await;
+    let events = events.lock().unwrap().clone();
+    assert_stream_invariants(&events);
+    assert_eq!(*said.lock().unwrap(), Some(Ok(())), "the message was sent once its session started");
+    let of_claude: Vec<&EventKind> = events.iter().filter(|event| event.agent == "claude").map(|e| &e.kind).collect();
+    assert!(matches!(of_claude[0], EventKind::CallStarted { steering: switchboard_core::Steering::Stdin, .. }));
+    let steered: Vec<&&EventKind> =
+        of_claude.iter().filter(|kind| matches!(kind, EventKind::CallSteered { .. })).collect();
+    assert_eq!(
+        steered,
+        [&&EventKind::CallSteered { message: STEER.into(), by: "user".into(), taken: true, why: None }]
+    );
+    let Some(EventKind::CallFinished { status, result, usage, .. }) = of_claude.last() else { panic!("{of_claude:?}") };
+    assert_eq!((*status, result.as_deref()), (CallStatus::Ok, Some("Summary: stopped as asked.")), "{of_claude:?}");
+    let usage = usage.expect("Claude Code's usage");
+    assert!(usage.input_tokens >= 3000 && usage.output_tokens >= 600, "both turns counted: {usage:?}");
+    assert_eq!(outcome.text, "It summarised.");
+    assert!(world.nothing_left(), "Claude Code left a process running");
+}

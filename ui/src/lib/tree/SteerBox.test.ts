@@ -103,6 +103,14 @@ describe("SteerBox", () => {
     steer.mockRestore();
   });
 
+  it("says that a message to a CLI agent goes to its input, read when its turn ends", () => {
+    const node = start("st5", "w5", { way: "stdin" });
+    render(SteerBox, { turnId: "st5", node });
+    expect(screen.getByRole("form", { name: "Steer worker" }).textContent).toContain(
+      "written to its input at once; it reads it when the turn it is on ends",
+    );
+  });
+
   it("shows why a call that runs its own loop cannot be steered, with no box", () => {
     const node = start("st3", "w3", {
       way: "not",

@@ -1,5 +1,9 @@
 //! Claude Code (`claude-cli`) as an agent: each model step is one run of
-//! `claude -p --output-format stream-json --verbose`, read as events. With
+//! `claude -p --input-format stream-json --output-format stream-json --verbose`,
+//! read as events: the request is the first user message on its stdin, which
+//! stays open while it runs, so a message the call is steered with is written
+//! there as the next one (Claude Code answers it when the turn it is on ends;
+//! the step's answer is its last). With
 //! `experimental_cli_tool_calls` it can also *call* tool-agents through the
 //! nonce-tag protocol: its instructions list the tools and
 //! ask it to write `<milk:tool_call:NONCE>{…}</milk:tool_call:NONCE>` and stop; the tag
@@ -58,9 +62,12 @@ impl ClaudeRunner {
         self
     }
 
-    /// One run of the program: its flags, then the prompt after `--`.
+    /// One run of the program: its flags; the prompt goes on its stdin.
     fn program(&self, resume: Option<&str>, instructions: &str) -> Result<SubprocessRunner, RunnerError> {
-        let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"].map(String::from).to_vec();
+        let mut args: Vec<String> =
+            ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+                .map(String::from)
+                .to_vec();
         if let Some(session) = resume {
             args.extend(["--resume".into(), session.to_string()]);
         }
@@ -80,9 +87,9 @@ impl ClaudeRunner {
         run.provider = Provider::Subprocess;
         run.command = Some(self.agent.command.clone().unwrap_or_else(|| "claude".into()));
         run.args = args;
-        run.request_via = Some(RequestVia::Argument);
+        run.request_via = Some(RequestVia::Stdin);
         run.output = Some(OutputRules { format: Some(OutputFormat::ClaudeStreamJson), ..OutputRules::default() });
-        SubprocessRunner::new(&run, self.registry.clone())
+        Ok(SubprocessRunner::new(&run, self.registry.clone())?.with_conversation_on_stdin())
     }
 
     /// The instructions of a step: the agent's own prompt, the tools and how to call
@@ -206,7 +213,7 @@ impl Runner for ClaudeRunner {
                 }
                 other => on_delta(other),
             };
-            program.run_once(prompt, &mut filtered).await?
+            program.run_steered(prompt, request.steers.clone(), &mut filtered).await?
         };
         let (rest, _) = filter.finish();
         if !rest.is_empty() {
@@ -243,8 +250,6 @@ impl Runner for ClaudeRunner {
     }
 
     fn steering(&self) -> Steering {
-        Steering::not(
-            "Claude Code runs its own loop (`claude -p`) on the request it was started with, and reads nothing more",
-        )
+        Steering::Stdin
     }
 }

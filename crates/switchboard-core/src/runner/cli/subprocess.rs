@@ -16,17 +16,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use super::events::EventLines;
 use super::output::{aider_replies, smolagents_gave_up, OutputReader};
 use super::presets::{invocation, AnswerSource};
-use crate::config::{AgentConfig, OutputFormat, RequestVia};
-use crate::contract::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use crate::config::{AgentConfig, OutputFormat, Provider, RequestVia};
+use crate::contract::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, SteerInbox};
 use crate::event::Steering;
 use crate::runner::registry::{ProcessGroup, Registry};
 use crate::runner::DEFAULT_MAX_OUTPUT_BYTES;
+
+mod reading;
+
+use reading::{failure_words, read_capped, read_to_end, tail_of, CappedOutput, LogLines};
 
 pub use crate::runner::registry::GRACE;
 
@@ -55,6 +59,10 @@ pub struct SubprocessRunner {
     format: OutputFormat,
     answer: AnswerSource,
     registry: Arc<Registry>,
+    /// The request goes on stdin as the first user message of a conversation in
+    /// JSON lines (Claude Code's `--input-format stream-json`), and stdin stays
+    /// open while the call runs, for the messages it is steered with.
+    conversation: bool,
 }
 
 impl SubprocessRunner {
@@ -78,7 +86,26 @@ impl SubprocessRunner {
             answer: invocation.answer,
             reader,
             registry,
-        })
+            conversation: false,
+        }
+        .conversing_when(agent.provider == Provider::ClaudeCode))
+    }
+
+    /// The same runner holding a conversation on stdin when `conversing` (the
+    /// `claude-code` preset: Claude Code reads its stdin as stream-json).
+    fn conversing_when(self, conversing: bool) -> SubprocessRunner {
+        if conversing {
+            self.with_conversation_on_stdin()
+        } else {
+            self
+        }
+    }
+
+    /// The same runner, holding a conversation on stdin (see `conversation`).
+    pub fn with_conversation_on_stdin(mut self) -> SubprocessRunner {
+        self.conversation = true;
+        self.request_via = RequestVia::Stdin;
+        self
     }
 
     /// The arguments for `request`. Inside a template argument (`--message={request}`)
@@ -136,11 +163,29 @@ impl SubprocessRunner {
 
     /// Runs the program once with `prompt`, within the agent's timeout.
     pub async fn run_once(&self, prompt: String, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        let secs = self.timeout_secs;
-        crate::runner::within(secs, self.run(prompt, on_delta)).await
+        self.run_steered(prompt, None, on_delta).await
     }
 
-    async fn run(&self, prompt: String, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
+    /// Runs the program once with `prompt`; a runner holding a conversation on
+    /// stdin writes each message sent into `steers` there as the next user message
+    /// (reported with `ModelDelta::Steered`), and closes stdin once the program
+    /// has answered every message (its `result` lines): then it exits.
+    pub async fn run_steered(
+        &self,
+        prompt: String,
+        steers: Option<SteerInbox>,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<ModelReply, RunnerError> {
+        let secs = self.timeout_secs;
+        crate::runner::within(secs, self.run(prompt, steers.filter(|_| self.conversation), on_delta)).await
+    }
+
+    async fn run(
+        &self,
+        prompt: String,
+        steers: Option<SteerInbox>,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<ModelReply, RunnerError> {
         let mut arguments = self.arguments_for(&prompt)?;
         // A file of this call alone for a program that keeps its answer apart.
         let answer_folder = match self.answer {
@@ -171,7 +216,15 @@ impl SubprocessRunner {
         })?;
         // From here on, however the call ends, the group is ended with it.
         let _group = ProcessGroup::of(&child, &self.registry);
-        if let Some(mut stdin) = child.stdin.take() {
+        // A conversation's stdin stays here, open until every message is answered.
+        let mut conversation = None;
+        let mut messages_written = 0usize;
+        if self.conversation {
+            let mut stdin = child.stdin.take().expect("stdin is piped");
+            write_user_message(&mut stdin, &prompt).await;
+            messages_written = 1;
+            conversation = Some(stdin);
+        } else if let Some(mut stdin) = child.stdin.take() {
             // Written aside, so a program that does not read its input cannot hold
             // the call; the pipe closes when the writing ends.
             let request = prompt.clone().into_bytes();
@@ -203,6 +256,16 @@ impl SubprocessRunner {
                         exited = Some((status, tokio::time::Instant::now()));
                         continue;
                     }
+                    () = arrived(steers.as_ref()), if conversation.is_some() => {
+                        let Some(stdin) = conversation.as_mut() else { continue };
+                        for steer in steers.as_ref().map(|inbox| inbox.take()).unwrap_or_default() {
+                            let written = write_user_message(stdin, &steer.message).await;
+                            messages_written += usize::from(written);
+                            let why = (!written).then(|| "the program's stdin was closed".to_string());
+                            on_delta(ModelDelta::Steered { message: steer.message, by: steer.by, taken: written, why });
+                        }
+                        continue;
+                    }
                 },
             };
             let read = read.map_err(|error| RunnerError::Internal(format!("reading {:?}: {error}", self.agent)))?;
@@ -215,6 +278,14 @@ impl SubprocessRunner {
                     (None, Some(log_lines)) => log_lines.push(&text).into_iter().for_each(&mut *on_delta),
                     (None, None) => on_delta(ModelDelta::Text(text)),
                 }
+            }
+            // Every message answered and none waiting: stdin closes, and the program ends.
+            let answered = events.as_ref().map_or(0, EventLines::results);
+            if conversation.is_some()
+                && answered >= messages_written
+                && steers.as_ref().is_none_or(|inbox| inbox.is_empty())
+            {
+                conversation = None;
             }
         }
         let status = match exited {
@@ -277,148 +348,27 @@ impl SubprocessRunner {
     }
 }
 
-/// At most `cap` bytes of a file the program wrote, as text (nothing when it wrote none).
-fn read_capped(path: &std::path::Path, cap: u64) -> String {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    if let Ok(file) = std::fs::File::open(path) {
-        let _ = file.take(cap).read_to_end(&mut bytes);
+/// Writes `text` as one user message of a JSON-lines conversation; false when
+/// the program's stdin is closed.
+async fn write_user_message(stdin: &mut tokio::process::ChildStdin, text: &str) -> bool {
+    let message = serde_json::json!({ "type": "user", "message": { "role": "user", "content": text } });
+    let mut line = message.to_string();
+    line.push('\n');
+    stdin.write_all(line.as_bytes()).await.is_ok() && stdin.flush().await.is_ok()
+}
+
+/// Returns when a message was sent into the call (never, for a call without an inbox).
+async fn arrived(steers: Option<&SteerInbox>) {
+    match steers {
+        Some(inbox) => inbox.arrived().await,
+        None => std::future::pending().await,
     }
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
-/// A program's log, line by line, as progress.
-#[derive(Default)]
-struct LogLines {
-    partial: String,
-}
-
-impl LogLines {
-    fn push(&mut self, text: &str) -> Vec<ModelDelta> {
-        self.partial.push_str(text);
-        let mut deltas = Vec::new();
-        while let Some(end) = self.partial.find('\n') {
-            let line: String = self.partial.drain(..=end).collect();
-            let line = line.trim();
-            if !line.is_empty() {
-                deltas.push(ModelDelta::Progress { message: crate::runner::truncate(line, 300), data: None });
-            }
-        }
-        deltas
-    }
-}
-
-/// What a program that failed said about it: the last lines of its stderr, else
-/// of its stdout (a program that reports errors on stdout), never nothing.
-fn failure_words(stderr: &str, stdout: &str) -> String {
-    let last_lines = |text: &str| {
-        let lines: Vec<&str> = text.lines().filter(|line| !line.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(8)..].join("\n")
-    };
-    let words = last_lines(stderr);
-    let words = if words.is_empty() { last_lines(stdout) } else { words };
-    if words.is_empty() {
-        "it printed nothing".to_string()
-    } else {
-        tail_of(&words, 2_000)
-    }
-}
-
-/// The last `limit` characters of `text`, for an error message.
-fn tail_of(text: &str, limit: usize) -> String {
-    let count = text.chars().count();
-    text.chars().skip(count.saturating_sub(limit)).collect()
-}
-
-/// An agent's stdout as text: decoded chunk by chunk (an invalid byte becomes
-/// U+FFFD and the stream goes on), kept up to a cap; what is over the cap is
-/// counted and dropped, and the result says so.
-struct CappedOutput {
-    text: String,
-    pending: Vec<u8>,
-    cap: usize,
-    dropped: u64,
-}
-
-impl CappedOutput {
-    fn new(cap: u64) -> CappedOutput {
-        CappedOutput {
-            text: String::new(),
-            pending: Vec::new(),
-            cap: usize::try_from(cap).unwrap_or(usize::MAX),
-            dropped: 0,
-        }
-    }
-
-    /// Takes a chunk; returns the text it completes, to stream (none past the cap).
-    fn push(&mut self, bytes: &[u8]) -> Option<String> {
-        if self.text.len() >= self.cap {
-            self.dropped += bytes.len() as u64;
-            return None;
-        }
-        self.pending.extend_from_slice(bytes);
-        let mut decoded = String::new();
-        loop {
-            match std::str::from_utf8(&self.pending) {
-                Ok(text) => {
-                    decoded.push_str(text);
-                    self.pending.clear();
-                    break;
-                }
-                Err(error) => {
-                    let valid = error.valid_up_to();
-                    decoded.push_str(std::str::from_utf8(&self.pending[..valid]).expect("checked valid"));
-                    match error.error_len() {
-                        // An invalid sequence: marked, skipped, and decoding goes on.
-                        Some(invalid) => {
-                            decoded.push(char::REPLACEMENT_CHARACTER);
-                            self.pending.drain(..valid + invalid);
-                        }
-                        // A character cut by the chunk's end: kept for the next chunk.
-                        None => {
-                            self.pending.drain(..valid);
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        let room = self.cap - self.text.len();
-        if decoded.len() > room {
-            let mut end = room;
-            while !decoded.is_char_boundary(end) {
-                end -= 1;
-            }
-            self.dropped += (decoded.len() - end) as u64;
-            decoded.truncate(end);
-        }
-        self.text.push_str(&decoded);
-        (!decoded.is_empty()).then_some(decoded)
-    }
-
-    fn finish(mut self) -> String {
-        if !self.pending.is_empty() {
-            let rest = String::from_utf8_lossy(&self.pending).into_owned();
-            self.pending.clear();
-            self.text.push_str(&rest);
-        }
-        if self.dropped > 0 {
-            self.text.push_str(&crate::runner::cut_note(self.cap, Some(self.dropped)));
-        }
-        self.text
-    }
-}
-
-async fn read_to_end(mut pipe: impl AsyncRead + Unpin) -> String {
-    let mut bytes = Vec::new();
-    let _ = pipe.read_to_end(&mut bytes).await;
-    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 #[async_trait]
 impl Runner for SubprocessRunner {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        self.run_once(request.prompt_text(), on_delta).await
+        self.run_steered(request.prompt_text(), request.steers.clone(), on_delta).await
     }
 
     fn accepts_tools(&self) -> bool {
@@ -426,6 +376,9 @@ impl Runner for SubprocessRunner {
     }
 
     fn steering(&self) -> Steering {
+        if self.conversation {
+            return Steering::Stdin;
+        }
         let taken = match self.request_via {
             RequestVia::Stdin => {
                 "on stdin, which is closed after it (the end of input is how the program knows the request is whole)"
@@ -436,31 +389,5 @@ impl Runner for SubprocessRunner {
             "{:?} runs its own loop on the request it was started with: it takes it {taken}, and reads nothing more",
             self.agent
         ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::CappedOutput;
-
-    #[test]
-    fn output_is_decoded_lossily_chunk_by_chunk_and_capped() {
-        let mut output = CappedOutput::new(1_000);
-        assert_eq!(
-            output.push(b"ok \xff then"),
-            Some("ok \u{fffd} then".into()),
-            "an invalid byte does not stop the stream"
-        );
-        let snowman = "☃".as_bytes();
-        assert_eq!(output.push(&[b' ', snowman[0]]), Some(" ".into()), "half a character waits");
-        assert_eq!(output.push(&snowman[1..]), Some("☃".into()));
-        assert_eq!(output.finish(), "ok \u{fffd} then ☃");
-
-        let mut capped = CappedOutput::new(10);
-        assert_eq!(capped.push("12345678é9".as_bytes()), Some("12345678é".into()), "cut at a character boundary");
-        assert_eq!(capped.push(b"more"), None, "nothing streams past the cap");
-        let text = capped.finish();
-        assert!(text.starts_with("12345678é\n[output cut at 10 bytes"), "{text}");
-        assert!(text.contains("5 more bytes were dropped"), "{text}");
     }
 }

@@ -69,12 +69,16 @@ fn key_reference(agent: &AgentConfig) -> Option<String> {
     agent.api_key_env.as_ref().map(|variable| format!("${{{variable}}}"))
 }
 
-/// Claude Code, once: `claude -p --output-format stream-json --verbose`, the request
-/// after `--`. `url` is an Anthropic Messages base (`ANTHROPIC_BASE_URL`, no `/v1`);
+/// Claude Code, once: `claude -p --input-format stream-json --output-format
+/// stream-json --verbose`, the request the first user message on its stdin (which
+/// stays open for the messages the call is steered with; see `SubprocessRunner`).
+/// `url` is an Anthropic Messages base (`ANTHROPIC_BASE_URL`, no `/v1`);
 /// with no `api_key_env` it uses its own login. Its update checks and nonessential
 /// traffic stay off during a call.
 pub(super) fn claude_code(agent: &AgentConfig) -> Invocation {
-    let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"].map(String::from).to_vec();
+    let mut args: Vec<String> = ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+        .map(String::from)
+        .to_vec();
     if let Some(model) = &agent.model {
         args.push(format!("--model={model}"));
     }
@@ -201,7 +205,16 @@ mod tests {
             (
                 Provider::ClaudeCode,
                 "http://127.0.0.1:9/v1/",
-                &["-p", "--output-format", "stream-json", "--verbose", "--model=m", "--permission-mode=dontAsk"],
+                &[
+                    "-p",
+                    "--input-format",
+                    "stream-json",
+                    "--output-format",
+                    "stream-json",
+                    "--verbose",
+                    "--model=m",
+                    "--permission-mode=dontAsk",
+                ],
                 &[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"), ("ANTHROPIC_API_KEY", "${THE_KEY}")],
             ),
             (
