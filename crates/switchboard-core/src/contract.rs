@@ -121,6 +121,15 @@ impl SteerQueue {
     }
 }
 
+/// Returns when a message was sent into a call's inbox (never, for a call that
+/// has none). Cancel-safe: a message that comes meanwhile is not missed.
+pub(crate) async fn steer_arrived(inbox: Option<&SteerInbox>) {
+    match inbox {
+        Some(inbox) => inbox.arrived().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// A running call's queue, shared by the turn's control and the call.
 pub type SteerInbox = Arc<SteerQueue>;
 

@@ -71,7 +71,6 @@ pub(super) async fn tool_loop(
     path: &[String],
     inbox: Option<&SteerInbox>,
 ) -> LoopEnd {
-    let runner_inbox = inbox.cloned();
     let mut messages = spec.messages.clone();
     let definitions: Vec<Value> = offered.iter().map(|tool| tool.definition.clone()).collect();
     let max_steps = spec.limits.effective_max_steps();
@@ -87,8 +86,8 @@ pub(super) async fn tool_loop(
     };
     // A runner that delivers messages itself (an A2A task, a CLI's stdin) is handed the inbox;
     // otherwise they become user messages before each step.
-    let delivers_itself = runner.steering().delivered_by_runner();
-    let inbox = if delivers_itself { None } else { inbox };
+    let (inbox, runner_inbox) =
+        if runner.steering().delivered_by_runner() { (None, inbox.cloned()) } else { (inbox, None) };
     for step in 1..=max_steps {
         take_steers(turn, spec, inbox, &mut messages);
         let request = ModelRequest {
@@ -97,7 +96,7 @@ pub(super) async fn tool_loop(
             model: spec.model.clone(),
             idle_timeout_secs: spec.limits.idle_timeout_secs,
             context: spec.input.as_ref().and_then(|input| input.get("context")).cloned(),
-            steers: if delivers_itself { runner_inbox.clone() } else { None },
+            steers: runner_inbox.clone(),
         };
         let reply = match model_step(turn, spec, runner.as_ref(), &request, &budget).await {
             Ok(reply) => reply,

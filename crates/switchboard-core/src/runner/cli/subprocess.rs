@@ -23,7 +23,9 @@ use super::events::EventLines;
 use super::output::{aider_replies, smolagents_gave_up, OutputReader};
 use super::presets::{invocation, AnswerSource};
 use crate::config::{AgentConfig, OutputFormat, Provider, RequestVia};
-use crate::contract::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, SteerInbox};
+use crate::contract::{
+    steer_arrived, DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, SteerInbox,
+};
 use crate::event::Steering;
 use crate::runner::registry::{ProcessGroup, Registry};
 use crate::runner::DEFAULT_MAX_OUTPUT_BYTES;
@@ -72,7 +74,7 @@ impl SubprocessRunner {
             invocation.command.ok_or_else(|| RunnerError::Config(format!("agent {:?} has no command", agent.name)))?;
         let reader = OutputReader::new(&invocation.output)
             .map_err(|error| RunnerError::Config(format!("agent {:?}: {error}", agent.name)))?;
-        Ok(SubprocessRunner {
+        let runner = SubprocessRunner {
             agent: agent.name.clone(),
             command,
             args: invocation.args,
@@ -87,18 +89,9 @@ impl SubprocessRunner {
             reader,
             registry,
             conversation: false,
-        }
-        .conversing_when(agent.provider == Provider::ClaudeCode))
-    }
-
-    /// The same runner holding a conversation on stdin when `conversing` (the
-    /// `claude-code` preset: Claude Code reads its stdin as stream-json).
-    fn conversing_when(self, conversing: bool) -> SubprocessRunner {
-        if conversing {
-            self.with_conversation_on_stdin()
-        } else {
-            self
-        }
+        };
+        // The `claude-code` preset: Claude Code reads its stdin as stream-json.
+        Ok(if agent.provider == Provider::ClaudeCode { runner.with_conversation_on_stdin() } else { runner })
     }
 
     /// The same runner, holding a conversation on stdin (see `conversation`).
@@ -256,7 +249,7 @@ impl SubprocessRunner {
                         exited = Some((status, tokio::time::Instant::now()));
                         continue;
                     }
-                    () = arrived(steers.as_ref()), if conversation.is_some() => {
+                    () = steer_arrived(steers.as_ref()), if conversation.is_some() => {
                         let Some(stdin) = conversation.as_mut() else { continue };
                         for steer in steers.as_ref().map(|inbox| inbox.take()).unwrap_or_default() {
                             let written = write_user_message(stdin, &steer.message).await;
@@ -280,9 +273,8 @@ impl SubprocessRunner {
                 }
             }
             // Every message answered and none waiting: stdin closes, and the program ends.
-            let answered = events.as_ref().map_or(0, EventLines::results);
             if conversation.is_some()
-                && answered >= messages_written
+                && events.as_ref().map_or(0, EventLines::results) >= messages_written
                 && steers.as_ref().is_none_or(|inbox| inbox.is_empty())
             {
                 conversation = None;
@@ -355,14 +347,6 @@ async fn write_user_message(stdin: &mut tokio::process::ChildStdin, text: &str) 
     let mut line = message.to_string();
     line.push('\n');
     stdin.write_all(line.as_bytes()).await.is_ok() && stdin.flush().await.is_ok()
-}
-
-/// Returns when a message was sent into the call (never, for a call without an inbox).
-async fn arrived(steers: Option<&SteerInbox>) {
-    match steers {
-        Some(inbox) => inbox.arrived().await,
-        None => std::future::pending().await,
-    }
 }
 
 #[async_trait]

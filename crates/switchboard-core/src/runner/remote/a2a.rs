@@ -29,7 +29,9 @@ use progress::{short_state, Progress};
 use steer::Steerer;
 
 use crate::config::AgentConfig;
-use crate::contract::{AnswerSlot, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError};
+use crate::contract::{
+    steer_arrived, AnswerSlot, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError,
+};
 use crate::event::Steering;
 use crate::runner::http::{body_prefix, body_within, error_chain, Origins, ERROR_BODY_BYTES};
 use crate::runner::registry::Registry;
@@ -315,7 +317,7 @@ impl A2aRunner {
             let next = tokio::select! {
                 biased;
                 () = steerer.answered(on_delta) => continue,
-                () = Steerer::arrived(inbox.as_ref()), if guard.task.is_some() => {
+                () = steer_arrived(inbox.as_ref()), if guard.task.is_some() => {
                     let task = guard.task.clone().unwrap_or_default();
                     steerer.send_waiting(self, card, &task, progress.context.as_deref());
                     continue;
@@ -393,7 +395,7 @@ impl A2aRunner {
                 tokio::select! {
                     biased;
                     () = steerer.answered(on_delta) => {}
-                    () = Steerer::arrived(inbox.as_ref()) => {
+                    () = steer_arrived(inbox.as_ref()) => {
                         steerer.send_waiting(self, card, &task_id, progress.context.as_deref());
                     }
                     () = &mut poll => break,

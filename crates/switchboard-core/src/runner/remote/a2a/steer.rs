@@ -36,15 +36,6 @@ impl<'a> Steerer<'a> {
         Steerer { inbox, sending: FuturesUnordered::new(), out: BTreeMap::new(), sent: 0 }
     }
 
-    /// Returns when a message was sent into the call (never, for a call that has
-    /// no inbox). Cancel-safe: a message that comes meanwhile is not missed.
-    pub(super) async fn arrived(inbox: Option<&SteerInbox>) {
-        match inbox {
-            Some(inbox) => inbox.arrived().await,
-            None => std::future::pending().await,
-        }
-    }
-
     pub(super) fn inbox(&self) -> Option<SteerInbox> {
         self.inbox.clone()
     }
