@@ -9,8 +9,11 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ROOT := $(CURDIR)
 VENV := $(ROOT)/.venv
 APP := $(ROOT)/target/debug/switchboard-app
-CARGO := $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
-CARGO_BIN := $(dir $(CARGO))
+CARGO_PATH := $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
+CARGO_BIN := $(dir $(CARGO_PATH))
+# Cargo keeps its own job count: under `make -j2` it would otherwise share make's two
+# job slots with the stream beside it.
+CARGO := MAKEFLAGS= MFLAGS= $(CARGO_PATH)
 
 DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev libgtk-3-dev \
 	librsvg2-dev libayatana-appindicator3-dev libxdo-dev libssl-dev build-essential pkg-config file \
@@ -21,16 +24,72 @@ DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.
 # cache folder makes temporary folders unremovable (seen in `make bench-memory`).
 DEBIAN_PACKAGES_BARE := gnome-keyring libsecret-tools
 
-.PHONY: run test setup debian-packages node-packages python-packages tauri-driver ui ui-e2e app \
-	test-rust test-ui test-python test-browser test-window test-mcp test-otel bindings screenshots bench bench-ui bench-memory mutants package test-package clean
+.PHONY: run test check setup debian-packages node-packages python-packages tauri-driver cargo-fetch ui ui-e2e app \
+	build-rust test-rust test-ui test-python test-browser test-window test-mcp test-otel bindings screenshots \
+	bench bench-ui bench-memory mutants package package-debug test-package clean \
+	test-phases stream-rust-build stream-ui stream-engine stream-window
+
+# CI compiles from nothing, where incremental compilation only adds work.
+ifneq ($(CI),)
+export CARGO_INCREMENTAL := 0
+endif
+
+# Clippy as the compiler of the workspace's own crates (what `cargo clippy` does, with
+# `-D warnings`), so one debug build both lints every target and produces the test
+# binaries and the two programs: no separate check build of the whole graph. The
+# binaries the later suites run (target/debug/switchboard, target/debug/switchboard-app)
+# are the ones `cargo test --workspace` builds, so nothing is compiled twice; a plain
+# `cargo build -p …` resolves other features (tokio's test-util, tauri's test) and
+# would compile most of the graph again.
+CLIPPY_DRIVER := $(shell command -v clippy-driver || echo $(CARGO_BIN)clippy-driver)
+LINTED := RUSTC_WORKSPACE_WRAPPER=$(CLIPPY_DRIVER) CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+# Each phase of `make test` is timed (wall and CPU) into this file; the table ends the run.
+PHASE_TIMES := $(ROOT)/target/phase-times.tsv
+TIMED := PHASE_TIMES=$(PHASE_TIMES) $(ROOT)/tests/timed
 
 run: setup ui app
 	$(APP)
 
-test: setup ui ui-e2e test-ui test-python test-rust test-mcp test-otel test-browser app test-window test-package
-	@echo "all suites passed"
+# Every suite, in three phases; inside a phase two streams run side by side (make -j2,
+# each stream's output printed together when it ends). The build stream runs niced, so
+# the suites beside it see an idle machine's share of the CPU. The table of phase
+# times ends the run, passed or failed.
+test:
+	@mkdir -p target && rm -f $(PHASE_TIMES)
+	@status=0; $(MAKE) --no-print-directory test-phases || status=$$?; \
+	  echo "phase times (wall, CPU = user + system):"; $(ROOT)/tests/timed --table; \
+	  [ $$status = 0 ] && echo "all suites passed"; exit $$status
 
-setup: debian-packages node-packages python-packages tauri-driver
+test-phases:
+	$(TIMED) setup $(MAKE) --no-print-directory setup
+	$(TIMED) build+ui $(MAKE) --no-print-directory -j2 -Otarget stream-rust-build stream-ui
+	$(TIMED) suites $(MAKE) --no-print-directory -j2 -Otarget stream-engine stream-window
+
+# The Rust build: formatting, the UI the app embeds, the linted build of every target.
+stream-rust-build:
+	$(TIMED) cargo-fmt $(CARGO) fmt --all --check
+	$(TIMED) ui-build $(MAKE) --no-print-directory ui
+	$(TIMED) clippy+build nice -n 10 $(MAKE) --no-print-directory build-rust
+# Beside it, what needs no Rust: the UI's format, types and unit tests, the Python
+# tests' lint, the mocked-IPC build and the browser suite on it.
+stream-ui:
+	$(TIMED) ui-checks+vitest $(MAKE) --no-print-directory test-ui
+	$(TIMED) ruff $(MAKE) --no-print-directory test-python
+	$(TIMED) ui-e2e-build $(MAKE) --no-print-directory ui-e2e
+	$(TIMED) browser $(MAKE) --no-print-directory test-browser
+
+# The engine's suites: the Rust tests, then the CLI against real MCP and A2A peers and Phoenix.
+stream-engine:
+	$(TIMED) cargo-test $(LINTED) $(CARGO) test --workspace
+	$(TIMED) pytest-mcp+a2a+hostile $(MAKE) --no-print-directory test-mcp BUILT=1
+	$(TIMED) pytest-otel $(MAKE) --no-print-directory test-otel BUILT=1
+# Beside them, the real window, then the .deb built from the same programs.
+stream-window:
+	$(TIMED) window $(MAKE) --no-print-directory test-window
+	$(TIMED) deb+package-test $(MAKE) --no-print-directory test-package BUILT=1
+
+setup: debian-packages
+	$(MAKE) --no-print-directory -j6 -Otarget node-packages python-packages tauri-driver cargo-fetch
 
 debian-packages:
 	@missing=""; for package in $(DEBIAN_PACKAGES); do \
@@ -50,7 +109,7 @@ debian-packages:
 	fi
 	@command -v node >/dev/null && [ "$$(node -p 'process.versions.node.split(".")[0]')" -ge 20 ] || \
 	  { echo "Node.js 20 or newer is needed (the UI builds with Vite 8)"; exit 1; }
-	@[ -x "$(CARGO)" ] || { echo "cargo is needed: install Rust with rustup"; exit 1; }
+	@[ -x "$(CARGO_PATH)" ] || { echo "cargo is needed: install Rust with rustup"; exit 1; }
 
 node-packages: ui/node_modules/.package-lock.json tests/peers/node_modules/.package-lock.json
 
@@ -84,6 +143,9 @@ $(ROOT)/.venv-%/.installed: tests/requirements-%.txt
 	$(ROOT)/.venv-$*/bin/pip install -q -r $<
 	@touch $@
 
+cargo-fetch:
+	$(CARGO) fetch --locked
+
 tauri-driver:
 	@command -v tauri-driver >/dev/null || [ -x "$(CARGO_BIN)tauri-driver" ] || $(CARGO) install tauri-driver --locked
 
@@ -96,20 +158,35 @@ ui-e2e:
 app:
 	$(CARGO) build -p switchboard-app
 
-test-rust:
+# The linted build of every target of the workspace (lib, bins, tests, benches):
+# clippy's findings fail it as `cargo clippy --workspace --all-targets -- -D warnings`
+# would, and it leaves the test binaries and both programs in target/debug.
+build-rust:
+	$(LINTED) $(CARGO) test --workspace --all-targets --no-run
+
+test-rust: build-rust
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) test --workspace
+	$(LINTED) $(CARGO) test --workspace
+
+# The daily loop (at most 5 minutes on a warm tree): formatting, the linted build,
+# the unit tests of every crate and the core's own suites but those that start real
+# agent programs, then the UI's unit tests.
+check:
+	$(CARGO) fmt --all --check
+	$(LINTED) $(CARGO) test --workspace --all-targets --no-run
+	$(LINTED) $(CARGO) test --workspace --lib --test it -- --skip peer_cases --skip cli_agent_cases \
+	  --skip real_agent_cases --skip claude_caller_cases --skip subprocess_cases
+	cd ui && node_modules/.bin/vitest run
 
 # `switchboard mcp` against real MCP clients: the Python `mcp` package, the MCP
 # Inspector CLI and the official conformance suite (node 22 from tests/peers).
 test-mcp:
-	$(CARGO) build -p switchboard-cli
+	$(if $(BUILT),,$(MAKE) --no-print-directory build-rust)
 	$(VENV)/bin/pytest -q -p no:cacheprovider --timeout=600 tests/mcp tests/a2a tests/hostile
 
 # Trace export read back through a real Arize Phoenix on loopback.
 test-otel:
-	$(CARGO) build -p switchboard-cli
+	$(if $(BUILT),,$(MAKE) --no-print-directory build-rust)
 	PHOENIX=$(ROOT)/.venv-phoenix/bin/phoenix $(VENV)/bin/pytest -q -p no:cacheprovider --timeout=600 tests/otel
 
 test-ui:
@@ -152,18 +229,25 @@ bench-memory: setup ui
 # desktop entry and icons, built by the Tauri bundler (release build), in
 # target/release/bundle/deb/. (An AppImage needs linuxdeploy, which the bundler
 # downloads from GitHub: not reachable from this machine.)
-DEB_CONFIG := {"bundle":{"active":true,"targets":["deb"],"category":"DeveloperTool",\
+deb_config = {"bundle":{"active":true,"targets":["deb"],"category":"DeveloperTool",\
 	"shortDescription":"Agents that call agents as tools, watched live",\
 	"longDescription":"A desktop app and a command-line tool for agents that call other agents as tools: every nested call live in a tree, with its usage, cost, limits and approvals.",\
-	"linux":{"deb":{"files":{"/usr/bin/switchboard":"../target/release/switchboard"}}}}}
+	"linux":{"deb":{"files":{"/usr/bin/switchboard":"../target/$(1)/switchboard"}}}}}
 package: setup ui
 	$(CARGO) build --release -p switchboard-cli
-	cd src-tauri && PATH="$(CARGO_BIN):$$PATH" ../ui/node_modules/.bin/tauri build --ci --bundles deb --config '$(DEB_CONFIG)'
+	cd src-tauri && PATH="$(CARGO_BIN):$$PATH" ../ui/node_modules/.bin/tauri build --ci --bundles deb --config '$(call deb_config,release)'
+
+# The same .deb from the debug programs the test build made (the app embeds the
+# built UI as a release does), in target/debug/bundle/deb/: what `make test` checks,
+# without a release build of the whole graph.
+package-debug: $(if $(BUILT),,ui build-rust)
+	cd src-tauri && PATH="$(CARGO_BIN):$$PATH" ../ui/node_modules/.bin/tauri bundle --debug --ci --bundles deb --config '$(call deb_config,debug)'
 
 # The .deb unpacked into a temporary root: both programs, the desktop entry, the
-# app's window under Xvfb, the CLI's answer.
-test-package: package
-	PATH="$(CARGO_BIN):$$PATH" xvfb-run -a -s "-screen 0 1280x800x24" $(VENV)/bin/pytest -q -p no:cacheprovider --timeout=600 -W ignore::DeprecationWarning tests/package
+# app's window under Xvfb, the CLI's answer. DEB=release checks `make package`'s.
+DEB ?= debug
+test-package: $(if $(filter release,$(DEB)),package,package-debug)
+	DEB_DIR=$(ROOT)/target/$(DEB)/bundle/deb PATH="$(CARGO_BIN):$$PATH" xvfb-run -a -s "-screen 0 1280x800x24" $(VENV)/bin/pytest -q -p no:cacheprovider --timeout=600 -W ignore::DeprecationWarning tests/package
 
 # Mutation testing of the policy-critical code with cargo-mutants: each mutant of
 # the fence, the merge, validation, the dispatcher's admission and the tool list is

@@ -12,13 +12,15 @@ import subprocess
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BUNDLE = ROOT / "target" / "release" / "bundle" / "deb"
+# `make test-package` builds the .deb from the debug programs (target/debug/bundle/deb);
+# DEB=release checks the one `make package` builds.
+BUNDLE = pathlib.Path(os.environ.get("DEB_DIR", ROOT / "target" / "debug" / "bundle" / "deb"))
 
 
 @pytest.fixture(scope="module")
 def unpacked(tmp_path_factory):
     packages = sorted(BUNDLE.glob("*.deb"))
-    assert packages, f"no .deb in {BUNDLE}: build it with `make package`"
+    assert packages, f"no .deb in {BUNDLE}: build it with `make package-debug` or `make package`"
     root = tmp_path_factory.mktemp("deb-root")
     subprocess.run(["dpkg-deb", "-x", str(packages[-1]), str(root)], check=True)
     control = subprocess.run(["dpkg-deb", "-f", str(packages[-1])], check=True, capture_output=True, text=True).stdout
