@@ -13,7 +13,7 @@ CARGO_PATH := $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
 CARGO_BIN := $(dir $(CARGO_PATH))
 # Cargo keeps its own job count: under `make -j2` it would otherwise share make's two
 # job slots with the stream beside it.
-CARGO := MAKEFLAGS= MFLAGS= $(CARGO_PATH)
+CARGO := env -u MAKEFLAGS -u MFLAGS $(CARGO_PATH)
 
 DEBIAN_PACKAGES := libwebkit2gtk-4.1-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev libgtk-3-dev \
 	librsvg2-dev libayatana-appindicator3-dev libxdo-dev libssl-dev build-essential pkg-config file \
@@ -42,7 +42,7 @@ endif
 # `cargo build -p …` resolves other features (tokio's test-util, tauri's test) and
 # would compile most of the graph again.
 CLIPPY_DRIVER := $(shell command -v clippy-driver || echo $(CARGO_BIN)clippy-driver)
-LINTED := RUSTC_WORKSPACE_WRAPPER=$(CLIPPY_DRIVER) CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+LINTED := env RUSTC_WORKSPACE_WRAPPER=$(CLIPPY_DRIVER) CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
 # Each phase of `make test` is timed (wall and CPU) into this file; the table ends the run.
 PHASE_TIMES := $(ROOT)/target/phase-times.tsv
 TIMED := PHASE_TIMES=$(PHASE_TIMES) $(ROOT)/tests/timed
