@@ -78,15 +78,16 @@ stream-ui:
 	$(TIMED) ui-e2e-build $(MAKE) --no-print-directory ui-e2e
 	$(TIMED) browser $(MAKE) --no-print-directory test-browser
 
-# The engine's suites: the Rust tests, then the CLI against real MCP and A2A peers and Phoenix.
+# The engine's suites: the Rust tests, then the CLI against real MCP and A2A peers.
 stream-engine:
 	$(TIMED) cargo-test $(LINTED) $(CARGO) test --workspace
 	$(TIMED) pytest-mcp+a2a+hostile $(MAKE) --no-print-directory test-mcp BUILT=1
-	$(TIMED) pytest-otel $(MAKE) --no-print-directory test-otel BUILT=1
-# Beside them, the real window, then the .deb built from the same programs.
+# Beside them, the real window, the .deb built from the same programs, the trace
+# export read back from Phoenix (the two streams take about as long).
 stream-window:
 	$(TIMED) window $(MAKE) --no-print-directory test-window
 	$(TIMED) deb+package-test $(MAKE) --no-print-directory test-package BUILT=1
+	$(TIMED) pytest-otel $(MAKE) --no-print-directory test-otel BUILT=1
 
 setup: debian-packages
 	$(MAKE) --no-print-directory -j6 -Otarget node-packages python-packages tauri-driver cargo-fetch
