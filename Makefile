@@ -153,6 +153,10 @@ tauri-driver:
 ui:
 	cd ui && node_modules/.bin/vite build
 
+# The app embeds ui/dist when it compiles: `make check` builds it once if it is missing.
+ui/dist/index.html:
+	cd ui && node_modules/.bin/vite build
+
 ui-e2e:
 	cd ui && node_modules/.bin/vite build --mode e2e
 
@@ -172,7 +176,7 @@ test-rust: build-rust
 # The daily loop (at most 5 minutes on a warm tree): formatting, the linted build,
 # the unit tests of every crate and the core's own suites but those that start real
 # agent programs, then the UI's unit tests.
-check:
+check: ui/dist/index.html
 	$(CARGO) fmt --all --check
 	$(LINTED) $(CARGO) test --workspace --all-targets --no-run
 	$(LINTED) $(CARGO) test --workspace --lib --test it -- --skip peer_cases --skip cli_agent_cases \
