@@ -195,6 +195,33 @@ def test_an_mcp_line_over_the_cap_is_too_large_at_once_and_a_result_under_it_is_
     assert "output cut at 20000 bytes (max_output_bytes): 10000 more bytes" in json.dumps(finished), finished
 
 
+@pytest.mark.parametrize(
+    "claim",
+    [
+        {"REMOTE_COST": "-1e9", "REMOTE_TOKENS": "5"},
+        {"REMOTE_COST": "0.5", "REMOTE_TOKENS": str(2**64 - 1)},
+    ],
+    ids=["negative-cost", "tokens-2^64-1"],
+)
+def test_a_peers_numbers_neither_lower_the_turns_cost_nor_crash_it(tmp_path, claim):
+    stdio = {"provider": "mcp", "command": PYTHON, "args": [REMOTE], "tool": "priced", "env": claim}
+    with aimock(primary_fixtures("agent_peer")) as model:
+        finished, events, _, _ = run(tmp_path, model, stdio)
+    assert finished.returncode == 0, finished.stderr
+    assert "panicked" not in finished.stderr, finished.stderr
+    peer = peer_end(events)
+    root = [event for event in events if event["type"] == "call_finished" and event.get("parent_id") is None][-1]
+    if claim["REMOTE_COST"].startswith("-"):
+        # The claim is dropped: the call is unpriced, and the turn's cost is not lowered.
+        assert peer.get("cost_total") is None, peer
+        assert (root.get("cost_total") or 0) >= 0, root
+    else:
+        # A count past u64 saturates: "at least this much", which any token budget stops.
+        assert peer["usage_total"]["total_tokens"] == 2**64 - 1, peer
+        assert root["usage_total"]["input_tokens"] == 2**64 - 1, root
+        assert peer["cost_total"] == 0.5, peer
+
+
 def test_progress_sent_just_before_the_answer_arrives_whole_and_in_order(tmp_path):
     stdio = {"provider": "mcp", "command": PYTHON, "args": [REMOTE], "tool": "chatty"}
     with aimock(primary_fixtures("agent_peer")) as model:

@@ -7,7 +7,8 @@ says "crash"; `inspect(request, context)` answers with the arguments it was give
 (and the folder it runs in);
 `silent(task)` works a minute without a word unless cancelled (logged like `slow`);
 `big(task)` answers $REMOTE_BIG_BYTES bytes at once; `chatty(task)` sends 200 progress
-notifications back to back and answers.
+notifications back to back and answers; `priced(task)` answers with the usage
+($REMOTE_TOKENS input and output tokens each) and cost ($REMOTE_COST) it claims.
 
   python remote_server.py              # stdio (REMOTE_STUBBORN=1: it ignores SIGTERM and
                                        # outlives its stdin, logging its pid in $REMOTE_LOG)
@@ -21,6 +22,7 @@ import time
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, TextContent
 
 server = MCPServer("remote-test", version="0.0.1")
 LOG = os.environ.get("REMOTE_LOG")
@@ -93,6 +95,16 @@ def inspect(request: str, context: dict | None = None) -> str:
 def big(task: str) -> str:
     """Answers $REMOTE_BIG_BYTES bytes of text at once (a result too large for some caps)."""
     return "x" * int(os.environ.get("REMOTE_BIG_BYTES", "1000"))
+
+
+@server.tool()
+def priced(task: str):
+    tokens = int(os.environ.get("REMOTE_TOKENS", "10"))
+    usage = {"input_tokens": tokens, "output_tokens": tokens, "total_tokens": tokens}
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"priced: {task}")],
+        structured_content={"usage_total": usage, "cost_total": float(os.environ.get("REMOTE_COST", "0.01"))},
+    )
 
 
 @server.tool()

@@ -30,13 +30,15 @@ pub struct Usage {
 
 impl Usage {
     pub fn new(input_tokens: u64, output_tokens: u64) -> Usage {
-        Usage { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens }
+        Usage { input_tokens, output_tokens, total_tokens: input_tokens.saturating_add(output_tokens) }
     }
 
+    /// Sums saturate: the counts come from peers, and a peer's 2^64 - 1 must not
+    /// panic a turn (it reads as "at least this much", which any budget stops).
     pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.total_tokens += other.total_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
     }
 }
 

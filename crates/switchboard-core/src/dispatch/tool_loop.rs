@@ -217,7 +217,7 @@ async fn model_step(
             };
             turn.emit(header, kind);
             if let Some(tokens) = estimate {
-                streamed_tokens += tokens;
+                streamed_tokens = streamed_tokens.saturating_add(tokens);
                 if let Some(reason) = turn.add_streaming(&header.call_id, tokens) {
                     budget.reason.lock().unwrap().get_or_insert(reason);
                     budget.stop.cancel();

@@ -122,7 +122,10 @@ impl Turn {
     /// `streamed_estimate` is what this step's text was counted as while it
     /// streamed; the real figure replaces it.
     /// `reported_cost` is what the agent said the step cost; the agent's prices win.
+    /// A reported cost that is negative or not finite is dropped: a peer's number
+    /// never lowers what a turn has cost, nor switches its budget off.
     pub fn add_usage(&self, header: &Header, usage: Usage, reported_cost: Option<f64>, streamed_estimate: u64) {
+        let reported_cost = reported_cost.filter(|cost| cost.is_finite() && *cost >= 0.0);
         let mut log = self.log.lock().unwrap();
         let prices = log.nodes.get(&header.call_id).and_then(|node| node.prices);
         let cost = prices.map(|prices| prices.cost(&usage)).or(reported_cost);
@@ -167,7 +170,7 @@ impl Turn {
     pub fn add_streaming(&self, call_id: &str, tokens: u64) -> Option<String> {
         let mut log = self.log.lock().unwrap();
         let prices = log.nodes.get(call_id).and_then(|node| node.prices);
-        log.streaming_tokens += tokens;
+        log.streaming_tokens = log.streaming_tokens.saturating_add(tokens);
         if let Some(prices) = prices {
             log.streaming_cost += tokens as f64 * prices.output_per_million / 1e6;
         }
@@ -184,7 +187,7 @@ impl Turn {
         let roots = log.nodes.values().filter(|node| node.header.parent_id.is_none());
         let (mut tokens, mut cost) = (log.streaming_tokens, log.streaming_cost);
         for root in roots {
-            tokens += root.total.map(|usage| usage.total_tokens).unwrap_or(0);
+            tokens = tokens.saturating_add(root.total.map(|usage| usage.total_tokens).unwrap_or(0));
             cost += root.total_cost.unwrap_or(0.0);
         }
         if let Some(budget) = self.limits.max_tokens_per_turn {

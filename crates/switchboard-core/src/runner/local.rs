@@ -356,7 +356,7 @@ struct Assembly {
 impl Assembly {
     fn absorb(&mut self, chunk: Chunk, on_delta: DeltaSink<'_>) {
         if let Some(usage) = chunk.usage {
-            let total = usage.total_tokens.unwrap_or(usage.prompt_tokens + usage.completion_tokens);
+            let total = usage.total_tokens.unwrap_or(usage.prompt_tokens.saturating_add(usage.completion_tokens));
             self.usage = Some(Usage {
                 input_tokens: usage.prompt_tokens,
                 output_tokens: usage.completion_tokens,

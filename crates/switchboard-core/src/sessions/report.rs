@@ -183,8 +183,8 @@ impl ReportBuilder {
                     CallStatus::Limited => figures.limited += 1,
                     CallStatus::Cancelled => figures.cancelled += 1,
                 }
-                figures.own_tokens += own;
-                figures.subtree_tokens += subtree;
+                figures.own_tokens = figures.own_tokens.saturating_add(own);
+                figures.subtree_tokens = figures.subtree_tokens.saturating_add(subtree);
                 figures.own_cost += own_cost;
                 figures.subtree_cost += subtree_cost;
                 if let Some(started) = started {
@@ -197,7 +197,7 @@ impl ReportBuilder {
                     ..DayFigures::default()
                 });
                 bucket.calls += 1;
-                bucket.tokens += subtree;
+                bucket.tokens = bucket.tokens.saturating_add(subtree);
                 bucket.cost += subtree_cost;
             }
             _ => {}
