@@ -204,11 +204,31 @@ async fn aider_answers_with_its_reply_in_a_repository_without_auto_commits_and_w
     assert!(!plain.path().join(".git").exists());
 }
 
+/// A model's request that aider would read as its own command (`!CMD` and `/run CMD`
+/// run a shell command unasked) reaches aider's model as text, and runs nothing.
+#[tokio::test]
+async fn a_request_that_reads_as_an_aider_command_reaches_its_model_as_text() {
+    let peer = aimock(json!({ "fixtures": aider_fixtures() }));
+    let home = tempfile::tempdir().unwrap();
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::write(plain.path().join("hello.py"), "print(\"hello\")\n").unwrap();
+    let mut coder = aider_agent("coder", "tester-m", &peer.base, plain.path(), home.path());
+    coder.args = ["--no-git", "hello.py"].map(String::from).to_vec();
+    for (request, trace) in [("!touch ran-bang", "ran-bang"), ("/run touch ran-run", "ran-run")] {
+        let answer = ask_alone(&coder, request).await.unwrap();
+        assert!(answer.starts_with("The greeting now says hello"), "{request:?} went to the model: {answer}");
+        assert!(!plain.path().join(trace).exists(), "{request:?} ran as a shell command");
+    }
+}
+
 /// One run of `agent` alone: its answer, or its error message.
 async fn run_alone(agent: &AgentConfig) -> Result<String, String> {
+    ask_alone(agent, "Say hello to the world in hello.py").await
+}
+
+async fn ask_alone(agent: &AgentConfig, request: &str) -> Result<String, String> {
     let runner = build(agent, &Registry::new()).map_err(|error| error.to_string())?;
-    let request =
-        ModelRequest { messages: vec![Message::user("Say hello to the world in hello.py")], ..ModelRequest::default() };
+    let request = ModelRequest { messages: vec![Message::user(request)], ..ModelRequest::default() };
     let mut on_delta = |_: ModelDelta| {};
     runner.stream(&request, &mut on_delta).await.map(|reply| reply.text).map_err(|error| error.to_string())
 }

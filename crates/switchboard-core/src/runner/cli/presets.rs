@@ -47,6 +47,27 @@ pub enum AnswerSource {
     SmolagentsLog,
 }
 
+/// The characters that make a message one of the program's own commands when it
+/// starts with them: aider runs `/run CMD`, `!CMD` and every other `/command` given
+/// as `--message`, without asking. A request is the model's words, never a command
+/// of the agent's program: the runner puts a space before such a request, which
+/// the program then reads as text (the model it asks sees the same words).
+pub fn in_band_command_starts(provider: Provider) -> &'static [char] {
+    match provider {
+        Provider::AiderCli => &['/', '!'],
+        _ => &[],
+    }
+}
+
+/// The request as the program must read it: as text, never as its own command.
+pub fn as_text_for(provider: Provider, request: &str) -> std::borrow::Cow<'_, str> {
+    if request.starts_with(in_band_command_starts(provider)) {
+        std::borrow::Cow::Owned(format!(" {request}"))
+    } else {
+        std::borrow::Cow::Borrowed(request)
+    }
+}
+
 /// The programs with a preset: (program, the agent name the wizard offers, provider,
 /// what to install).
 pub const PRESET_PROGRAMS: [(&str, &str, Provider, &str); 6] = [
@@ -233,6 +254,15 @@ fn smolagents(agent: &AgentConfig) -> Invocation {
 mod tests {
     use super::*;
     use crate::runner::cli::output::OutputReader;
+
+    #[test]
+    fn a_request_is_never_one_of_aiders_commands() {
+        for request in ["!touch x", "/run touch x", "/web http://127.0.0.1/", "/load commands.txt"] {
+            assert_eq!(as_text_for(Provider::AiderCli, request), format!(" {request}"), "{request}");
+            assert_eq!(as_text_for(Provider::Codex, request), request, "no other preset has such commands");
+        }
+        assert_eq!(as_text_for(Provider::AiderCli, "fix /src/main.rs"), "fix /src/main.rs");
+    }
 
     #[test]
     fn the_aider_preset_reads_its_tokens_from_stdout() {

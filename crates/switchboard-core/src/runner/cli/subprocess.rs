@@ -61,6 +61,9 @@ pub struct SubprocessRunner {
     format: OutputFormat,
     answer: AnswerSource,
     registry: Arc<Registry>,
+    /// The preset's provider: a request that starts like one of its program's own
+    /// commands is made text first (`presets::as_text_for`).
+    provider: Provider,
     /// The request goes on stdin as the first user message of a conversation in
     /// JSON lines (Claude Code's `--input-format stream-json`), and stdin stays
     /// open while the call runs, for the messages it is steered with.
@@ -88,6 +91,7 @@ impl SubprocessRunner {
             answer: invocation.answer,
             reader,
             registry,
+            provider: agent.provider,
             conversation: false,
         };
         // The `claude-code` preset: Claude Code reads its stdin as stream-json.
@@ -106,6 +110,7 @@ impl SubprocessRunner {
     /// `-`; with no placeholder it is appended after `--`; on stdin it is not in
     /// the arguments at all.
     pub fn arguments_for(&self, request: &str) -> Result<Vec<String>, RunnerError> {
+        let request = &*super::presets::as_text_for(self.provider, request);
         if self.request_via == RequestVia::Stdin {
             return Ok(self.args.clone());
         }
