@@ -4,6 +4,8 @@
 //! entry is there already). Over stdio (this program, with this config) or over
 //! a running streamable HTTP endpoint (`--url`, such as the app's).
 
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -69,10 +71,29 @@ pub(crate) fn connect(config: &Path, arguments: ConnectArgs) -> Result<ExitCode,
         return Ok(ExitCode::SUCCESS);
     }
     let file = client_file(client).map_err(failure)?;
-    let existing = match std::fs::read_to_string(&file) {
-        Ok(text) => Some(text),
+    // The file may sit in a repository someone else wrote (Claude Code's `.mcp.json`
+    // is the current folder's): nothing is written through a link.
+    let original = match std::fs::symlink_metadata(&file) {
+        Ok(metadata) if metadata.file_type().is_symlink() => {
+            let target = std::fs::read_link(&file).map(|target| target.display().to_string()).unwrap_or_default();
+            return Err(failure(format!(
+                "{} is a link to {target}; switchboard writes no file through a link: set it up by hand \
+                 (without --write, the entry is printed)",
+                file.display()
+            )));
+        }
+        Ok(metadata) if !metadata.is_file() => {
+            return Err(failure(format!("{} is not a regular file; left as it is", file.display())))
+        }
+        Ok(metadata) => Some(metadata),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
         Err(error) => return Err(failure(format!("{}: {error}", file.display()))),
+    };
+    let existing = match original {
+        Some(_) => {
+            Some(std::fs::read_to_string(&file).map_err(|error| failure(format!("{}: {error}", file.display())))?)
+        }
+        None => None,
     };
     let updated = merged(client, existing.as_deref(), &launch)
         .map_err(|error| failure(format!("{}: {error}; left as it is", file.display())))?;
@@ -80,17 +101,21 @@ pub(crate) fn connect(config: &Path, arguments: ConnectArgs) -> Result<ExitCode,
         println!("{}: already set up for switchboard", file.display());
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(parent) = file.parent() {
-        std::fs::create_dir_all(parent).map_err(|error| failure(format!("{}: {error}", parent.display())))?;
-    }
+    let parent = match file.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(|error| failure(format!("{}: {error}", parent.display())))?;
+    // Clients keep tokens in these files: the backup is the owner's alone (0600), the
+    // file keeps its mode (a new one is 0600).
+    let mode = original.as_ref().map(|metadata| metadata.permissions().mode() & 0o7777).unwrap_or(0o600);
     let backup = existing.as_ref().map(|text| (file.with_extension(backup_extension(&file)), text));
     if let Some((backup, text)) = &backup {
-        std::fs::write(backup, text).map_err(|error| failure(format!("{}: {error}", backup.display())))?;
+        replace(&parent, backup, text, 0o600).map_err(failure)?;
     }
-    // Written aside and renamed, so a client never reads half a file.
-    let partial = file.with_extension("switchboard-partial");
-    std::fs::write(&partial, &updated).map_err(|error| failure(format!("{}: {error}", partial.display())))?;
-    std::fs::rename(&partial, &file).map_err(|error| failure(format!("{}: {error}", file.display())))?;
+    // Written aside (a new file of a random name) and renamed, so a client never
+    // reads half a file and a link at the destination is replaced, never followed.
+    replace(&parent, &file, &updated, mode).map_err(failure)?;
     match backup {
         Some((backup, _)) => {
             println!("{}: switchboard added (the file as it was: {})", file.display(), backup.display())
@@ -99,6 +124,19 @@ pub(crate) fn connect(config: &Path, arguments: ConnectArgs) -> Result<ExitCode,
     }
     println!("{}", shown.notes);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Puts `text` at `path` with `mode`: written to a new file in `folder` (created
+/// exclusively, so no link is followed), then renamed over `path`, which replaces
+/// whatever is there (a link included) instead of writing through it.
+fn replace(folder: &Path, path: &Path, text: &str, mode: u32) -> Result<(), String> {
+    let fail = |error: std::io::Error| format!("{}: {error}", path.display());
+    let mut aside = tempfile::Builder::new().prefix(".switchboard-partial").tempfile_in(folder).map_err(fail)?;
+    aside.write_all(text.as_bytes()).map_err(fail)?;
+    aside.as_file().set_permissions(std::fs::Permissions::from_mode(mode)).map_err(fail)?;
+    aside.as_file().sync_all().map_err(fail)?;
+    aside.persist(path).map_err(|error| fail(error.error))?;
+    Ok(())
 }
 
 /// `config.toml` → `toml.switchboard-backup`, so the backup keeps the name visible.

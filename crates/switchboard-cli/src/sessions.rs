@@ -98,7 +98,8 @@ pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: Sessions
             }
         }
         SessionsCommand::Export { session, markdown: true, .. } => {
-            print!("{}", switchboard_core::sessions::markdown::render(&chats.load(&session)?));
+            // Models' and agents' words: shown escaped, never obeyed by the terminal.
+            print!("{}", printable(&switchboard_core::sessions::markdown::render(&chats.load(&session)?)));
         }
         SessionsCommand::Export { session, turn, otlp: true, .. } => {
             let config = crate::load(config)?.config;

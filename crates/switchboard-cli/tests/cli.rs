@@ -364,8 +364,10 @@ fn pretty_output_shows_control_sequences_escaped_never_obeyed() {
         std::fs::write(&path, json!({ "agents": [agent] }).to_string()).unwrap();
     };
     write_config("0");
+    let data = folder.path().join("data");
+    let data = data.to_str().unwrap();
 
-    let answered = switchboard(&path, &["ask", "--events", "pretty", "hi"]);
+    let answered = switchboard(&path, &["--data-dir", data, "ask", "--session", "s", "--events", "pretty", "hi"]);
     assert!(answered.status.success(), "{}", text(&answered.stderr));
     let stdout = text(&answered.stdout);
     assert!(
@@ -373,6 +375,12 @@ fn pretty_output_shows_control_sequences_escaped_never_obeyed() {
         "raw control characters reached the terminal: {stdout:?}"
     );
     assert!(stdout.contains(r"ok \u{1b}[31mred\u{1b}]52;c;SGVsbG8=\u{7}"), "{stdout}");
+    // The stored answer, exported as Markdown to the terminal, is escaped the same way.
+    let exported = switchboard(&path, &["--data-dir", data, "sessions", "export", "s", "--markdown"]);
+    assert!(exported.status.success(), "{}", text(&exported.stderr));
+    let markdown = text(&exported.stdout);
+    assert!(!markdown.contains('\u{1b}') && !markdown.contains('\u{7}'), "raw control characters: {markdown:?}");
+    assert!(markdown.contains(r"ok \u{1b}[31mred"), "{markdown}");
     write_config("3");
     let failed = switchboard(&path, &["ask", "--events", "pretty", "hi"]);
     assert_eq!(failed.status.code(), Some(1));
@@ -670,4 +678,54 @@ fn sessions_rerun_runs_a_logged_call_again_and_shows_both() {
     let missing = switchboard(&path, &["--data-dir", data, "sessions", "rerun", "notes", "c99"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(text(&missing.stderr).contains("no tool-agent call \"c99\""), "{}", text(&missing.stderr));
+}
+
+/// `mcp connect claude-code --write` in a folder someone else wrote (a cloned
+/// repository): links where its backup and its file written aside go are replaced,
+/// never written through; the file keeps its mode and the backup is 0600; a config
+/// that is itself a link is refused, its target untouched.
+#[test]
+fn mcp_connect_write_follows_no_link_and_keeps_the_files_modes() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let folder = tempfile::tempdir().unwrap();
+    let project = folder.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let config = demo_config(folder.path());
+    let victim = folder.path().join("bashrc");
+    std::fs::write(&victim, "export PRECIOUS=1\n").unwrap();
+    let mcp = project.join(".mcp.json");
+    std::fs::write(&mcp, "{\"mcpServers\": {}}\n").unwrap();
+    std::fs::set_permissions(&mcp, std::fs::Permissions::from_mode(0o600)).unwrap();
+    symlink(&victim, project.join(".mcp.json.switchboard-backup")).unwrap();
+    symlink(folder.path().join("created"), project.join(".mcp.switchboard-partial")).unwrap();
+    let connect = |project: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args(["--config", config.to_str().unwrap(), "mcp", "connect", "claude-code", "--write"])
+            .current_dir(project)
+            .env("HOME", folder.path())
+            .env_remove("SWITCHBOARD_CONFIG")
+            .output()
+            .expect("switchboard runs")
+    };
+    let written = connect(&project);
+    assert!(written.status.success(), "{}", text(&written.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "export PRECIOUS=1\n", "nothing written through the link");
+    assert!(!folder.path().join("created").exists(), "no file created through a dangling link");
+    let mode = |path: &Path| std::fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777;
+    let backup = project.join(".mcp.json.switchboard-backup");
+    assert!(std::fs::symlink_metadata(&backup).unwrap().is_file(), "the backup replaced the link");
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), "{\"mcpServers\": {}}\n");
+    assert_eq!(mode(&backup), 0o600, "the backup is the owner's alone");
+    assert!(std::fs::symlink_metadata(&mcp).unwrap().is_file(), "the config is a file, not a link");
+    assert!(std::fs::read_to_string(&mcp).unwrap().contains("switchboard"), "the entry was added");
+    assert_eq!(mode(&mcp), 0o600, "the config kept its mode");
+
+    let linked = folder.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    symlink(&victim, linked.join(".mcp.json")).unwrap();
+    let refused = connect(&linked);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stdout));
+    assert!(text(&refused.stderr).contains("is a link to"), "{}", text(&refused.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "export PRECIOUS=1\n", "the link's target untouched");
+    assert!(std::fs::symlink_metadata(linked.join(".mcp.json")).unwrap().file_type().is_symlink());
 }
