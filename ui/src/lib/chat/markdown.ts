@@ -1,8 +1,10 @@
 /**
  * Markdown for streamed replies, rendered incrementally: the text is cut at the
  * last block boundary outside a code fence; blocks before it are rendered once and
- * kept, only the tail is re-rendered as deltas arrive. Output is sanitized
- * (model text is untrusted), code blocks are highlighted and get a copy button.
+ * kept, only the tail is re-rendered as deltas arrive. Model text is untrusted: raw
+ * HTML in it is shown as text, never rendered (a `<span hidden>` inside a code block
+ * would make Copy copy what is not shown), the output is sanitized besides, code
+ * blocks are highlighted and get a copy button.
  */
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
@@ -32,11 +34,29 @@ const marked = new Marked(
         : code.replace(/[&<>]/g, (c) => `&#${c.charCodeAt(0)};`);
     },
   }),
-  { gfm: true, breaks: false },
+  {
+    gfm: true,
+    breaks: false,
+    // Raw HTML, block or inline, is the model's text: shown, escaped, as written.
+    renderer: { html: ({ text }) => escapeHtml(text) },
+  },
 );
 
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * What survives sanitizing besides Markdown's own markup: nothing that hides text,
+ * takes an id (the focus shortcuts' targets) or acts as a control.
+ */
+const SANITIZE = {
+  FORBID_TAGS: ["style", "form", "button", "textarea", "select", "option", "iframe"],
+  FORBID_ATTR: ["id", "name", "style", "hidden", "form", "formaction", "tabindex", "accesskey"],
+};
+
 export function renderMarkdown(text: string): string {
-  return withCopyButtons(DOMPurify.sanitize(marked.parse(text, { async: false }) as string));
+  return withCopyButtons(DOMPurify.sanitize(marked.parse(text, { async: false }) as string, SANITIZE));
 }
 
 /** The label of a code block's copy button (the component copies the block it sits in). */
@@ -44,8 +64,8 @@ export const COPY_CODE_LABEL = "Copy code";
 
 /**
  * Puts a copy button before each code block of sanitized HTML. Our own markup, added
- * after DOMPurify: a `<pre>` in the model's text is escaped by then, so only real
- * blocks match.
+ * after DOMPurify: a `<pre>` in the model's text was escaped by the `html` renderer,
+ * so only Markdown's own blocks match.
  */
 export function withCopyButtons(html: string): string {
   return html
