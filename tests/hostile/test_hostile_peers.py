@@ -222,6 +222,44 @@ def test_a_peers_numbers_neither_lower_the_turns_cost_nor_crash_it(tmp_path, cla
         assert peer["cost_total"] == 0.5, peer
 
 
+def test_a_progress_flood_leaves_a_small_session_log(tmp_path):
+    # 200 progress notifications of 1 MiB each: each is cut before it is shown or logged.
+    stdio = {"provider": "mcp", "command": PYTHON, "args": [REMOTE], "tool": "chatty"}
+    stdio["env"] = {"REMOTE_PROGRESS_PAD": str(1 << 20)}
+    with aimock(primary_fixtures("agent_peer")) as model:
+        finished, events, _, _ = run(tmp_path, model, stdio)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    end = peer_end(events)
+    assert end["status"] == "ok", end
+    progress = [
+        e
+        for e in events
+        if e["type"] == "tool_progress" and e["call_id"] == end["call_id"] and e["message"].startswith("step ")
+    ]
+    assert len(progress) == 200 and all(len(e["message"]) < 5000 for e in progress), len(progress)
+    assert len(json.dumps(progress[0].get("data"))) < 5000, "the notification's data was cut too"
+    logged = sum(path.stat().st_size for path in (tmp_path / "data").rglob("*") if path.is_file())
+    assert logged < 4 << 20, f"the session log holds {logged} bytes"
+
+
+def test_an_agents_stderr_flood_is_kept_as_a_bounded_tail(tmp_path):
+    # 300 MiB on stderr, then the reason, then a failure: the reason is said, memory stays small.
+    script = "head -c 314572800 /dev/zero | tr '\\0' x >&2; echo; echo 'the real reason' >&2; exit 3"
+    config = tmp_path / "config.json"
+    agent = {"name": "noisy", "provider": "subprocess", "command": "sh", "args": ["-c", script]}
+    config.write_text(json.dumps({"agents": [agent]}))
+    measure = (
+        "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+        "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); print(done.stderr[-3000:])"
+    )
+    command = [str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data"), "ask", "hi"]
+    measured = subprocess.run([PYTHON, "-c", measure, *command], capture_output=True, text=True, timeout=WAIT * 2)
+    status, peak_kib = measured.stdout.split("\n", 1)[0].split()
+    assert status == "1", measured.stdout[-3000:]
+    assert "the real reason" in measured.stdout, measured.stdout[-3000:]
+    assert int(peak_kib) < 100 * 1024, f"the CLI (or the agent) peaked at {int(peak_kib) // 1024} MiB"
+
+
 def test_progress_sent_just_before_the_answer_arrives_whole_and_in_order(tmp_path):
     stdio = {"provider": "mcp", "command": PYTHON, "args": [REMOTE], "tool": "chatty"}
     with aimock(primary_fixtures("agent_peer")) as model:

@@ -7,8 +7,9 @@ says "crash"; `inspect(request, context)` answers with the arguments it was give
 (and the folder it runs in);
 `silent(task)` works a minute without a word unless cancelled (logged like `slow`);
 `big(task)` answers $REMOTE_BIG_BYTES bytes at once; `chatty(task)` sends 200 progress
-notifications back to back and answers; `priced(task)` answers with the usage
-($REMOTE_TOKENS input and output tokens each) and cost ($REMOTE_COST) it claims.
+notifications back to back (each padded by $REMOTE_PROGRESS_PAD bytes) and answers;
+`priced(task)` answers with the usage ($REMOTE_TOKENS input and output tokens each)
+and cost ($REMOTE_COST) it claims.
 
   python remote_server.py              # stdio (REMOTE_STUBBORN=1: it ignores SIGTERM and
                                        # outlives its stdin, logging its pid in $REMOTE_LOG)
@@ -109,9 +110,11 @@ def priced(task: str):
 
 @server.tool()
 async def chatty(task: str, ctx: Context = None) -> str:  # type: ignore[assignment]
-    """Reports 200 steps of progress as fast as it can, then answers at once."""
+    """Reports 200 steps of progress as fast as it can (each message padded with
+    $REMOTE_PROGRESS_PAD bytes), then answers at once."""
+    pad = "x" * int(os.environ.get("REMOTE_PROGRESS_PAD", "0"))
     for step in range(1, 201):
-        await ctx.report_progress(step, 200, f"step {step}")
+        await ctx.report_progress(step, 200, f"step {step}{pad}")
     return f"chatty done with {task[:20]}"
 
 

@@ -162,7 +162,7 @@ def test_a_dead_endpoint_and_a_missing_tool_say_what_and_where(tmp_path):
     last = remote_call(events)[1]
     assert last["error"]["kind"] == "config", last
     assert (
-        'has no tool "nope" (it has: research, slow, silent, broken, fragile, inspect, big, chatty)'
+        'has no tool "nope" (it has: research, slow, silent, broken, fragile, inspect, big, priced, chatty)'
         in last["error"]["message"]
     )
     config = remote_config(

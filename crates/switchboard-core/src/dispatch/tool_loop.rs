@@ -211,7 +211,7 @@ async fn model_step(
             let kind = match delta {
                 ModelDelta::Text(text) => EventKind::TextDelta { text },
                 ModelDelta::Reasoning(text) => EventKind::ReasoningDelta { text },
-                ModelDelta::Progress { message, data } => EventKind::ToolProgress { message, data },
+                ModelDelta::Progress { message, data } => bounded_progress(message, data),
                 ModelDelta::Steered { message, by, taken, why } => EventKind::CallSteered { message, by, taken, why },
                 ModelDelta::InputRequired { .. } => return,
             };
@@ -323,5 +323,54 @@ async fn escalate(turn: &Arc<Turn>, spec: &CallSpec, call: &ToolCall, step: u32)
         error: outcome.error,
         answered_by: Some(outcome.answered_by),
         conversation: Vec::new(),
+    }
+}
+
+/// The most of one progress notification's message and data that is kept (shown,
+/// logged, sent on): a remote peer can send any number of them, each of any size.
+const PROGRESS_MESSAGE_MAX: usize = 4 * 1024;
+const PROGRESS_DATA_MAX: usize = 256 * 1024;
+
+/// A progress event cut to the caps: the message at a character boundary, with a
+/// note; data over its cap replaced by a note of its size (a nested Switchboard's
+/// events are far smaller).
+fn bounded_progress(mut message: String, data: Option<Value>) -> EventKind {
+    if message.len() > PROGRESS_MESSAGE_MAX {
+        let cut = (0..=PROGRESS_MESSAGE_MAX).rev().find(|index| message.is_char_boundary(*index)).unwrap_or(0);
+        let dropped = message.len() - cut;
+        message.truncate(cut);
+        message.push_str(&format!(" [progress message cut at {PROGRESS_MESSAGE_MAX} bytes: {dropped} more dropped]"));
+    }
+    let data = data.map(|data| {
+        let size = serde_json::to_vec(&data).map(|bytes| bytes.len()).unwrap_or(usize::MAX);
+        if size > PROGRESS_DATA_MAX {
+            serde_json::json!({ "cut": format!("progress data of {size} bytes dropped (over {PROGRESS_DATA_MAX})") })
+        } else {
+            data
+        }
+    });
+    EventKind::ToolProgress { message, data }
+}
+
+#[cfg(test)]
+mod progress_tests {
+    use super::*;
+
+    #[test]
+    fn a_progress_notification_is_kept_within_its_caps() {
+        let EventKind::ToolProgress { message, data } =
+            bounded_progress("é".repeat(PROGRESS_MESSAGE_MAX), Some(Value::String("x".repeat(PROGRESS_DATA_MAX))))
+        else {
+            unreachable!()
+        };
+        assert!(message.len() < PROGRESS_MESSAGE_MAX + 100, "{}", message.len());
+        assert!(message.ends_with(&format!("{} more dropped]", PROGRESS_MESSAGE_MAX)), "{message}");
+        assert!(data.unwrap()["cut"].as_str().unwrap().contains("dropped (over 262144)"));
+        let EventKind::ToolProgress { message, data } =
+            bounded_progress("step 2 of 3".into(), Some(serde_json::json!({ "step": 2 })))
+        else {
+            unreachable!()
+        };
+        assert_eq!((message.as_str(), data), ("step 2 of 3", Some(serde_json::json!({ "step": 2 }))));
     }
 }

@@ -32,7 +32,7 @@ use crate::runner::DEFAULT_MAX_OUTPUT_BYTES;
 
 mod reading;
 
-use reading::{failure_words, read_capped, read_to_end, tail_of, CappedOutput, LogLines};
+use reading::{failure_words, read_capped, read_tail, tail_of, CappedOutput, LogLines, STDERR_TAIL};
 
 pub use crate::runner::registry::GRACE;
 
@@ -232,7 +232,7 @@ impl SubprocessRunner {
         }
         let mut stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        let stderr_task = tokio::spawn(read_to_end(stderr));
+        let stderr_task = tokio::spawn(read_tail(stderr, STDERR_TAIL));
         let mut output = CappedOutput::new(self.max_output_bytes);
         // A CLI that writes JSON lines streams its events, not its raw lines.
         let mut events = (self.format != OutputFormat::Text).then(|| EventLines::new(self.format));

@@ -138,15 +138,44 @@ impl CappedOutput {
     }
 }
 
-pub(super) async fn read_to_end(mut pipe: impl AsyncRead + Unpin) -> String {
-    let mut bytes = Vec::new();
-    let _ = pipe.read_to_end(&mut bytes).await;
-    String::from_utf8_lossy(&bytes).into_owned()
+/// The most of a program's stderr that is kept: its last bytes.
+pub(super) const STDERR_TAIL: usize = 64 * 1024;
+
+/// The last `cap` bytes a pipe gives, read to its end: a program's stderr can be
+/// endless, and only its last lines say why it failed. What was dropped before the
+/// tail is said on its first line.
+pub(super) async fn read_tail(mut pipe: impl AsyncRead + Unpin, cap: usize) -> String {
+    let mut tail = std::collections::VecDeque::with_capacity(cap.min(64 * 1024));
+    let mut dropped = 0u64;
+    let mut chunk = vec![0u8; 16 * 1024];
+    while let Ok(read @ 1..) = pipe.read(&mut chunk).await {
+        tail.extend(&chunk[..read]);
+        if tail.len() > cap {
+            let over = tail.len() - cap;
+            tail.drain(..over);
+            dropped += over as u64;
+        }
+    }
+    let text = String::from_utf8_lossy(tail.make_contiguous()).into_owned();
+    if dropped > 0 {
+        format!("[{dropped} earlier bytes dropped]\n{text}")
+    } else {
+        text
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::CappedOutput;
+
+    #[tokio::test]
+    async fn stderr_keeps_its_last_bytes_only() {
+        let flood = format!("{}\nthe reason\n", "x".repeat(1_000_000));
+        let tail = super::read_tail(flood.as_bytes(), 100).await;
+        assert!(tail.starts_with("[999912 earlier bytes dropped]\n"), "{}", &tail[..40]);
+        assert!(tail.ends_with("x\nthe reason\n") && tail.len() < 200, "{tail}");
+        assert_eq!(super::read_tail(&b"short"[..], 100).await, "short");
+    }
 
     #[test]
     fn output_is_decoded_lossily_chunk_by_chunk_and_capped() {

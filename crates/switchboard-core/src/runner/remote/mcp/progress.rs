@@ -44,8 +44,11 @@ pub(super) fn forward(
         .and_then(|meta| meta.0.get(EVENT_META_KEY))
         .and_then(|event| serde_json::from_value::<CallEvent>(event.clone()).ok());
     if let Some(CallEvent { parent_id: None, kind: EventKind::TextDelta { text }, .. }) = &event {
+        // What is shown (and logged) is what is kept: past `limit`, a peer's text
+        // goes nowhere, however much more it sends.
         if streamed.len() + text.len() <= limit {
             streamed.push_str(text);
+            on_delta(ModelDelta::Text(text.clone()));
         } else if streamed.len() <= limit {
             // Full: the rest is dropped, and the answer says so (past `limit`, so
             // nothing more is added after the note).
@@ -53,10 +56,10 @@ pub(super) fn forward(
             while !text.is_char_boundary(cut) {
                 cut -= 1;
             }
-            streamed.push_str(&text[..cut]);
-            streamed.push_str(&crate::runner::cut_note(limit, None));
+            let kept = format!("{}{}", &text[..cut], crate::runner::cut_note(limit, None));
+            streamed.push_str(&kept);
+            on_delta(ModelDelta::Text(kept));
         }
-        on_delta(ModelDelta::Text(text.clone()));
         return;
     }
     let message = notification.message.clone().unwrap_or_else(|| match notification.total {
@@ -79,5 +82,39 @@ pub(super) struct RouteGuard {
 impl Drop for RouteGuard {
     fn drop(&mut self) {
         self.routes.lock().unwrap().release(&self.token);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A nested Switchboard's root text, as a peer sends it in `_meta`.
+    fn text_notification(text: &str) -> ProgressNotificationParam {
+        let event = serde_json::json!({
+            "seq": 1, "ts_ms": 0, "call_id": "c1", "parent_id": null, "agent": "a", "depth": 0,
+            "type": "text_delta", "text": text,
+        });
+        serde_json::from_value(
+            serde_json::json!({ "progressToken": 1, "progress": 1, "_meta": { EVENT_META_KEY: event } }),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_peers_text_past_the_limit_is_neither_kept_nor_shown() {
+        let mut shown = 0usize;
+        let mut on_delta = |delta: ModelDelta| {
+            if let ModelDelta::Text(text) = delta {
+                shown += text.len();
+            }
+        };
+        let mut streamed = String::new();
+        let flood = "x".repeat(1 << 20);
+        for _ in 0..50 {
+            forward(text_notification(&flood), &mut on_delta, &mut streamed, 10_000);
+        }
+        assert!(shown < 11_000 && streamed.len() < 11_000, "shown {shown}, kept {}", streamed.len());
+        assert!(streamed.ends_with("the rest was dropped]"), "{}", &streamed[streamed.len() - 80..]);
     }
 }
