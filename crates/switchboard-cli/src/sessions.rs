@@ -12,6 +12,9 @@ use crate::{Failure, SessionsCommand};
 /// The session `name` names: by id, else by title; a new one (titled `name`) when
 /// there is none.
 pub(crate) fn find_or_create_session(chats: &ChatSessions, name: &str) -> Result<String, Failure> {
+    // Twenty `ask --session NEW` started at once make one session, not one and
+    // nineteen errors: the lookup and the creation happen under the folder's lock.
+    let _lock = chats.creation_lock()?;
     if chats.load(name).is_ok() {
         return Ok(name.to_string());
     }

@@ -729,3 +729,42 @@ fn mcp_connect_write_follows_no_link_and_keeps_the_files_modes() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "export PRECIOUS=1\n", "the link's target untouched");
     assert!(std::fs::symlink_metadata(linked.join(".mcp.json")).unwrap().file_type().is_symlink());
 }
+
+/// Twenty `ask --session NEW` started at once: one session, twenty turns, no error.
+#[test]
+fn concurrent_first_use_of_a_session_name_makes_one_session() {
+    let folder = tempfile::tempdir().unwrap();
+    let config = folder.path().join("config.json");
+    std::fs::write(&config, r#"{"primary": "a", "agents": [{"name": "a", "provider": "demo"}]}"#).unwrap();
+    let data = folder.path().join("data");
+    // Each waits for a line on a FIFO (held open here, read and write, so no open
+    // blocks); twenty lines written at once let them all go together.
+    let gate = folder.path().join("gate");
+    assert!(Command::new("mkfifo").arg(&gate).status().unwrap().success());
+    let mut opener = std::fs::OpenOptions::new().read(true).write(true).open(&gate).unwrap();
+    let asks: Vec<_> = (0..20)
+        .map(|index| {
+            Command::new("sh")
+                .args(["-c", r#"read _ < "$0"; exec "$@""#, gate.to_str().unwrap()])
+                .arg(env!("CARGO_BIN_EXE_switchboard"))
+                .args(["--config", config.to_str().unwrap(), "--data-dir", data.to_str().unwrap()])
+                .args(["ask", "--session", "NEW", "--events", "none", &format!("hello {index}")])
+                .env_remove("SWITCHBOARD_CONFIG")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("switchboard runs")
+        })
+        .collect();
+    std::io::Write::write_all(&mut opener, &[b'\n'; 20]).unwrap();
+    for ask in asks {
+        let output = ask.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", text(&output.stderr));
+    }
+    let listed = switchboard(&config, &["--data-dir", data.to_str().unwrap(), "sessions", "list", "--json"]);
+    assert!(listed.status.success(), "{}", text(&listed.stderr));
+    let sessions: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let sessions = sessions.as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert_eq!((sessions[0]["id"].as_str(), sessions[0]["turns"].as_u64()), (Some("NEW"), Some(20)), "{sessions:?}");
+}

@@ -189,6 +189,11 @@ impl ChatSessions {
         self.store.create(&id, title, now_ms)
     }
 
+    /// The lock that makes find-or-create one step (`SessionStore::creation_lock`).
+    pub fn creation_lock(&self) -> Result<std::fs::File, SessionError> {
+        self.store.creation_lock()
+    }
+
     /// Starts a session with the id the user chose (`switchboard ask --session`).
     pub fn create_with_id(&self, id: &str, title: &str) -> Result<SessionSummary, SessionError> {
         self.store.create(id, title, now_ms())

@@ -271,6 +271,16 @@ impl SessionStore {
         Ok(self.folder.join(format!("{id}.jsonl")))
     }
 
+    /// Holds the folder's creation lock (an exclusive `flock` on `.create.lock`,
+    /// released when the file is dropped), so that finding a session by name and
+    /// creating it when there is none is one step across processes.
+    pub fn creation_lock(&self) -> Result<File, SessionError> {
+        let path = self.folder.join(".create.lock");
+        let file = OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(io_error(&path))?;
+        file.lock().map_err(io_error(&path))?;
+        Ok(file)
+    }
+
     /// Starts a session; `id` is chosen by the caller (unique, `[A-Za-z0-9-]`). An
     /// existing session is never overwritten.
     pub fn create(&self, id: &str, title: &str, now_ms: u64) -> Result<SessionSummary, SessionError> {
