@@ -203,6 +203,7 @@ impl Dispatcher {
             model: None,
             keep_conversation: None,
             reach: None,
+            floor: None,
         };
         let outcome = run_call(turn.clone(), spec).await;
         TurnOutcome {
@@ -246,6 +247,7 @@ impl Dispatcher {
             limits: &limits,
             could_call: &could_call,
             reach: None,
+            floor: None,
         };
         let delegation = admit::delegation_from_outside(
             &turn,

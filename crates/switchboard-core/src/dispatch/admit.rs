@@ -5,6 +5,7 @@
 //! an `Admitted` call with its limits, or the refusal as a `CallError`. A new refusal
 //! reason is a `CallErrorKind` variant and a check here.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use serde_json::Value;
@@ -37,6 +38,9 @@ pub(super) struct Caller<'a> {
     pub could_call: &'a [String],
     /// The caller's own reach when it is narrowed itself.
     pub reach: Option<&'a [String]>,
+    /// When the caller is narrowed: the strictest approval under which the callers
+    /// above it could call each agent in its reach (`deny` and `ask` carry down).
+    pub floor: Option<&'a BTreeMap<String, Approval>>,
 }
 
 /// A delegation as asked for, before it is admitted.
@@ -72,6 +76,9 @@ pub(super) struct Admitted {
     pub shared_messages: usize,
     /// Set when the call is narrowed: what its caller could call.
     pub reach: Option<Vec<String>>,
+    /// Set when the call is narrowed: the approval its caller could call each of
+    /// those under, at its strictest along the chain.
+    pub floor: Option<BTreeMap<String, Approval>>,
 }
 
 fn refusal(kind: CallErrorKind, message: impl Into<String>) -> CallError {
@@ -235,12 +242,23 @@ pub(super) fn admit(
         return Err(refusal(CallErrorKind::Budget, reason));
     }
     let entry = entry_behind(&turn.config, caller.agent.unwrap_or_default(), request.role, target_agent);
-    let approval = match &entry {
+    let own = match &entry {
         Some(entry) => turn.config.approval_of(entry),
         None => target.approval.unwrap_or_default(),
     };
-    if approval == Approval::Deny {
+    // Narrowed, a delegate calls no agent more freely than its callers could.
+    let above = caller.floor.and_then(|floor| floor.get(target_agent)).copied().unwrap_or(Approval::Auto);
+    let approval = strictest(own, above);
+    if own == Approval::Deny {
         let message = format!("calls to {target_agent:?} are denied by the config (approval: deny)");
+        return Err(refusal(CallErrorKind::Denied, message));
+    }
+    if approval == Approval::Deny {
+        let message = format!(
+            "calls to {target_agent:?} are denied above {:?} (approval: deny), and narrowing \
+             (limits.narrow_delegation) carries that down the chain",
+            caller.agent.unwrap_or_default()
+        );
         return Err(refusal(CallErrorKind::Denied, message));
     }
     let mut limits = turn.config.limits_for(&target, entry.as_ref());
@@ -264,7 +282,40 @@ pub(super) fn admit(
         persistent: entry.as_ref().and_then(|entry| entry.session) == Some(SessionMode::Persistent),
         shared_messages: entry.as_ref().and_then(|entry| entry.share_context).unwrap_or(0) as usize,
         reach: narrowed.then(|| caller.could_call.to_vec()),
+        floor: narrowed.then(|| floor_of(turn, caller)),
     })
+}
+
+/// `deny` over `ask` over `auto`.
+fn strictest(a: Approval, b: Approval) -> Approval {
+    let rank = |approval| match approval {
+        Approval::Auto => 0,
+        Approval::Ask => 1,
+        Approval::Deny => 2,
+    };
+    if rank(a) >= rank(b) {
+        a
+    } else {
+        b
+    }
+}
+
+/// For a call narrowed to what `caller` could call: the approval `caller` could
+/// call each of those under, at its strictest with what was carried down to it.
+fn floor_of(turn: &Turn, caller: &Caller<'_>) -> BTreeMap<String, Approval> {
+    let name = caller.agent.unwrap_or_default();
+    caller
+        .could_call
+        .iter()
+        .map(|agent| {
+            let own = match entry_behind(&turn.config, name, CallRole::Tool, agent) {
+                Some(entry) => turn.config.approval_of(&entry),
+                None => turn.config.agent(agent).and_then(|target| target.approval).unwrap_or_default(),
+            };
+            let above = caller.floor.and_then(|floor| floor.get(agent)).copied().unwrap_or(Approval::Auto);
+            (agent.clone(), strictest(own, above))
+        })
+        .collect()
 }
 
 /// A tool call of a narrowed caller for a tool-agent its own entries offer but its

@@ -213,6 +213,7 @@ pub(super) async fn run_delegation(turn: &Arc<Turn>, caller: &Caller<'_>, delega
         model: request.model.clone(),
         keep_conversation: admitted.persistent.then(|| caller_name.to_string()),
         reach: admitted.reach,
+        floor: admitted.floor,
     };
     run_call(turn.clone(), child).await
 }

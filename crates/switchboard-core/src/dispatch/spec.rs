@@ -34,4 +34,7 @@ pub(super) struct CallSpec {
     /// When the call is narrowed (`limits.narrow_delegation`): the tool-agents its
     /// caller could call, the only ones it may be offered.
     pub reach: Option<Vec<String>>,
+    /// When the call is narrowed: the approval each agent in reach may be called
+    /// under at most (`Admitted::floor`).
+    pub floor: Option<std::collections::BTreeMap<String, crate::config::Approval>>,
 }

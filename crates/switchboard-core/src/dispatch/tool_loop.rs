@@ -264,6 +264,7 @@ async fn run_tool_calls(
         limits: &spec.limits,
         could_call: &could_call,
         reach: spec.reach.as_deref(),
+        floor: spec.floor.as_ref(),
     };
     // Collected first: a lazy iterator's closure would make the future's Send-ness
     // depend on a higher-ranked lifetime the compiler cannot prove.
@@ -314,6 +315,7 @@ async fn escalate(turn: &Arc<Turn>, spec: &CallSpec, call: &ToolCall, step: u32)
         model: None,
         keep_conversation: None,
         reach: None,
+        floor: None,
     };
     let outcome = run_call(turn.clone(), child).await;
     LoopEnd {

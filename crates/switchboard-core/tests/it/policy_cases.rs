@@ -12,8 +12,8 @@ use serde_json::json;
 use switchboard_core::config::{DelegationTool, Prices, SessionMode, SkillSetting};
 use switchboard_core::contract::Message;
 use switchboard_core::{
-    AgentConfig, CallErrorKind, CallEvent, CallRole, CallStatus, Dispatcher, EventKind, Limits, Provider, Session,
-    TurnControl, TurnRequest, Usage,
+    AgentConfig, Approval, CallErrorKind, CallEvent, CallRole, CallStatus, Dispatcher, EventKind, Limits, Provider,
+    Session, TurnControl, TurnRequest, Usage,
 };
 
 use crate::support::{
@@ -687,6 +687,59 @@ async fn narrowing_refuses_the_confused_deputy_and_off_it_runs_as_before() {
         } else {
             assert_eq!(offered_to(&events, "y"), vec!["agent_z"]);
             assert_eq!(finishes(&events), vec![("z".into(), CallStatus::Ok, None), ("y".into(), CallStatus::Ok, None)]);
+        }
+    }
+}
+
+/// Narrowing carries `deny` and `ask` down: x's own entry for z denies it (or asks),
+/// y's says auto. Narrowed, y's call to z is denied (or waits for a yes) as x's
+/// would be; off, y calls z on its own entry.
+#[tokio::test]
+async fn narrowing_carries_deny_and_ask_down_the_chain() {
+    for (approval, narrow) in [(Approval::Deny, true), (Approval::Ask, true), (Approval::Deny, false)] {
+        let auto = |agent: &str| {
+            let mut entry = entry(agent, "An agent.");
+            entry.approval = Some(Approval::Auto);
+            entry
+        };
+        let mut x = agent("x");
+        let mut x_to_z = auto("z");
+        x_to_z.approval = Some(approval);
+        x.tools = vec![auto("y"), x_to_z];
+        let mut y = agent("y");
+        y.tools = vec![auto("z")];
+        let mut config = config(vec![x, y, agent("z")], vec![]);
+        config.limits.max_depth = Some(3);
+        config.limits.narrow_delegation = narrow.then_some(true);
+        let dispatcher = exact(Dispatcher::new(config));
+        dispatcher
+            .runners()
+            .insert("x", Scripted::new(vec![Step::Call(vec![call("agent_y", "do it")]), Step::Say("x done")]));
+        dispatcher
+            .runners()
+            .insert("y", Scripted::new(vec![Step::Call(vec![call("agent_z", "for x")]), Step::Say("y done")]));
+        let z = Scripted::new(vec![Step::Say("z did it")]);
+        dispatcher.runners().insert("z", z.clone());
+        let (outcome, events) = run(&dispatcher, Some("x"), "start", TurnControl::approving_all()).await;
+        assert_eq!(outcome.text, "x done");
+        let asked: Vec<&str> = events
+            .iter()
+            .filter(|event| matches!(event.kind, EventKind::ApprovalRequested { .. }))
+            .map(|event| event.agent.as_str())
+            .collect();
+        match (approval, narrow) {
+            (Approval::Deny, true) => {
+                assert_eq!(finishes(&events)[0], ("z".into(), CallStatus::Denied, Some(CallErrorKind::Denied)));
+                assert!(z.requests.lock().unwrap().is_empty(), "z's model was never asked");
+            }
+            (Approval::Ask, true) => {
+                assert_eq!(asked, vec!["z"], "y's call to z waits for a yes, as x's would");
+                assert_eq!(finishes(&events)[0], ("z".into(), CallStatus::Ok, None));
+            }
+            _ => {
+                assert!(asked.is_empty());
+                assert_eq!(finishes(&events)[0], ("z".into(), CallStatus::Ok, None));
+            }
         }
     }
 }
