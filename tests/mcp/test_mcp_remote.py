@@ -393,7 +393,7 @@ def test_probe_lists_the_servers_tools_even_when_the_configured_one_is_missing(t
     listed = subprocess.run([*probe, "--json"], capture_output=True, text=True, env=environment, timeout=WAIT)
     assert listed.returncode == 0, listed.stderr
     tools = {tool["name"]: tool for tool in json.loads(listed.stdout)["tools"]}
-    assert set(tools) == {"research", "slow", "silent", "broken", "fragile", "inspect", "big", "chatty"}
+    assert set(tools) == {"research", "slow", "silent", "broken", "fragile", "inspect", "big", "priced", "chatty"}
     assert tools["research"]["input_schema"]["required"] == ["question"]
     config = remote_config(tmp_path, {"command": PYTHON, "args": [SERVER], "tool": "research"})
     shown = subprocess.run(probe, capture_output=True, text=True, env=environment, timeout=WAIT)
