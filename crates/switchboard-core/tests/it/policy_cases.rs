@@ -645,6 +645,21 @@ async fn a_remote_agents_question_is_answered_declined_or_cancelled() {
     }
 }
 
+/// x → y → z on `config`, scripted: x calls y, y calls z, z answers; z's runner too,
+/// for what its model was asked.
+fn deputy_chain(config: switchboard_core::Config) -> (Dispatcher, Arc<Scripted>) {
+    let dispatcher = exact(Dispatcher::new(config));
+    dispatcher
+        .runners()
+        .insert("x", Scripted::new(vec![Step::Call(vec![call("agent_y", "do it")]), Step::Say("x done")]));
+    dispatcher
+        .runners()
+        .insert("y", Scripted::new(vec![Step::Call(vec![call("agent_z", "for x")]), Step::Say("y done")]));
+    let z = Scripted::new(vec![Step::Say("z did it")]);
+    dispatcher.runners().insert("z", z.clone());
+    (dispatcher, z)
+}
+
 /// The confused deputy: x may not call z (its own entry disables it), y may. Off,
 /// x → y → z runs as it always did; with `limits.narrow_delegation` on, y (called
 /// by x) is not offered z, and a call it makes anyway is refused as narrowed.
@@ -656,14 +671,7 @@ async fn narrowing_refuses_the_confused_deputy_and_off_it_runs_as_before() {
         let mut config = config(vec![x, agent("y"), agent("z")], vec![entry("y", "Y."), entry("z", "Z.")]);
         config.limits.max_depth = Some(3);
         config.limits.narrow_delegation = narrow.then_some(true);
-        let dispatcher = exact(Dispatcher::new(config));
-        dispatcher
-            .runners()
-            .insert("x", Scripted::new(vec![Step::Call(vec![call("agent_y", "do it")]), Step::Say("x done")]));
-        dispatcher
-            .runners()
-            .insert("y", Scripted::new(vec![Step::Call(vec![call("agent_z", "for x")]), Step::Say("y done")]));
-        dispatcher.runners().insert("z", Scripted::new(vec![Step::Say("z did it")]));
+        let (dispatcher, _) = deputy_chain(config);
         let (outcome, events) = run(&dispatcher, Some("x"), "start", TurnControl::approving_all()).await;
         assert_eq!(outcome.text, "x done");
         assert_eq!(offered_to(&events, "x"), vec!["agent_y"], "x itself never sees z");
@@ -711,15 +719,7 @@ async fn narrowing_carries_deny_and_ask_down_the_chain() {
         let mut config = config(vec![x, y, agent("z")], vec![]);
         config.limits.max_depth = Some(3);
         config.limits.narrow_delegation = narrow.then_some(true);
-        let dispatcher = exact(Dispatcher::new(config));
-        dispatcher
-            .runners()
-            .insert("x", Scripted::new(vec![Step::Call(vec![call("agent_y", "do it")]), Step::Say("x done")]));
-        dispatcher
-            .runners()
-            .insert("y", Scripted::new(vec![Step::Call(vec![call("agent_z", "for x")]), Step::Say("y done")]));
-        let z = Scripted::new(vec![Step::Say("z did it")]);
-        dispatcher.runners().insert("z", z.clone());
+        let (dispatcher, z) = deputy_chain(config);
         let (outcome, events) = run(&dispatcher, Some("x"), "start", TurnControl::approving_all()).await;
         assert_eq!(outcome.text, "x done");
         let asked: Vec<&str> = events
