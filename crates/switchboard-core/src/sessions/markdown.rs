@@ -34,12 +34,19 @@ pub fn render(log: &SessionLog) -> String {
         .collect();
     let mut title = log.id.clone();
     let mut calls: HashMap<&str, Vec<(String, Call)>> = HashMap::new();
+    // The root call's text, every step of it, as the chat showed it.
+    let mut root_text: HashMap<&str, String> = HashMap::new();
     for record in &log.records {
         match record {
             SessionRecord::Created { title: named, .. } | SessionRecord::Renamed { title: named } => {
                 title = named.clone()
             }
-            SessionRecord::Event { turn_id, event } => absorb(calls.entry(turn_id.as_str()).or_default(), event),
+            SessionRecord::Event { turn_id, event } => {
+                if let (None, EventKind::TextDelta { text }) = (&event.parent_id, &event.kind) {
+                    root_text.entry(turn_id.as_str()).or_default().push_str(text);
+                }
+                absorb(calls.entry(turn_id.as_str()).or_default(), event)
+            }
             _ => {}
         }
     }
@@ -59,6 +66,13 @@ pub fn render(log: &SessionLog) -> String {
                 if status.as_str() != "ok" {
                     let _ = write!(out, " ({})", status.as_str());
                 }
+                // The turn's text is its last step's; what the primary said before its
+                // tool calls is kept too (an escalated turn's answer is another
+                // agent's, and stands alone).
+                let text = match root_text.get(turn_id.as_str()) {
+                    Some(streamed) if streamed.trim_end().ends_with(text.trim()) => streamed.as_str(),
+                    _ => text.as_str(),
+                };
                 let _ = write!(out, "\n\n{}\n", if text.trim().is_empty() { "*(no answer)*" } else { text.trim() });
                 let turn_calls = calls.get(turn_id.as_str()).map(Vec::as_slice).unwrap_or_default();
                 let root_steers: Vec<&String> =
@@ -190,6 +204,42 @@ mod tests {
             error: None,
             delivered: None,
         }
+    }
+
+    #[test]
+    fn every_step_of_the_primarys_answer_is_exported_and_an_escalated_answer_alone() {
+        let text = |text: &str| EventKind::TextDelta { text: text.into() };
+        let turn = |turn_id: &str, answer: &str, by: &str| SessionRecord::TurnEnded {
+            turn_id: turn_id.into(),
+            status: CallStatus::Ok,
+            text: answer.into(),
+            answered_by: by.into(),
+        };
+        let mut records = vec![
+            SessionRecord::UserMessage { turn_id: "t1".into(), text: "Go".into(), agent: None, ts_ms: 1 },
+            event("c1", None, "boss", 0, 1_000, started()),
+            event("c1", None, "boss", 0, 1_001, text("Step one: ask the scout.\n\n")),
+            event("c2", Some("c1"), "scout", 1, 1_100, text("scout's own words")),
+            event("c1", None, "boss", 0, 1_200, text("Step two: ")),
+            event("c1", None, "boss", 0, 1_201, text("done.")),
+            turn("t1", "Step two: done.", "boss"),
+        ];
+        let escalated = [
+            SessionRecord::UserMessage { turn_id: "t2".into(), text: "Hard".into(), agent: None, ts_ms: 2 },
+            event("c9", None, "boss", 0, 2_000, text("Handing over.")),
+            turn("t2", "The expert's answer.", "expert"),
+        ];
+        for record in escalated {
+            records.push(match record {
+                SessionRecord::Event { event, .. } => SessionRecord::Event { turn_id: "t2".into(), event },
+                other => other,
+            });
+        }
+        let log = SessionLog { id: "s".into(), records, skipped_lines: 0, damaged_lines: vec![], newer_records: 0 };
+        let exported = render(&log);
+        assert!(exported.contains("Step one: ask the scout.\n\nStep two: done.\n"), "{exported}");
+        assert!(!exported.contains("scout's own words"), "{exported}");
+        assert!(exported.contains("## expert\n\nThe expert's answer.\n"), "{exported}");
     }
 
     #[test]
