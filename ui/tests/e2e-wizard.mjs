@@ -483,6 +483,11 @@ test("slash commands: completion with the keyboard, and enable, disable, list an
     await note("/help")
       .getByText(/@agent message: send one message to <agent>/)
       .waitFor();
+    // Its lines are kept (one a command), and it is no wider than an answer may be.
+    const help = await note("/help").getByRole("status").innerText();
+    assert.ok(help.split("\n").filter((line) => line.trim()).length >= 4, help);
+    const helpBox = await note("/help").boundingBox();
+    assert.ok(helpBox && helpBox.width <= 760, `the note is ${helpBox?.width} px wide`);
     await input.fill("/halp me");
     await input.press("Enter");
     await note("/halp me")
