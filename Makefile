@@ -155,7 +155,7 @@ ui:
 
 # The app embeds ui/dist when it compiles: `make check` builds it once if it is missing.
 ui/dist/index.html:
-	cd ui && node_modules/.bin/vite build
+	$(MAKE) --no-print-directory ui
 
 ui-e2e:
 	cd ui && node_modules/.bin/vite build --mode e2e

@@ -242,13 +242,9 @@ pub(super) fn admit(
         return Err(refusal(CallErrorKind::Budget, reason));
     }
     let entry = entry_behind(&turn.config, caller.agent.unwrap_or_default(), request.role, target_agent);
-    let own = match &entry {
-        Some(entry) => turn.config.approval_of(entry),
-        None => target.approval.unwrap_or_default(),
-    };
+    let own = approval_in_force(&turn.config, entry.as_ref(), &target);
     // Narrowed, a delegate calls no agent more freely than its callers could.
-    let above = caller.floor.and_then(|floor| floor.get(target_agent)).copied().unwrap_or(Approval::Auto);
-    let approval = strictest(own, above);
+    let approval = strictest(own, carried_down(caller, target_agent));
     if own == Approval::Deny {
         let message = format!("calls to {target_agent:?} are denied by the config (approval: deny)");
         return Err(refusal(CallErrorKind::Denied, message));
@@ -286,6 +282,20 @@ pub(super) fn admit(
     })
 }
 
+/// The approval a call to `target` runs under: its entry's, else the agent's own.
+fn approval_in_force(config: &Config, entry: Option<&AgentToolEntry>, target: &AgentConfig) -> Approval {
+    match entry {
+        Some(entry) => config.approval_of(entry),
+        None => target.approval.unwrap_or_default(),
+    }
+}
+
+/// The approval carried down to a narrowed `caller` for calls to `agent` (`auto`
+/// when it is not narrowed).
+fn carried_down(caller: &Caller<'_>, agent: &str) -> Approval {
+    caller.floor.and_then(|floor| floor.get(agent)).copied().unwrap_or(Approval::Auto)
+}
+
 /// `deny` over `ask` over `auto`.
 fn strictest(a: Approval, b: Approval) -> Approval {
     let rank = |approval| match approval {
@@ -308,12 +318,13 @@ fn floor_of(turn: &Turn, caller: &Caller<'_>) -> BTreeMap<String, Approval> {
         .could_call
         .iter()
         .map(|agent| {
-            let own = match entry_behind(&turn.config, name, CallRole::Tool, agent) {
-                Some(entry) => turn.config.approval_of(&entry),
-                None => turn.config.agent(agent).and_then(|target| target.approval).unwrap_or_default(),
-            };
-            let above = caller.floor.and_then(|floor| floor.get(agent)).copied().unwrap_or(Approval::Auto);
-            (agent.clone(), strictest(own, above))
+            let entry = entry_behind(&turn.config, name, CallRole::Tool, agent);
+            // An agent not configured is refused before its approval counts.
+            let own = turn
+                .config
+                .agent(agent)
+                .map_or(Approval::default(), |target| approval_in_force(&turn.config, entry.as_ref(), target));
+            (agent.clone(), strictest(own, carried_down(caller, agent)))
         })
         .collect()
 }
