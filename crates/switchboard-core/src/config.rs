@@ -25,7 +25,7 @@ pub use merge::{
     ResolvedTool, ToolScope,
 };
 pub use output::{OutputFormat, OutputRules, ResultPick, UsageCombine};
-pub use provider::{Autonomy, Provider, RequestVia};
+pub use provider::{Autonomy, Provider, RequestVia, SMOLAGENTS_AUTONOMY};
 pub use telemetry::TelemetryConfig;
 pub use validate::{validate, Problem, Severity};
 

@@ -32,6 +32,12 @@ pub enum Autonomy {
     Full,
 }
 
+/// What smolagents may do, whatever `autonomy` says (for `check` and the form).
+pub const SMOLAGENTS_AUTONOMY: &str = "runs its model's Python in its own restricted executor, \
+    which imports nothing unsafe and opens no file, with no tool but `final_answer` (`--tools` \
+    with none: its default would search the web); `args` may name tools (`--tools`) and \
+    imports (`--imports`). `autonomy` changes nothing for it";
+
 /// How an agent is run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
 #[serde(rename_all = "kebab-case")]

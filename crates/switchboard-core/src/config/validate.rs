@@ -89,6 +89,7 @@ pub fn validate(config: &Config) -> Vec<Problem> {
             }
         }
         check_provider_fields(agent, &path, &mut problems);
+        check_autonomy(agent, &path, &mut problems);
         check_entries(&agent.tools, &format!("{path}.tools"), &known, &mut problems);
     }
     check_entries(&config.agent_tools, "agent_tools", &known, &mut problems);
@@ -188,6 +189,24 @@ fn unknown_fields(config: &Config, problems: &mut Vec<Problem>) {
             entry_fields(&mut warn, &format!("{path}.tools[{entry_index}]"), entry);
         }
     }
+}
+
+/// `autonomy` is honoured by the presets that map it to their program's own
+/// switches; anywhere else a warning says it is not (it never grants anything).
+fn check_autonomy(agent: &super::AgentConfig, path: &str, problems: &mut Vec<Problem>) {
+    let Some(autonomy) = agent.autonomy else { return };
+    let why = match agent.provider {
+        Provider::AiderCli | Provider::ClaudeCode | Provider::Codex | Provider::GeminiCli | Provider::QwenCode => return,
+        Provider::Smolagents if autonomy == super::Autonomy::ReadOnly => return,
+        Provider::Smolagents => {
+            format!("smolagents {}", super::provider::SMOLAGENTS_AUTONOMY)
+        }
+        provider => format!(
+            "provider {:?} has no autonomy levels: what it may do is its program's or server's own, so `autonomy` is ignored",
+            provider.as_str()
+        ),
+    };
+    problems.push(Problem::warning(format!("{path}.autonomy"), why));
 }
 
 fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut Vec<Problem>) {

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::json;
+use switchboard_core::config::Autonomy;
 use switchboard_core::contract::{Message, ModelDelta, ModelRequest};
 use switchboard_core::runner::{build, Registry};
 use switchboard_core::{
@@ -54,6 +55,8 @@ fn aider_agent(name: &str, model: &str, peer_base: &str, work: &Path, home: &Pat
     agent.env = [("HOME".to_string(), home.display().to_string())].into_iter().collect();
     agent.args = vec!["hello.py".into()];
     agent.timeout_secs = Some(120);
+    // These cases let aider edit; the default, `read_only`, has its own case.
+    agent.autonomy = Some(Autonomy::Edit);
     agent
 }
 
@@ -218,6 +221,41 @@ async fn a_request_that_reads_as_an_aider_command_reaches_its_model_as_text() {
         let answer = ask_alone(&coder, request).await.unwrap();
         assert!(answer.starts_with("The greeting now says hello"), "{request:?} went to the model: {answer}");
         assert!(!plain.path().join(trace).exists(), "{request:?} ran as a shell command");
+    }
+}
+
+/// aider at the default autonomy, `read_only`, answers and writes nothing: no
+/// edit, no repository, no `.gitignore`; and at no level below `full` does a URL
+/// in the request make it fetch that address (a loopback listener that counts).
+#[tokio::test]
+async fn aider_does_only_what_its_autonomy_allows() {
+    let peer = aimock(json!({ "fixtures": aider_fixtures() }));
+    let home = tempfile::tempdir().unwrap();
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::write(plain.path().join("hello.py"), "print(\"hello\")\n").unwrap();
+    let mut reader = aider_agent("reader", "tester-m", &peer.base, plain.path(), home.path());
+    reader.autonomy = None;
+    let answer = run_alone(&reader).await.unwrap();
+    assert!(answer.starts_with("The greeting now says hello to the world."), "{answer}");
+    assert_eq!(std::fs::read_to_string(plain.path().join("hello.py")).unwrap(), "print(\"hello\")\n", "no edit");
+    let left: Vec<String> = std::fs::read_dir(plain.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != "hello.py" && !name.starts_with(".aider"))
+        .collect();
+    assert!(left.is_empty(), "read_only left {left:?} (a repository, a .gitignore?)");
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    for autonomy in [None, Some(Autonomy::Edit)] {
+        let mut agent = aider_agent("coder", "tester-m", &peer.base, plain.path(), home.path());
+        agent.autonomy = autonomy;
+        agent.args = ["--no-git", "hello.py"].map(String::from).to_vec();
+        let request = format!("Say hello to the world; the wording is at http://{address}/notes.txt");
+        let answer = ask_alone(&agent, &request).await.unwrap();
+        assert!(answer.starts_with("The greeting now says hello"), "{answer}");
+        assert!(listener.accept().is_err(), "aider at {autonomy:?} fetched the request's URL");
     }
 }
 

@@ -28,6 +28,14 @@ fn validation_table() {
             vec!["warning agent_tools[0].agent"],
         ),
         (
+            "autonomy is honoured by the coding agents' presets, said to be ignored elsewhere",
+            r#"{"agents":[{"name":"a","provider":"aider-cli","autonomy":"full"},{"name":"b","provider":"codex","autonomy":"edit"},
+                {"name":"c","provider":"smolagents","model":"m","autonomy":"read_only"},
+                {"name":"d","provider":"smolagents","model":"m","autonomy":"full"},
+                {"name":"e","provider":"subprocess","command":"x","autonomy":"read_only"}]}"#,
+            vec!["warning agents[3].autonomy", "warning agents[4].autonomy"],
+        ),
+        (
             "agent environment: names and references",
             r#"{"agents":[{"name":"a","provider":"subprocess","command":"x","request_via":"stdin","cwd":"/tmp",
                 "env":{"GOOD":"v","FROM_APP":"${HOME}","1BAD":"v","ALSO BAD":"v","REF":"${NOT A NAME}"}}]}"#,

@@ -30,7 +30,8 @@ describe("fields by provider", () => {
     ["codex", "url", true],
     ["gemini-cli", "api_key_env", true],
     ["qwen-code", "model", true],
-    ["aider-cli", "autonomy", false],
+    ["aider-cli", "autonomy", true],
+    ["smolagents", "autonomy", false],
     ["local", "autonomy", false],
   ] as const)("%s shows %s: %s", (provider, field, expected) => {
     expect(shows({ provider, transport: "command" }, field)).toBe(expected);
@@ -52,6 +53,8 @@ describe("autonomy", () => {
     ["gemini-cli", "full", /run commands without asking.*--approval-mode=yolo/],
     ["qwen-code", "edit", /--approval-mode=auto-edit/],
     ["claude-code", "full", /refuses this when run as root.*bypassPermissions/],
+    ["aider-cli", "", /no edit.*--dry-run/],
+    ["aider-cli", "edit", /fetches no URL.*--no-detect-urls/],
   ] as const)("%s at %s is explained with its flag", (provider, autonomy, expected) => {
     expect(autonomyHint(provider, autonomy)).toMatch(expected);
   });

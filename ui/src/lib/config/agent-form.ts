@@ -76,7 +76,7 @@ const fieldsByProvider: Record<Provider, Field[]> = {
     "system_prompt",
   ],
   demo: ["model", "system_prompt"],
-  "aider-cli": ["model", "url", "api_key_env", ...cli],
+  "aider-cli": ["model", "url", "api_key_env", "autonomy", ...cli],
   smolagents: ["model", "url", "api_key_env", ...cli],
   "claude-code": ["model", "url", "api_key_env", "autonomy", "system_prompt", ...cli],
   codex: ["model", "url", "api_key_env", "autonomy", ...cli],
@@ -479,6 +479,11 @@ const autonomyFlags: Partial<Record<Provider, Record<Autonomy, string>>> = {
     edit: "--permission-mode=acceptEdits",
     full: "--permission-mode=bypassPermissions",
   },
+  "aider-cli": {
+    read_only: "--dry-run --no-detect-urls --no-suggest-shell-commands",
+    edit: "--no-detect-urls --no-suggest-shell-commands",
+    full: "aider's defaults",
+  },
   codex: { read_only: "--sandbox=read-only", edit: "--sandbox=workspace-write", full: "--sandbox=danger-full-access" },
   "gemini-cli": {
     read_only: "--approval-mode=default",
@@ -499,11 +504,17 @@ const autonomyFlags: Partial<Record<Provider, Record<Autonomy, string>>> = {
 export function autonomyHint(provider: Provider, autonomy: Autonomy | ""): string {
   const level: Autonomy = autonomy === "" ? "read_only" : autonomy;
   const flag = autonomyFlags[provider]?.[level] ?? "";
+  const aider = {
+    read_only: "It may read files and answer; no edit, commit or new repository reaches the disk, no URL is fetched.",
+    edit: "It may edit and commit files in its working directory; it fetches no URL.",
+    full: "It may edit and commit files and fetch URLs a request names.",
+  };
   const what = {
     read_only: "It may read files and answer; edits and commands are refused, never waited for.",
     edit: "It may edit files in its working directory; commands are refused or sandboxed.",
     full: "It may edit files and run commands without asking.",
   }[level];
+  if (provider === "aider-cli") return `${aider[level]} It never runs a shell command. (${flag})`;
   const root = provider === "claude-code" && level === "full" ? " Claude Code refuses this when run as root." : "";
   return `${what}${root} (${flag})`;
 }

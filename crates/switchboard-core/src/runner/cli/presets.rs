@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 mod agents;
 
-use crate::config::{AgentConfig, Autonomy, OutputRules, Provider, ResultPick, UsageCombine};
+use crate::config::{AgentConfig, Autonomy, OutputRules, Provider, ResultPick, UsageCombine, SMOLAGENTS_AUTONOMY};
 pub(crate) use agents::anthropic_environment;
 pub use agents::autonomy_flag;
 use agents::{claude_code, codex, gemini_cli, qwen_code};
@@ -145,21 +145,66 @@ pub fn missing_programs(agents: &[AgentConfig]) -> Vec<(usize, String)> {
 /// without an autonomy setting.
 pub fn autonomy_note(agent: &AgentConfig) -> Option<String> {
     let autonomy = agent.autonomy.unwrap_or_default();
-    let program = match agent.provider {
-        Provider::ClaudeCode => "Claude Code",
-        Provider::Codex => "Codex",
-        Provider::GeminiCli => "Gemini CLI",
-        Provider::QwenCode => "Qwen Code",
+    let name = serde_json::to_value(autonomy).ok()?.as_str()?.to_string();
+    if agent.provider == Provider::Smolagents {
+        return Some(format!("smolagents {SMOLAGENTS_AUTONOMY}"));
+    }
+    let (program, flags, what) = match agent.provider {
+        Provider::AiderCli => ("aider", aider_autonomy_flags(autonomy).join(" "), aider_autonomy_words(autonomy)),
+        Provider::ClaudeCode | Provider::Codex | Provider::GeminiCli | Provider::QwenCode => {
+            let program = match agent.provider {
+                Provider::ClaudeCode => "Claude Code",
+                Provider::Codex => "Codex",
+                Provider::GeminiCli => "Gemini CLI",
+                _ => "Qwen Code",
+            };
+            let what = match autonomy {
+                Autonomy::ReadOnly => "may read files and answer; edits and commands are refused, never waited for",
+                Autonomy::Edit => "may edit files in its working folder; commands are refused or sandboxed",
+                Autonomy::Full => "may edit files and run commands without asking",
+            };
+            (program, autonomy_flag(agent.provider, autonomy)?, what)
+        }
         _ => return None,
     };
-    let flag = autonomy_flag(agent.provider, autonomy)?;
-    let what = match autonomy {
-        Autonomy::ReadOnly => "may read files and answer; edits and commands are refused, never waited for",
-        Autonomy::Edit => "may edit files in its working folder; commands are refused or sandboxed",
-        Autonomy::Full => "may edit files and run commands without asking",
-    };
-    let name = serde_json::to_value(autonomy).ok()?.as_str()?.to_string();
-    Some(format!("{program} runs with autonomy {name} ({flag}): it {what}"))
+    Some(format!("{program} runs with autonomy {name} ({flags}): it {what}"))
+}
+
+/// aider's flags at `autonomy`, beside the `--yes-always` every run gets. With no
+/// terminal aider would take Enter's answer to each question, and that runs a
+/// shell command its model suggests; `--yes-always` says yes to everything but
+/// shell commands, which need an explicit yes it never gives. So aider never runs
+/// a command; what `autonomy` adds is writing files and fetching URLs:
+/// - `read_only`: `--dry-run` (no edit reaches a file, no commit), no `.gitignore`
+///   change, no URL fetched, no command suggested (and, outside a repository, no
+///   repository created: `--no-git`, added by the preset);
+/// - `edit`: edits and aider's commits, as by its defaults; no URL fetched (a URL
+///   in a request could make it fetch a loopback or LAN address for the model), no
+///   command suggested;
+/// - `full`: aider's own defaults.
+pub fn aider_autonomy_flags(autonomy: Autonomy) -> &'static [&'static str] {
+    match autonomy {
+        Autonomy::ReadOnly => &[
+            "--dry-run",
+            "--no-auto-commits",
+            "--no-dirty-commits",
+            "--no-gitignore",
+            "--no-detect-urls",
+            "--no-suggest-shell-commands",
+        ],
+        Autonomy::Edit => &["--no-detect-urls", "--no-suggest-shell-commands"],
+        Autonomy::Full => &[],
+    }
+}
+
+fn aider_autonomy_words(autonomy: Autonomy) -> &'static str {
+    match autonomy {
+        Autonomy::ReadOnly => {
+            "may read files and answer; no edit, commit or new repository reaches the disk, no URL is fetched"
+        }
+        Autonomy::Edit => "may edit and commit files in its working folder; it fetches no URL",
+        Autonomy::Full => "may edit and commit files and fetch URLs a request names",
+    }
 }
 
 /// Where `command` is: itself when it names a path, else the first folder of
@@ -198,6 +243,12 @@ fn aider(agent: &AgentConfig) -> Invocation {
         ["--yes-always", "--no-pretty", "--no-check-update", "--analytics-disable", "--no-show-release-notes"]
             .map(String::from)
             .to_vec();
+    let autonomy = agent.autonomy.unwrap_or_default();
+    args.extend(aider_autonomy_flags(autonomy).iter().map(|flag| flag.to_string()));
+    if autonomy == Autonomy::ReadOnly && !in_repository(agent) {
+        // aider would create one (it asks, and `--yes-always` says yes).
+        args.push("--no-git".into());
+    }
     if let Some(model) = &agent.model {
         args.push("--no-show-model-warnings".into());
         // Through an OpenAI-compatible base, litellm wants the `openai/` prefix.
@@ -222,6 +273,16 @@ fn aider(agent: &AgentConfig) -> Invocation {
     Invocation { command: Some("aider".into()), args, env, output, answer: AnswerSource::AiderLlmHistory }
 }
 
+/// Whether the agent's working folder (ours when it names none) is inside a git
+/// repository, as git finds one: a `.git` in it or a folder above.
+fn in_repository(agent: &AgentConfig) -> bool {
+    let folder = match &agent.cwd {
+        Some(folder) => std::path::PathBuf::from(folder),
+        None => std::env::current_dir().unwrap_or_default(),
+    };
+    folder.ancestors().any(|folder| folder.join(".git").exists())
+}
+
 fn smolagents(agent: &AgentConfig) -> Invocation {
     let mut args: Vec<String> = vec!["--model-type".into(), "OpenAIModel".into()];
     if let Some(model) = &agent.model {
@@ -230,9 +291,10 @@ fn smolagents(agent: &AgentConfig) -> Invocation {
     if let Some(url) = &agent.url {
         args.extend(["--api-base".into(), url.trim_end_matches('/').to_string()]);
     }
-    // smolagents' own default agent (it writes code); `args` may pick another
-    // `--action-type`.
-    args.extend(["--tools", "python_interpreter"].map(String::from));
+    // smolagents' own default agent (it writes code, which its executor runs);
+    // `args` may pick another `--action-type`. No tools: its default is a web
+    // search, and the code it writes needs none (`args` may name some).
+    args.push("--tools".into());
     let output = OutputRules {
         result: Some(ResultPick::Regex),
         pattern: Some(SMOLAGENTS_ANSWER.into()),
@@ -262,6 +324,31 @@ mod tests {
             assert_eq!(as_text_for(Provider::Codex, request), request, "no other preset has such commands");
         }
         assert_eq!(as_text_for(Provider::AiderCli, "fix /src/main.rs"), "fix /src/main.rs");
+    }
+
+    #[test]
+    fn aider_and_smolagents_get_only_what_autonomy_allows() {
+        let outside = tempfile::tempdir().unwrap();
+        let mut agent = AgentConfig::new("coder", Provider::AiderCli);
+        agent.cwd = Some(outside.path().display().to_string());
+        let has = |agent: &AgentConfig, flag: &str| invocation(agent).args.iter().any(|argument| argument == flag);
+        assert!(has(&agent, "--yes-always"), "else aider takes Enter's answer, which runs a suggested command");
+        for flag in ["--dry-run", "--no-detect-urls", "--no-suggest-shell-commands", "--no-gitignore", "--no-git"] {
+            assert!(has(&agent, flag), "read_only, outside a repository: {flag}");
+        }
+        std::fs::create_dir(outside.path().join(".git")).unwrap();
+        assert!(!has(&agent, "--no-git"), "a repository is read, its map used");
+        agent.autonomy = Some(Autonomy::Edit);
+        assert!(!has(&agent, "--dry-run") && has(&agent, "--no-detect-urls"));
+        agent.autonomy = Some(Autonomy::Full);
+        assert!(!has(&agent, "--no-detect-urls") && !has(&agent, "--dry-run"));
+        assert!(autonomy_note(&agent).unwrap().contains("aider runs with autonomy full"));
+
+        let smol = AgentConfig::new("smol", Provider::Smolagents);
+        let args = invocation(&smol).args;
+        let tools = args.iter().position(|argument| argument == "--tools").expect("--tools, else a web search");
+        assert!(args.get(tools + 1).is_none_or(|next| next.starts_with('-')), "no tool: {args:?}");
+        assert!(autonomy_note(&smol).unwrap().contains("restricted executor"));
     }
 
     #[test]
