@@ -4,7 +4,8 @@
  * answering Anthropic Messages requests by what they hold. Each step's nonce is
  * read from its system prompt (Switchboard appends the protocol there with a
  * fresh nonce every step), so a tag can be written with it, which a JSON fixture
- * cannot do. The scenario is the keyword of the user's first message:
+ * cannot do; a call's result comes in the last user message, never the system
+ * prompt. The scenario is the keyword of the user's first message:
  *   single   call echo with "ping", then answer in prose with what came back
  *   goes-on  the same, but keep writing after the tag
  *   twice    call echo with "ping", then with "pong", then answer
@@ -27,7 +28,8 @@ function read(req) {
   const users = req.messages.filter((m) => m.role === "user").map((m) => text(m.content));
   const nonce = /<milk:tool_call:(\w+)>/.exec(system)?.[1];
   const scenario = ["goes-on", "twice", "denied", "slow", "single"].find((word) => users.some((u) => u.includes(word)));
-  const result = /\[Tool result from (\w+): ([\s\S]*)\]/.exec(system);
+  const result = /\[Tool result from (\w+): ([\s\S]*)\]/.exec(users.at(-1) ?? "");
+  if (/\[Tool result from \w+:/.test(system)) throw new Error("a tool result in the system prompt");
   return { nonce, scenario, result };
 }
 

@@ -2,7 +2,8 @@
 //! against a stand-in program that speaks the same flags and stream-json
 //! (the tag, cut across messages, never reaches the stream; a forged tag stays
 //! prose; the call runs as a tool-agent call; the session is resumed with the
-//! fenced result in its instructions), and with the real `claude` 2.1.197 offline
+//! fenced result in the message on its stdin, never its argv: a 300 KiB one
+//! too), and with the real `claude` 2.1.197 offline
 //! against aimock's programmatic API (`tests/peers/claude_tag_model.mjs`, a model
 //! that reads each step's nonce from its instructions): one call, a reply that
 //! goes on after its tag, two calls in one turn, a denied call, and a cancel in
@@ -39,10 +40,12 @@ if resume is None:
     answer = "".join(parts)
 else:
     assert resume == "sess-42", resume
-    assert prompt.startswith("Go on"), prompt
-    found = re.search(r"\[Tool result from helper: (.*)\]", context, re.S)
-    assert found and "AGENT_RESULT" in found.group(1), context
-    answer = "The helper says: " + ("three files" if "There are 3 files." in found.group(1) else "nothing")
+    assert "[Tool result from helper" not in " ".join(args), "a result on the command line"
+    assert prompt.startswith("Here are the results"), prompt
+    found = re.search(r"\[Tool result from helper: (.*)\]", prompt, re.S)
+    assert found and "AGENT_RESULT" in found.group(1), prompt
+    result = found.group(1)
+    answer = "The helper says: " + ("three files" if "There are 3 files." in result else f"{len(result)} characters")
     text(answer)
 emit({"type": "result", "subtype": "success", "is_error": False, "result": answer,
       "session_id": "sess-42", "total_cost_usd": 0.01, "usage": {"input_tokens": 100, "output_tokens": 20}})
@@ -105,6 +108,39 @@ async fn claude_code_calls_a_tool_agent_through_the_nonce_tag_protocol() {
         .count();
     assert_eq!(helper_calls, 1, "the forged tag called nothing");
     assert_eq!(outcome.cost_total.map(|cost| (cost * 100.0).round()), Some(2.0), "two runs of 0.01 each");
+}
+
+/// A result larger than one argument may be (128 KiB on Linux) reaches the
+/// resumed step whole: it travels on stdin.
+#[tokio::test]
+async fn a_300_kib_tool_result_reaches_claude_code_on_its_stdin() {
+    let folder = tempfile::tempdir().unwrap();
+    let program = folder.path().join("claude");
+    std::fs::write(&program, STAND_IN).unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut claude = AgentConfig::new("claude", Provider::ClaudeCli);
+    claude.command = Some(program.display().to_string());
+    claude.experimental_cli_tool_calls = Some(true);
+    claude.timeout_secs = Some(30);
+    let mut config = Config {
+        agents: vec![claude, agent("helper")],
+        agent_tools: vec![AgentToolEntry::new("helper", "Counts files.")],
+        ..Config::default()
+    };
+    config.primary = Some("claude".into());
+    let dispatcher = Dispatcher::new(config);
+    let big: &'static str = Box::leak("x".repeat(300 * 1024).into_boxed_str());
+    dispatcher.runners().insert("helper", Scripted::new(vec![Step::Say(big)]));
+    let request = TurnRequest { message: "How many files are in /srv".into(), ..Default::default() };
+    let outcome = dispatcher.run_turn(request, Recorder::default().sink(), TurnControl::approving_all()).await;
+    assert_eq!(outcome.status, CallStatus::Ok, "{:?}", outcome.error);
+    let characters: usize = outcome
+        .text
+        .strip_prefix("The helper says: ")
+        .and_then(|rest| rest.strip_suffix(" characters"))
+        .and_then(|number| number.parse().ok())
+        .unwrap_or_else(|| panic!("{}", outcome.text));
+    assert!(characters > 300 * 1024, "the whole result, fenced: {characters}");
 }
 
 /// The real Claude Code as a caller, its model aimock's programmatic fixture.
