@@ -260,10 +260,10 @@ where
         };
         agent_span.add_event_with_timestamp(name, time(mark.ts_ms), attributes);
     }
-    if let Some((name, attributes)) = ending.event() {
+    if let Some((name, attributes)) = ending.event(context.include_content) {
         agent_span.add_event_with_timestamp(name, time(end_ms), attributes);
     }
-    if let Some(status) = ending.status() {
+    if let Some(status) = ending.status(context.include_content) {
         agent_span.set_status(status.clone());
         if let Some(span) = tool_span.as_mut() {
             span.set_attribute(KeyValue::new(attribute::ERROR_TYPE, ending.error_type()));
@@ -367,21 +367,27 @@ impl Ending {
         }
     }
 
-    fn status(&self) -> Option<Status> {
+    /// The span's status. An error's message is content (an agent's or a remote
+    /// server's words, a user's reason): with content off, only its kind.
+    fn status(&self, include_content: bool) -> Option<Status> {
         match self.status {
             Some(CallStatus::Ok) => Some(Status::Ok),
-            Some(status) => {
+            Some(status) if include_content => {
                 let why = self.error.as_ref().map(|(_, message)| message.clone()).unwrap_or_default();
                 Some(Status::error(format!("{}: {why}", status.as_str())))
             }
+            Some(status) => Some(Status::error(format!("{}: {}", status.as_str(), self.error_type()))),
             None => None,
         }
     }
 
-    /// The span event a refused or cancelled call gets.
-    fn event(&self) -> Option<(&'static str, Vec<KeyValue>)> {
+    /// The span event a refused or cancelled call gets (its message only with content on).
+    fn event(&self, include_content: bool) -> Option<(&'static str, Vec<KeyValue>)> {
         let (kind, message) = self.error.clone().unwrap_or_default();
-        let attributes = vec![KeyValue::new("kind", kind), KeyValue::new("message", message)];
+        let mut attributes = vec![KeyValue::new("kind", kind)];
+        if include_content {
+            attributes.push(KeyValue::new("message", message));
+        }
         match self.status? {
             CallStatus::Cancelled => Some(("switchboard.cancelled", attributes)),
             CallStatus::Denied | CallStatus::Limited => Some(("switchboard.refused", attributes)),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use opentelemetry::trace::{SpanId, Status};
 use opentelemetry::Value;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SpanData};
-use switchboard_core::config::{Approval, Config};
+use switchboard_core::config::{Approval, Config, Provider, RequestVia};
 use switchboard_core::{Dispatcher, TurnControl, TurnRequest};
 use switchboard_otel::{ExportSettings, Telemetry};
 
@@ -22,10 +22,14 @@ fn settings(include_content: bool) -> ExportSettings {
 
 async fn exported_turn(include_content: bool) -> Vec<SpanData> {
     let mut config = Config::demo_default();
+    config.agent_tools[1].approval = Some(Approval::Deny); // the summariser
+    exported(config, include_content).await
+}
+
+async fn exported(mut config: Config, include_content: bool) -> Vec<SpanData> {
     for agent in &mut config.agents {
         agent.delay_ms = Some(0);
     }
-    config.agent_tools[1].approval = Some(Approval::Deny); // the summariser
     let exporter = InMemorySpanExporter::default();
     let telemetry = Telemetry::with_exporter(exporter.clone(), settings(include_content));
     let recorder = Arc::new(telemetry.turn(&config, Some("session-7".into())));
@@ -127,6 +131,33 @@ async fn content_goes_on_the_spans_only_when_asked() {
     assert_eq!(output[0]["role"], "assistant");
     let tool = named(&spans, "execute_tool agent_researcher");
     assert!(text(tool, "gen_ai.tool.call.result").contains("AGENT_RESULT"), "the fenced result, as the parent got it");
+}
+
+/// An agent's error text is content: with content off, a failed call's status
+/// and events say only how it ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_calls_own_words_stay_off_the_spans_unless_content_is_on() {
+    let failing = || {
+        let mut config = Config::demo_default();
+        let summariser = config.agents.iter_mut().find(|agent| agent.name == "summariser").unwrap();
+        summariser.provider = Provider::Subprocess;
+        summariser.command = Some("sh".into());
+        summariser.args = vec!["-c".into(), "echo 'remote words xyzzy' >&2; exit 3".into()];
+        summariser.request_via = Some(RequestVia::Stdin);
+        config
+    };
+    for include_content in [false, true] {
+        let spans = exported(failing(), include_content).await;
+        let summariser = named(&spans, "invoke_agent summariser");
+        let Status::Error { description } = &summariser.status else { panic!("{:?}", summariser.status) };
+        assert!(description.starts_with("error"), "{description}");
+        let everything = format!("{:?}", spans);
+        assert_eq!(
+            everything.contains("remote words xyzzy"),
+            include_content,
+            "content {include_content}: {description}"
+        );
+    }
 }
 
 #[test]
