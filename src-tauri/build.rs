@@ -22,6 +22,7 @@ fn main() {
         "set_preferences",
         "get_mcp_server",
         "set_mcp_server",
+        "rotate_mcp_token",
         "get_telemetry_status",
         "answer_input",
         "edit_config",

@@ -51,6 +51,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::app::set_preferences,
             commands::app::get_mcp_server,
             commands::app::set_mcp_server,
+            commands::app::rotate_mcp_token,
             commands::app::get_telemetry_status,
             commands::chat::answer_input,
             commands::config::edit_config,

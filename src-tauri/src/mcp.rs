@@ -1,6 +1,10 @@
 //! The app's built-in MCP endpoint (off by default; a switch in settings): the
 //! same `switchboard-mcp` server as `switchboard mcp --http`, on loopback, serving
-//! the global tool-agents. Each call that comes in is kept as a turn of the "MCP
+//! the global tool-agents, to clients that hold its bearer token (made at the
+//! first start, kept in the system keyring, shown once, rotatable; a client's
+//! config names the variable it reads it from). Approvals are answered in the
+//! window, never by a client (elicitation is not offered: a client is not the
+//! user), and a client's name is shown as what it says it is. Each call that comes in is kept as a turn of the "MCP
 //! calls" session (logged like any turn) and streamed to the window as
 //! `OutsideCall` updates, so it shows live in the call tree, where its approvals
 //! are answered and it can be cancelled like any other turn (and exported as a
@@ -36,7 +40,9 @@ pub struct OutsideCall {
 #[derive(Debug, Clone, Serialize, Deserialize, Type)]
 #[serde(tag = "phase", rename_all = "snake_case")]
 pub enum OutsideUpdate {
-    /// `line` says who asked which tool-agent what ("MCP client claude-code → agent_x: …").
+    /// `line` says who asked which tool-agent what ("MCP client "claude-code"
+    /// (unverified name) → agent_x: …": any holder of the token may call, and its
+    /// name is only what it says).
     Started {
         line: String,
         agent: String,
@@ -65,6 +71,51 @@ pub struct McpServerStatus {
     /// Each MCP client's own config for the endpoint, as `switchboard mcp connect` gives it.
     #[serde(default)]
     pub clients: Vec<McpClientSetup>,
+    /// The bearer token, only in the answer that made it (a first start, a
+    /// rotation): shown once, to copy.
+    pub token: Option<String>,
+    /// Whether the token is kept in the system keyring (else it lasts this run).
+    #[serde(default)]
+    pub token_kept: bool,
+    /// The variable clients read the token from (`SWITCHBOARD_MCP_TOKEN`).
+    pub token_env: Option<String>,
+}
+
+/// The endpoint's bearer token, and whether the keyring keeps it.
+#[derive(Clone)]
+pub struct EndpointToken {
+    value: String,
+    kept: bool,
+}
+
+impl EndpointToken {
+    /// The token itself, for the one answer that shows it.
+    pub fn value_to_show(&self) -> String {
+        self.value.clone()
+    }
+}
+
+/// The endpoint's token: the keyring's, or (none there, or `rotate`) a new one,
+/// stored there; for this run only when no keyring answers. `true` when made now.
+pub async fn endpoint_token(keys: &switchboard_core::keys::Keys, rotate: bool) -> (EndpointToken, bool) {
+    use switchboard_mcp::http::{new_token, DESKTOP_TOKEN_ENTRY};
+    if !rotate {
+        if let Ok(Some(value)) = switchboard_core::keys::read(keys, DESKTOP_TOKEN_ENTRY).await {
+            return (EndpointToken { value, kept: true }, false);
+        }
+    }
+    let value = new_token();
+    let (store, kept_value) = (keys.clone(), value.clone());
+    let stored = tauri::async_runtime::spawn_blocking(move || store.set(DESKTOP_TOKEN_ENTRY, &kept_value)).await;
+    let kept = match stored {
+        Ok(Ok(())) => true,
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "the MCP endpoint's token is not kept: it lasts until the app quits");
+            false
+        }
+        Err(_) => false,
+    };
+    (EndpointToken { value, kept }, true)
 }
 
 /// One MCP client's setup for the endpoint, to copy.
@@ -85,7 +136,8 @@ pub struct McpClientSetup {
 /// Every client's setup for the endpoint at `url`.
 fn client_setups(url: &str) -> Vec<McpClientSetup> {
     use switchboard_mcp::connect::{setup, Launch, McpClient};
-    let launch = Launch::Http { url: url.to_string(), token_env: None };
+    let launch =
+        Launch::Http { url: url.to_string(), token_env: Some(switchboard_mcp::http::DESKTOP_TOKEN_ENV.to_string()) };
     McpClient::ALL
         .into_iter()
         .map(|client| {
@@ -107,10 +159,12 @@ fn client_setups(url: &str) -> Vec<McpClientSetup> {
 pub struct Running {
     pub server: McpServer,
     endpoint: Endpoint,
+    token: EndpointToken,
 }
 
 impl Running {
-    pub fn status(&self) -> McpServerStatus {
+    /// Its status; with the token itself when `reveal` (the answer that made it).
+    pub fn status(&self, reveal: bool) -> McpServerStatus {
         let url = self.endpoint.url();
         let clients = client_setups(&url);
         McpServerStatus {
@@ -119,7 +173,14 @@ impl Running {
             url: Some(url),
             error: None,
             clients,
+            token: reveal.then(|| self.token.value.clone()),
+            token_kept: self.token.kept,
+            token_env: Some(switchboard_mcp::http::DESKTOP_TOKEN_ENV.to_string()),
         }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.endpoint.address.port()
     }
 
     /// Stops accepting and returns once the accept loop has ended, so the port is
@@ -141,27 +202,28 @@ pub struct Shared {
     pub telemetry: Option<Arc<Telemetry>>,
 }
 
-/// Starts the endpoint on loopback `port` (0 picks a free one).
-pub async fn start(shared: Shared, port: u16) -> Result<Running, String> {
+/// Starts the endpoint on loopback `port` (0 picks a free one), behind `token`.
+pub async fn start(shared: Shared, port: u16, token: EndpointToken) -> Result<Running, String> {
     let Shared { emit, dispatcher, sessions, telemetry } = shared;
     let observer = Arc::new(WindowObserver { emit, sessions, telemetry, dispatcher: dispatcher.clone() });
     let options = ServerOptions {
         as_agent: None,
         approve: switchboard_core::ApprovalPolicy::Ask,
         observer: Some(observer),
+        clients_answer_approvals: false,
         keepalive: None,
     };
     let server = McpServer::new(dispatcher, options);
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let http_options = HttpOptions {
         address,
-        bearer_token: None,
+        bearer_token: Some(token.value.clone()),
         allow_remote: false,
         session_idle: switchboard_mcp::sessions::DEFAULT_IDLE,
         max_sessions: switchboard_mcp::sessions::DEFAULT_CAP,
     };
     let endpoint = http::serve(server.clone(), http_options).await.map_err(|error| error.to_string())?;
-    Ok(Running { server, endpoint })
+    Ok(Running { server, endpoint, token })
 }
 
 struct WindowObserver {
@@ -177,7 +239,9 @@ impl CallObserver for WindowObserver {
             session_id: SESSION_ID.into(),
             turn_id: switchboard_core::sessions::new_turn_id("mcp-", now_ms()),
         };
-        let line = format!("MCP client {} → {}: {}", call.client, call.tool, call.request);
+        // Any holder of the token may call; its name is only what it says.
+        let client: String = call.client.chars().take(80).collect();
+        let line = format!("MCP client {client:?} (unverified name) → {}: {}", call.tool, call.request);
         let logged = self
             .sessions
             .ensure(SESSION_ID, SESSION_TITLE)

@@ -51,6 +51,8 @@ pub struct AppState {
     pub(crate) preferences: PreferencesFile,
     /// The built-in MCP endpoint while it is switched on.
     mcp: tokio::sync::Mutex<Option<mcp::Running>>,
+    /// Its bearer token, once read or made (for this run only without a keyring).
+    mcp_token: tokio::sync::Mutex<Option<mcp::EndpointToken>>,
     /// Its server, for a config change to announce list changes.
     mcp_server: Arc<Mutex<Option<McpServer>>>,
     /// How an MCP call's updates reach the window.
@@ -111,6 +113,7 @@ impl AppState {
             sessions,
             preferences,
             mcp: tokio::sync::Mutex::new(None),
+            mcp_token: tokio::sync::Mutex::new(None),
             mcp_server,
             emit_outside,
             telemetry,
@@ -125,11 +128,29 @@ impl AppState {
 
     /// The built-in MCP endpoint's status now.
     pub(crate) async fn mcp_status(&self) -> McpServerStatus {
-        self.mcp.lock().await.as_ref().map(mcp::Running::status).unwrap_or_default()
+        self.mcp.lock().await.as_ref().map(|running| running.status(false)).unwrap_or_default()
+    }
+
+    /// A new token for the built-in MCP endpoint (the old one stops working; a
+    /// running endpoint starts again on its port with the new one); shown once.
+    pub(crate) async fn rotate_mcp_token(&self) -> McpServerStatus {
+        let keys = self.live.dispatcher().runners().registry().keys().clone();
+        let (token, _) = mcp::endpoint_token(&keys, true).await;
+        *self.mcp_token.lock().await = Some(token.clone());
+        let running_port = self.mcp.lock().await.as_ref().map(mcp::Running::port);
+        match running_port {
+            Some(port) => self.switch_mcp_with(true, port, Some(token)).await,
+            None => McpServerStatus { token: Some(token.value_to_show()), ..McpServerStatus::default() },
+        }
     }
 
     /// Switches the built-in MCP endpoint on (on `port`) or off.
     pub(crate) async fn switch_mcp(&self, enabled: bool, port: u16) -> McpServerStatus {
+        self.switch_mcp_with(enabled, port, None).await
+    }
+
+    /// `switch_mcp`, showing `fresh` (a token made now) in the answer.
+    async fn switch_mcp_with(&self, enabled: bool, port: u16, fresh: Option<mcp::EndpointToken>) -> McpServerStatus {
         let mut running = self.mcp.lock().await;
         if let Some(previous) = running.take() {
             previous.stop().await;
@@ -144,10 +165,23 @@ impl AppState {
             sessions: self.sessions.clone(),
             telemetry: self.telemetry.clone(),
         };
-        let started = mcp::start(shared, port).await;
+        let (token, made_now) = {
+            let mut kept = self.mcp_token.lock().await;
+            match (&fresh, kept.clone()) {
+                (Some(fresh), _) => (fresh.clone(), true),
+                (None, Some(token)) => (token, false),
+                (None, None) => {
+                    let keys = self.live.dispatcher().runners().registry().keys().clone();
+                    let (token, made_now) = mcp::endpoint_token(&keys, false).await;
+                    *kept = Some(token.clone());
+                    (token, made_now)
+                }
+            }
+        };
+        let started = mcp::start(shared, port, token).await;
         match started {
             Ok(endpoint) => {
-                let status = endpoint.status();
+                let status = endpoint.status(made_now);
                 *self.mcp_server.lock().unwrap() = Some(endpoint.server.clone());
                 *running = Some(endpoint);
                 status

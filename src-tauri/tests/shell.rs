@@ -296,8 +296,26 @@ fn the_built_in_mcp_endpoint_switches_on_and_off_and_is_remembered() {
     assert!(codex["entry"].as_str().unwrap().contains("default_tools_approval_mode = \"approve\""), "{codex}");
     assert_eq!(on["clients"][2]["entry"].as_str().map(|entry| entry.contains("httpUrl")), Some(true));
     let address = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
-    std::net::TcpStream::connect(&address).expect("the endpoint listens");
-    assert_eq!(invoke(&webview, "get_mcp_server", json!({})).unwrap()["url"], json!(url));
+    // A bearer token, shown in the answer that made it and never again; the
+    // clients' configs name the variable it is read from, never the token.
+    let token = on["token"].as_str().expect("the new token is shown once").to_string();
+    assert!(token.len() == 64 && token.chars().all(|c| c.is_ascii_hexdigit()), "{token}");
+    assert_eq!(on["token_env"], json!("SWITCHBOARD_MCP_TOKEN"));
+    assert!(!on.to_string().replace(&format!("\"token\":\"{token}\""), "").contains(&token), "only in `token`");
+    assert!(codex["entry"].as_str().unwrap().contains("bearer_token_env_var = \"SWITCHBOARD_MCP_TOKEN\""));
+    assert_eq!(initialize(&address, None), 401, "a call without the token is refused");
+    assert_eq!(initialize(&address, Some("not-the-token-at-all")), 401);
+    assert_eq!(initialize(&address, Some(&token)), 200);
+    let again = invoke(&webview, "get_mcp_server", json!({})).unwrap();
+    assert_eq!((&again["url"], &again["token"]), (&json!(url), &Value::Null), "the token is shown once");
+
+    // A rotation: the old token stops working, the new one is shown once.
+    let rotated = invoke(&webview, "rotate_mcp_token", json!({})).unwrap();
+    let new_token = rotated["token"].as_str().unwrap().to_string();
+    assert_ne!(new_token, token);
+    assert_eq!(rotated["url"], json!(url), "the same port");
+    assert_eq!(initialize(&address, Some(&token)), 401);
+    assert_eq!(initialize(&address, Some(&new_token)), 200);
     let prefs: Value = serde_json::from_slice(&std::fs::read(data.join("prefs.json")).unwrap()).unwrap();
     assert_eq!(prefs["mcpServer"], json!(true));
 
@@ -313,6 +331,23 @@ fn the_built_in_mcp_endpoint_switches_on_and_off_and_is_remembered() {
     assert!(std::net::TcpStream::connect(&address).is_err(), "the endpoint still listens after it was switched off");
     let prefs: Value = serde_json::from_slice(&std::fs::read(data.join("prefs.json")).unwrap()).unwrap();
     assert_eq!(prefs["mcpServer"], json!(false));
+}
+
+/// The HTTP status of an MCP `initialize` POSTed to the endpoint at `address`.
+fn initialize(address: &str, token: Option<&str>) -> u16 {
+    use std::io::{Read, Write};
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}"#;
+    let authorization = token.map(|token| format!("Authorization: Bearer {token}\r\n")).unwrap_or_default();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{authorization}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).unwrap();
+    std::str::from_utf8(&head[9..12]).unwrap().parse().unwrap()
 }
 
 /// The forms' edits go through the core: applied and on disk at once, refused in

@@ -30,8 +30,10 @@ from test_window import (
     close_settings,
     field_in,
     launch,
+    mcp_on_a_free_port,
     message_box,
     open_new_agent_form,
+    switch_on_mcp,
 )
 
 CLI = ROOT / "target" / "debug" / "switchboard"
@@ -149,6 +151,7 @@ def files_holding(folder: Path, text: str) -> list[str]:
 def test_a_key_typed_in_the_form_lands_in_the_keyring_and_reaches_the_server_and_nowhere_else(tmp_path):
     home, keyring_home = tmp_path / "app", tmp_path / "keyring"
     path = home / "config" / "switchboard" / "config.json"
+    mcp_on_a_free_port(home)
     with (
         secret_service(keyring_home) as bus,
         recording_model_server() as (model_url, seen),
@@ -234,7 +237,23 @@ def test_a_key_typed_in_the_form_lands_in_the_keyring_and_reaches_the_server_and
         page = session.page_source
         assert KEY not in page and NEW_KEY not in page, "a key reached the page"
 
-    for key in (KEY, NEW_KEY):
+        # The MCP endpoint's token: made at its first start, shown once, kept in
+        # the keyring, where `switchboard mcp token` reads it for a client's shell.
+        _, endpoint_token = switch_on_mcp(session)
+        lookup = ["secret-tool", "lookup", "service", "switchboard", "username", "mcp-endpoint-token"]
+        stored = subprocess.run(lookup, env=bus, capture_output=True, text=True, timeout=10)
+        assert stored.stdout == endpoint_token, (stored.stdout, stored.stderr)
+        printed = subprocess.run(
+            [str(CLI), "mcp", "token"], env=environment, capture_output=True, text=True, timeout=30
+        )  # fmt: skip
+        assert printed.stdout.strip() == endpoint_token, printed
+        assert (
+            "kept in the system keyring"
+            in session.find_element(By.CSS_SELECTOR, '[aria-labelledby="mcp-token-heading"]').text
+        )
+        close_settings(session)
+
+    for key in (KEY, NEW_KEY, endpoint_token):
         assert files_holding(home, key) == [], f"the app wrote the key to {files_holding(home, key)}"
     logs = list((home / "data").rglob("*.jsonl"))
     assert logs and any("[redacted]" in log.read_text() for log in logs), "the session log records the turn"

@@ -15,6 +15,8 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -575,17 +577,19 @@ def mcp_on_a_free_port(home: Path) -> None:
     preferences.write_text(json.dumps({"mcpPort": 0}))
 
 
-def switch_on_mcp(session) -> str:
-    """Switches the built-in MCP endpoint on in Settings → MCP; its address."""
+def switch_on_mcp(session) -> tuple[str, str]:
+    """Switches the built-in MCP endpoint on in Settings → MCP; its address, and
+    the bearer token shown that once."""
     open_settings(session, "MCP")
     WebDriverWait(session, 20).until(
         expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, '[data-testid="mcp-switch"]'))
     ).click()
-    return (
+    shown = lambda css: (  # noqa: E731
         WebDriverWait(session, 20)
-        .until(expected_conditions.visibility_of_element_located((By.CSS_SELECTOR, '[data-testid="mcp-url"]')))
+        .until(expected_conditions.visibility_of_element_located((By.CSS_SELECTOR, css)))
         .text.strip()
     )
+    return shown('[data-testid="mcp-url"]'), shown('[data-testid="mcp-token"]')
 
 
 def approve_the_researcher_in_mcp_calls(session, wait: float) -> None:
@@ -602,12 +606,24 @@ def approve_the_researcher_in_mcp_calls(session, wait: float) -> None:
     treeitem(session, "researcher, ok")
 
 
-def call_through_mcp(url: str, outcome: dict) -> None:
-    """A real MCP client (the Python `mcp` package) calling a tool-agent at `url`."""
-    from mcp import Client
+def call_through_mcp(url: str, token: str, outcome: dict) -> None:
+    """A real MCP client (the Python `mcp` package) calling a tool-agent at `url`
+    with the endpoint's token; it declares elicitation and would accept any
+    approval put to it (the window's user answers, not a client)."""
+    from mcp import Client, types
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    outcome["elicitations"] = []
+
+    async def accept(_context, params):
+        outcome["elicitations"].append(params.message)
+        return types.ElicitResult(action="accept", content={})
 
     async def call():
-        async with Client(url, mode="legacy", read_timeout_seconds=120) as client:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode="legacy", read_timeout_seconds=120, elicitation_callback=accept) as client:
             outcome["tools"] = [tool.name for tool in (await client.list_tools()).tools]
             outcome["result"] = await client.call_tool("agent_researcher", {"request": "otters in rivers"})
 
@@ -620,12 +636,16 @@ def call_through_mcp(url: str, outcome: dict) -> None:
 def test_an_mcp_client_calls_through_the_apps_endpoint_and_the_call_shows_live(tmp_path):
     mcp_on_a_free_port(tmp_path)
     with launch(tmp_path) as session:
-        url = switch_on_mcp(session)
+        url, token = switch_on_mcp(session)
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
         screenshot(ARTIFACTS / "window-mcp-settings.png")
+        # Without the token, nothing reaches the protocol.
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.request.Request(url, data=b"{}", method="POST"), timeout=20)
+        assert refused.value.code == 401
 
         outcome: dict = {}
-        client = threading.Thread(target=call_through_mcp, args=(url, outcome), daemon=True)
+        client = threading.Thread(target=call_through_mcp, args=(url, token, outcome), daemon=True)
         client.start()
         # The call is a turn of the "MCP calls" session: open it; the delegate waits
         # for approval in the tree (the entry says ask), and the user approves it there.
@@ -637,12 +657,13 @@ def test_an_mcp_client_calls_through_the_apps_endpoint_and_the_call_shows_live(t
         result = outcome["result"]
         assert not result.is_error and result.structured_content["status"] == "ok", result
         assert result.structured_content["usage"]["total_tokens"] > 0
+        assert outcome["elicitations"] == [], "the client was asked to approve"
         chat = session.find_element(By.CSS_SELECTOR, "main").text
         assert "MCP client" in chat and "agent_researcher" in chat, chat
         screenshot(ARTIFACTS / "window-mcp-call.png")
 
 
-def claude_through_mcp(url: str, folder: Path, model: str, outcome: dict) -> None:
+def claude_through_mcp(url: str, token: str, folder: Path, model: str, outcome: dict) -> None:
     """The real Claude Code (from tests/peers) calling `agent_researcher` at `url`,
     set up by `switchboard mcp connect claude-code --url … --write` in `folder`,
     its model on aimock at `model`."""
@@ -658,9 +679,13 @@ def claude_through_mcp(url: str, folder: Path, model: str, outcome: dict) -> Non
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_TELEMETRY": "1",
         "DISABLE_ERROR_REPORTING": "1",
+        "SWITCHBOARD_MCP_TOKEN": token,
     }
     connect = subprocess.run(
-        [str(ROOT / "target" / "debug" / "switchboard"), "mcp", "connect", "claude-code", "--url", url, "--write"],
+        [
+            str(ROOT / "target" / "debug" / "switchboard"),
+            *("mcp", "connect", "claude-code", "--url", url, "--token-env", "SWITCHBOARD_MCP_TOKEN", "--write"),
+        ],
         cwd=folder,
         env=environment,
         capture_output=True,
@@ -720,9 +745,9 @@ def test_claude_code_calls_through_the_apps_endpoint_and_the_call_shows_in_its_t
     }
     mcp_on_a_free_port(tmp_path)
     with aimock(fixtures) as model, launch(tmp_path) as session:
-        url = switch_on_mcp(session)
+        url, token = switch_on_mcp(session)
         outcome: dict = {}
-        client = threading.Thread(target=claude_through_mcp, args=(url, tmp_path, model, outcome), daemon=True)
+        client = threading.Thread(target=claude_through_mcp, args=(url, token, tmp_path, model, outcome), daemon=True)
         client.start()
         try:
             # Claude Code takes a few seconds to start before it calls.

@@ -73,6 +73,11 @@ export const commands = {
 	 *  8765; 0 picks a free one) or off, and remembers it for the next start.
 	 */
 	setMcpServer: (enabled: boolean, port: number | null) => typedError<McpServerStatus_Serialize, AppError_Serialize>(__TAURI_INVOKE("set_mcp_server", { enabled, port })),
+	/**
+	 *  A new bearer token for the built-in MCP endpoint, shown once in the answer;
+	 *  the old one stops working at once.
+	 */
+	rotateMcpToken: () => typedError<McpServerStatus_Serialize, AppError_Serialize>(__TAURI_INVOKE("rotate_mcp_token")),
 	/**  Where traces go and how that has gone. */
 	getTelemetryStatus: () => __TAURI_INVOKE<TelemetryStatus_Serialize>("get_telemetry_status"),
 	/**  Answers the question a remote agent asked in a running turn (`None` declines). */
@@ -1252,6 +1257,15 @@ export type McpServerStatus_Deserialize = {
 	error?: string | null,
 	/**  Each MCP client's own config for the endpoint, as `switchboard mcp connect` gives it. */
 	clients?: McpClientSetup_Deserialize[],
+	/**
+	 *  The bearer token, only in the answer that made it (a first start, a
+	 *  rotation): shown once, to copy.
+	 */
+	token?: string | null,
+	/**  Whether the token is kept in the system keyring (else it lasts this run). */
+	token_kept?: boolean,
+	/**  The variable clients read the token from (`SWITCHBOARD_MCP_TOKEN`). */
+	token_env?: string | null,
 };
 
 /**  The built-in endpoint as settings show it. */
@@ -1265,6 +1279,15 @@ export type McpServerStatus_Serialize = {
 	error: string | null,
 	/**  Each MCP client's own config for the endpoint, as `switchboard mcp connect` gives it. */
 	clients: McpClientSetup_Serialize[],
+	/**
+	 *  The bearer token, only in the answer that made it (a first start, a
+	 *  rotation): shown once, to copy.
+	 */
+	token: string | null,
+	/**  Whether the token is kept in the system keyring (else it lasts this run). */
+	token_kept: boolean,
+	/**  The variable clients read the token from (`SWITCHBOARD_MCP_TOKEN`). */
+	token_env: string | null,
 };
 
 export type OutputFormat = "text" | 
@@ -1370,13 +1393,21 @@ export type OutsideCall_Serialize = {
 export type OutsideUpdate = OutsideUpdate_Serialize | OutsideUpdate_Deserialize;
 
 export type OutsideUpdate_Deserialize = 
-/**  `line` says who asked which tool-agent what ("MCP client claude-code → agent_x: …"). */
+/**
+ *  `line` says who asked which tool-agent what ("MCP client "claude-code"
+ *  (unverified name) → agent_x: …": any holder of the token may call, and its
+ *  name is only what it says).
+ */
 { phase: "started"; line: string; agent: string } | 
 /**  One event of the call's tree (already in the session's log). */
 { phase: "event"; event: CallEvent_Deserialize } | { phase: "finished"; status: CallStatus; text: string; answered_by: string };
 
 export type OutsideUpdate_Serialize = 
-/**  `line` says who asked which tool-agent what ("MCP client claude-code → agent_x: …"). */
+/**
+ *  `line` says who asked which tool-agent what ("MCP client "claude-code"
+ *  (unverified name) → agent_x: …": any holder of the token may call, and its
+ *  name is only what it says).
+ */
 { phase: "started"; line: string; agent: string } | 
 /**  One event of the call's tree (already in the session's log). */
 { phase: "event"; event: CallEvent_Serialize } | { phase: "finished"; status: CallStatus; text: string; answered_by: string };

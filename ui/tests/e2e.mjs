@@ -233,11 +233,22 @@ test("the MCP server switch shows the address and a client config to copy, and w
   await section.getByRole("button", { name: "Try again" }).click();
   await section.getByTestId("mcp-url").getByText("http://127.0.0.1:8766/mcp").waitFor();
   assert.equal(await section.getByTestId("mcp-error").count(), 0);
+  // Its token, shown this once, copies; the clients' configs name its variable, not it.
+  const token = (await section.getByTestId("mcp-token").textContent()).trim();
+  assert.match(token, /^[0-9a-f]{64}$/);
+  await section.getByRole("button", { name: "Copy token" }).click();
+  await section.getByRole("button", { name: "Copied" }).waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), token);
+  assert.match(await section.textContent(), /export SWITCHBOARD_MCP_TOKEN="\$\(switchboard mcp token\)"/);
   const snippet = JSON.parse(await section.getByTestId("mcp-snippet").textContent());
-  assert.deepEqual(snippet, { mcpServers: { switchboard: { type: "http", url: "http://127.0.0.1:8766/mcp" } } });
+  const headers = { Authorization: "Bearer ${SWITCHBOARD_MCP_TOKEN}" };
+  assert.deepEqual(snippet, {
+    mcpServers: { switchboard: { type: "http", url: "http://127.0.0.1:8766/mcp", headers } },
+  });
+  assert.ok(!(await section.getByTestId("mcp-snippet").textContent()).includes(token));
   assert.equal(await section.getByRole("textbox", { name: "Port" }).isDisabled(), true, "fixed while it runs");
   await section.getByRole("button", { name: "Copy config" }).click();
-  await section.getByRole("button", { name: "Copied" }).waitFor();
+  await section.getByRole("button", { name: "Copied" }).nth(1).waitFor();
   assert.deepEqual(JSON.parse(await page.evaluate(() => navigator.clipboard.readText())), snippet);
   // Each client's own config: Codex's table with the approval mode it needs, in its file.
   await section.getByRole("combobox", { name: "Client" }).selectOption("codex");
@@ -248,7 +259,7 @@ test("the MCP server switch shows the address and a client config to copy, and w
   );
   assert.match(await section.getByTestId("mcp-client-notes").textContent(), /structured result/);
   await section.getByRole("button", { name: "Copy config" }).click();
-  await section.getByRole("button", { name: "Copied" }).waitFor();
+  await section.getByRole("button", { name: "Copied" }).nth(1).waitFor();
   assert.match(await page.evaluate(() => navigator.clipboard.readText()), /^\[mcp_servers\.switchboard\]/);
   await section.screenshot({ path: path.join(artifacts, "settings-mcp.png") });
   await section.getByRole("combobox", { name: "Client" }).selectOption("claude-code");
@@ -258,6 +269,13 @@ test("the MCP server switch shows the address and a client config to copy, and w
   await openSettings(page, "MCP");
   await section.getByTestId("mcp-url").getByText("http://127.0.0.1:8766/mcp").waitFor();
   assert.equal(await toggle.isChecked(), true);
+  assert.equal(await section.getByTestId("mcp-token").count(), 0, "the token is shown once");
+  await section.getByText("Kept in the system keyring, not shown again.").waitFor();
+  // A new token, shown once; the old one is gone.
+  await section.getByRole("button", { name: "New token" }).click();
+  const rotated = (await section.getByTestId("mcp-token").textContent()).trim();
+  assert.match(rotated, /^[0-9a-f]{64}$/);
+  assert.notEqual(rotated, token);
 
   await toggle.uncheck();
   await section.getByTestId("mcp-url").waitFor({ state: "detached" });

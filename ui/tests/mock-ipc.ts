@@ -319,12 +319,25 @@ for (const count of (new URLSearchParams(location.search).get("stored") ?? "").s
   storeSession(Number(count));
 
 /** The built-in MCP endpoint: it starts on any port but the privileged ones (below 1024). */
-let mcpStatus: McpServerStatus = { running: false, url: null, client_config: null, error: null, clients: [] };
+const mcpStopped: McpServerStatus = {
+  running: false,
+  url: null,
+  client_config: null,
+  error: null,
+  clients: [],
+  token: null,
+  token_kept: false,
+  token_env: null,
+};
+let mcpStatus: McpServerStatus = mcpStopped;
+/** The endpoint's bearer token: made at the first start, shown in that answer only. */
+let mcpToken: string | null = null;
+const newToken = () => Array.from({ length: 64 }, () => "0123456789abcdef"[Math.floor(Math.random() * 16)]).join("");
 
 function switchMcpServer(enabled: boolean, requested: number | null): McpServerStatus {
   const port = requested ?? (preferences.mcpPort as number | undefined) ?? 8765;
   Object.assign(preferences, { mcpServer: enabled, mcpPort: port });
-  if (!enabled) mcpStatus = { running: false, url: null, client_config: null, error: null, clients: [] };
+  if (!enabled) mcpStatus = mcpStopped;
   else if (port > 0 && port < 1024)
     mcpStatus = {
       running: false,
@@ -332,10 +345,14 @@ function switchMcpServer(enabled: boolean, requested: number | null): McpServerS
       client_config: null,
       error: `cannot listen on 127.0.0.1:${port}: Permission denied (os error 13)`,
       clients: [],
+      token: null,
+      token_kept: false,
+      token_env: null,
     };
   else {
     const url = `http://127.0.0.1:${port || 49152}/mcp`;
-    const snippet = { mcpServers: { switchboard: { type: "http", url } } };
+    const headers = { Authorization: "Bearer ${SWITCHBOARD_MCP_TOKEN}" };
+    const snippet = { mcpServers: { switchboard: { type: "http", url, headers } } };
     const claude = JSON.stringify(snippet, null, 2);
     // As the shell's switchboard_mcp::connect::setup gives them (tested there and on the real window).
     const clients = [
@@ -344,14 +361,14 @@ function switchMcpServer(enabled: boolean, requested: number | null): McpServerS
         label: "Claude Code",
         file: ".mcp.json",
         entry: claude,
-        command: `claude mcp add --transport http switchboard ${url}`,
+        command: `claude mcp add --transport http switchboard ${url} --header "Authorization: Bearer \${SWITCHBOARD_MCP_TOKEN}"`,
         notes: "Claude Code gives its model the structured result.",
       },
       {
         client: "codex",
         label: "Codex",
         file: "~/.codex/config.toml",
-        entry: `[mcp_servers.switchboard]\nurl = "${url}"\ndefault_tools_approval_mode = "approve"\n`,
+        entry: `[mcp_servers.switchboard]\nurl = "${url}"\nbearer_token_env_var = "SWITCHBOARD_MCP_TOKEN"\ndefault_tools_approval_mode = "approve"\n`,
         command: null,
         notes: "Codex gives its model the structured result.",
       },
@@ -359,7 +376,7 @@ function switchMcpServer(enabled: boolean, requested: number | null): McpServerS
         client: "gemini",
         label: "Gemini CLI",
         file: "~/.gemini/settings.json",
-        entry: JSON.stringify({ mcpServers: { switchboard: { httpUrl: url, trust: true } } }, null, 2),
+        entry: JSON.stringify({ mcpServers: { switchboard: { httpUrl: url, trust: true, headers } } }, null, 2),
         command: null,
         notes: "Gemini CLI gives its model the text result.",
       },
@@ -367,12 +384,16 @@ function switchMcpServer(enabled: boolean, requested: number | null): McpServerS
         client: "qwen",
         label: "Qwen Code",
         file: "~/.qwen/settings.json",
-        entry: JSON.stringify({ mcpServers: { switchboard: { httpUrl: url, trust: true } } }, null, 2),
+        entry: JSON.stringify({ mcpServers: { switchboard: { httpUrl: url, trust: true, headers } } }, null, 2),
         command: null,
         notes: "Qwen Code gives its model the text result.",
       },
     ];
-    mcpStatus = { running: true, url, client_config: claude, error: null, clients };
+    const made = mcpToken === null;
+    if (made) mcpToken = newToken();
+    const running = { running: true, url, client_config: claude, error: null, clients };
+    mcpStatus = { ...running, token: null, token_kept: true, token_env: "SWITCHBOARD_MCP_TOKEN" };
+    if (made) return { ...mcpStatus, token: mcpToken };
   }
   return mcpStatus;
 }
@@ -609,6 +630,9 @@ mockIPC(
       }
       case "set_mcp_server":
         return switchMcpServer(payload.enabled as boolean, payload.port as number | null);
+      case "rotate_mcp_token":
+        mcpToken = newToken();
+        return { ...mcpStatus, token: mcpToken };
       case "resolve_approval":
         window.__approvalAnswers.push({
           turnId: payload.turnId as string,

@@ -162,6 +162,9 @@ enum McpCommand {
     /// Print (or, with --write, set) an MCP client's config for this server:
     /// claude-code, codex, gemini or qwen.
     Connect(mcp_connect::ConnectArgs),
+    /// Print the app's MCP endpoint token from the system keyring, for a client's
+    /// environment: `export SWITCHBOARD_MCP_TOKEN="$(switchboard mcp token)"`.
+    Token,
 }
 
 #[derive(Args)]
@@ -367,6 +370,7 @@ fn main() -> ExitCode {
         Command::Mcp(McpArgs { command: Some(McpCommand::Connect(connect)), .. }) => {
             mcp_connect::connect(&path, connect)
         }
+        Command::Mcp(McpArgs { command: Some(McpCommand::Token), .. }) => mcp_connect::print_app_token(),
         Command::Mcp(arguments) => mcp::mcp(&path, arguments),
         Command::Agent { command: AgentCommand::Probe { name, json } } => agent::probe(&path, &name, json),
         Command::Agent { command: AgentCommand::Add { name, fields } } => agent_edit::add(&path, name, fields),

@@ -55,7 +55,13 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
     let observer = telemetry
         .clone()
         .map(|telemetry| Arc::new(Traced { telemetry, dispatcher: dispatcher.clone() }) as Arc<dyn CallObserver>);
-    let options = ServerOptions { as_agent: arguments.as_agent.clone(), approve, observer, keepalive };
+    let options = ServerOptions {
+        as_agent: arguments.as_agent.clone(),
+        approve,
+        observer,
+        clients_answer_approvals: true,
+        keepalive,
+    };
     let exiting = dispatcher.clone();
     let server = McpServer::new(dispatcher, options);
     let outcome = runtime.block_on(async {

@@ -159,3 +159,20 @@ fn client_file(client: McpClient) -> Result<PathBuf, String> {
     let home = std::env::var_os("HOME").filter(|home| !home.is_empty()).ok_or("HOME is not set")?;
     Ok(PathBuf::from(home).join(client.file()))
 }
+
+/// `switchboard mcp token`: the app's endpoint token, from the keyring, on stdout.
+pub(crate) fn print_app_token() -> Result<ExitCode, Failure> {
+    use switchboard_core::keys::{KeyStore, SystemKeyring};
+    use switchboard_mcp::http::DESKTOP_TOKEN_ENTRY;
+    match SystemKeyring.get(DESKTOP_TOKEN_ENTRY) {
+        Ok(Some(token)) => {
+            println!("{token}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(None) => Err(Failure {
+            code: 1,
+            message: "the app's MCP endpoint has no token yet: switch it on in the app (Settings → MCP) first".into(),
+        }),
+        Err(error) => Err(Failure { code: 1, message: error.to_string() }),
+    }
+}

@@ -24,6 +24,17 @@ use crate::McpServer;
 /// The path the endpoint answers on.
 pub const PATH: &str = "/mcp";
 
+/// The keyring entry (service `switchboard`) that keeps the app's endpoint token.
+pub const DESKTOP_TOKEN_ENTRY: &str = "mcp-endpoint-token";
+/// The variable an MCP client reads the app's endpoint token from (its config
+/// names it; the token itself is never in the client's file).
+pub const DESKTOP_TOKEN_ENV: &str = "SWITCHBOARD_MCP_TOKEN";
+
+/// A new bearer token: 32 bytes from the OS's random source, as 64 hex digits.
+pub fn new_token() -> String {
+    format!("{}{}", switchboard_core::sources::random_nonce(), switchboard_core::sources::random_nonce())
+}
+
 /// How the endpoint is exposed.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {

@@ -73,6 +73,10 @@ pub struct ServerOptions {
     /// clear message when no one can be asked.
     pub approve: ApprovalPolicy,
     pub observer: Option<Arc<dyn CallObserver>>,
+    /// Whether an `ask` approval is put to a client that declares elicitation. The
+    /// CLI's server does (its client's user is the user); the app's endpoint does
+    /// not: its window's user answers, and a client is not the user.
+    pub clients_answer_approvals: bool,
     /// How long a running call may be silent before a keep-alive progress
     /// notification is sent (10 s when `None`).
     pub keepalive: Option<std::time::Duration>,
@@ -85,6 +89,7 @@ impl std::fmt::Debug for ServerOptions {
             .field("as_agent", &self.as_agent)
             .field("approve", &self.approve)
             .field("observer", &self.observer.is_some())
+            .field("clients_answer_approvals", &self.clients_answer_approvals)
             .finish()
     }
 }
@@ -212,7 +217,7 @@ impl McpServer {
                 peer: context.peer.clone(),
                 progress_token: context.meta.get_progress_token(),
                 control: control.clone(),
-                ask_client: options.approve == ApprovalPolicy::Ask && can_elicit,
+                ask_client: options.approve == ApprovalPolicy::Ask && can_elicit && options.clients_answer_approvals,
                 observer_answers: options.observer.as_ref().is_some_and(|observer| observer.answers_approvals()),
                 done: done.clone(),
                 keepalive: options.keepalive.unwrap_or(DEFAULT_KEEPALIVE),

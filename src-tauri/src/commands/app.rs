@@ -45,6 +45,14 @@ pub(crate) async fn set_mcp_server(
     Ok(status)
 }
 
+/// A new bearer token for the built-in MCP endpoint, shown once in the answer;
+/// the old one stops working at once.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn rotate_mcp_token(state: State<'_, AppState>) -> Result<McpServerStatus, AppError> {
+    Ok(state.rotate_mcp_token().await)
+}
+
 /// Where traces go and how that has gone.
 #[tauri::command]
 #[specta::specta]

@@ -25,6 +25,9 @@ describe("endpointProblem", () => {
     client_config: null,
     error,
     clients: [],
+    token: null,
+    token_kept: false,
+    token_env: null,
   });
   const check = (running: boolean, error: string | null, switchedOn: boolean, expected: string | null) =>
     expect(endpointProblem(status(running, error), switchedOn)).toBe(expected);

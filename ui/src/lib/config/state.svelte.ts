@@ -271,7 +271,16 @@ export async function applyEdit(
   return null;
 }
 
-const stopped: McpServerStatus = { running: false, url: null, client_config: null, error: null, clients: [] };
+const stopped: McpServerStatus = {
+  running: false,
+  url: null,
+  client_config: null,
+  error: null,
+  clients: [],
+  token: null,
+  token_kept: false,
+  token_env: null,
+};
 
 /**
  * The built-in MCP endpoint as settings show it. The switch is what the user asked
@@ -286,6 +295,13 @@ class McpServerSwitch {
   switching = $state(false);
   /** A failure of the command itself (the answer could not be saved, say). */
   failure = $state<string | null>(null);
+  /** The bearer token, from the one answer that showed it (a first start, a new token). */
+  shownToken = $state<string | null>(null);
+
+  private take(status: McpServerStatus): void {
+    this.status = status;
+    if (status.token) this.shownToken = status.token;
+  }
 
   async load(): Promise<void> {
     try {
@@ -307,12 +323,27 @@ class McpServerSwitch {
     try {
       const result = await commands.setMcpServer(on, port);
       if (result.status === "error") throw new Error(result.error.message);
-      this.status = result.data;
+      this.take(result.data);
       if (on && port !== null) this.lastPort = port;
       this.failure = null;
     } catch (error) {
       // What runs now, and whether the switch was remembered, is read back.
       await this.load();
+      this.failure = error instanceof Error ? error.message : String(error);
+    } finally {
+      this.switching = false;
+    }
+  }
+
+  /** A new token (the old one stops working at once), shown once. */
+  async rotate(): Promise<void> {
+    this.switching = true;
+    try {
+      const result = await commands.rotateMcpToken();
+      if (result.status === "error") throw new Error(result.error.message);
+      this.take(result.data);
+      this.failure = null;
+    } catch (error) {
       this.failure = error instanceof Error ? error.message : String(error);
     } finally {
       this.switching = false;
