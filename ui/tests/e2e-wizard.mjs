@@ -121,7 +121,7 @@ test("the wizard opens on a first start, finds the server's models, and writes o
     );
     await wizard.getByRole("checkbox", { name: /^Use aider/ }).check();
     const aiderModel = wizard.getByRole("combobox", { name: "Model aider runs on" });
-    assert.equal(await aiderModel.locator("option:checked").textContent(), "llama3:latest (Ollama)", "prefilled");
+    assert.equal(await aiderModel.locator("option:checked").textContent(), "its own login or key", "the default");
     await aiderModel.selectOption({ label: "qwen2.5-coder:7b (Ollama)" });
     await page.screenshot({ path: path.join(artifacts, "setup-wizard-servers.png") });
     await wizard.getByRole("button", { name: "Next" }).click();
@@ -239,7 +239,7 @@ test("a hosted service's model is added with its key: the key goes to the keyrin
     await wizard.getByRole("checkbox", { name: /Use aider/ }).check();
     assert.deepEqual(
       await wizard.getByRole("combobox", { name: "Model aider runs on" }).locator("option").allTextContents(),
-      ["choose a server model above"],
+      ["its own login or key"],
     );
     await wizard.getByRole("checkbox", { name: /Use aider/ }).uncheck();
     await wizard.getByRole("button", { name: "Next" }).click();
@@ -266,6 +266,46 @@ test("a hosted service's model is added with its key: the key goes to the keyrin
     ]);
     assert.ok(!JSON.stringify(written).includes("gsk_test_key"), "the key is in no edit");
   }));
+
+test("a Claude Code user with no model server of ours gets through with it as a tool-agent, on its own login", async () => {
+  await withPage(openPage("?setup-config&first-start"), "wizard-nothing-found", async (page) => {
+    const wizard = page.getByRole("dialog", { name: "Set up Switchboard" });
+    await wizard
+      .getByText(
+        "No command-line agent found on PATH (setup looks for aider, smolagent, claude, codex, gemini or qwen).",
+      )
+      .waitFor();
+  });
+  await withPage(openPage("?setup-config&first-start&cli=claude"), "wizard-claude-code", async (page) => {
+    const wizard = page.getByRole("dialog", { name: "Set up Switchboard" });
+    // A hosted model to chat with (its key to the keyring), Claude Code on its own login as its tool.
+    const hosted = wizard.getByRole("region", { name: "Hosted services" });
+    await hosted.getByRole("combobox", { name: "Service" }).selectOption({ label: "Groq" });
+    await hosted.getByLabel("API key").fill("gsk_test_key_for_the_keyring");
+    await hosted.getByRole("button", { name: "Add hosted model" }).click();
+    await wizard.getByRole("checkbox", { name: /^Use claude/ }).check();
+    const runsOn = wizard.getByRole("combobox", { name: "Model claude runs on" });
+    assert.equal(await runsOn.isDisabled(), false);
+    assert.equal(await runsOn.locator("option:checked").textContent(), "its own login or key");
+    await page.screenshot({ path: path.join(artifacts, "setup-wizard-claude-code.png") });
+    await wizard.getByRole("button", { name: "Next" }).click();
+    await wizard.getByRole("heading", { name: "Roles" }).waitFor();
+    await wizard.getByRole("button", { name: "Next" }).click();
+    await wizard.getByRole("heading", { name: "Agents as tools" }).waitFor();
+    assert.equal(await wizard.getByRole("checkbox", { name: "claude-code" }).isChecked(), true);
+    await wizard.getByRole("button", { name: "Next" }).click();
+    await wizard.getByRole("heading", { name: "Review" }).waitFor();
+    await wizard.getByRole("button", { name: "Write the config" }).click();
+    await wizard.waitFor({ state: "detached" });
+    const [edit] = await edits(page);
+    assert.deepEqual(edit.agents[1], { name: "claude-code", provider: "claude-code", model: null, url: null });
+    assert.equal(edit.primary, edit.agents[0].name);
+    assert.deepEqual(
+      edit.agent_tools.map((entry) => entry.agent),
+      ["claude-code"],
+    );
+  });
+});
 
 test("keeping the demo agents writes nothing (the button, or Escape)", () =>
   withPage(firstStart(), "wizard-keep", async (page) => {

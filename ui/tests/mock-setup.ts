@@ -231,6 +231,8 @@ export async function setupCommand(command: string, payload: Record<string, unkn
       const presets: Record<string, [string, string]> = {
         aider: ["aider", "aider-cli"],
         smolagent: ["smolagents", "smolagents"],
+        claude: ["claude-code", "claude-code"],
+        codex: ["codex", "codex"],
       };
       const cli_agents = programs.map((program) => ({
         program,

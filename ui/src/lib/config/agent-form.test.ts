@@ -4,6 +4,7 @@ import type { AgentConfig_Deserialize as AgentConfig } from "../../bindings";
 import {
   agentFromForm,
   autonomyHint,
+  urlHint,
   emptyForm,
   formFromAgent,
   looksLikeKey,
@@ -43,6 +44,14 @@ describe("fields by provider", () => {
     expect(shows({ provider: "mcp", transport: "url" }, "url")).toBe(true);
     expect(shows({ provider: "mcp", transport: "url" }, "args")).toBe(false);
     expect(shows({ provider: "mcp", transport: "url" }, "tool")).toBe(true);
+  });
+});
+
+describe("runs on", () => {
+  it("says a coding agent with no URL runs on its own login or key", () => {
+    expect(urlHint("claude-code")).toMatch(/^Empty: it runs on its own login or key.*Anthropic-compatible/);
+    expect(urlHint("codex")).toMatch(/own login or key/);
+    expect(urlHint("local")).toBe("");
   });
 });
 

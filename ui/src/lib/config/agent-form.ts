@@ -497,6 +497,28 @@ const autonomyFlags: Partial<Record<Provider, Record<Autonomy, string>>> = {
   },
 };
 
+/** The coding agents' CLIs, which run on their own login or key unless given a server. */
+const onTheirOwn: Partial<Record<Provider, string>> = {
+  "claude-code": "an Anthropic-compatible server",
+  codex: "an OpenAI-compatible server",
+  "gemini-cli": "an OpenAI-compatible server",
+  "qwen-code": "an OpenAI-compatible server",
+  "aider-cli": "an OpenAI-compatible server",
+};
+
+/** The URL field's hint: for a coding agent's CLI, what leaving it empty means (its own login or key). */
+export function urlHint(provider: Provider): string {
+  const server = onTheirOwn[provider];
+  return server
+    ? `Empty: it runs on its own login or key, its own configuration untouched. A URL runs it on ${server} instead (with the model and key below).`
+    : "";
+}
+
+/** The URL field's placeholder. */
+export function urlPlaceholder(provider: Provider): string {
+  return onTheirOwn[provider] ? "empty: its own login or key" : "http://127.0.0.1:8080";
+}
+
 /**
  * What an agent CLI may do at `autonomy` (blank: read_only), in words, with the flag
  * it is given: nobody is there to answer its permission questions during a call.

@@ -96,21 +96,57 @@ describe("names", () => {
   });
 });
 
-/** Answers with the Ollama models chosen (as `lead` and `coder`) and aider on the coder model. */
+/** Answers with the Ollama models chosen (as `lead` and `coder`) and aider on the first one. */
 function chosen(firstStart: boolean, current: CurrentConfig = demo): Answers {
   const answers = emptyAnswers(firstStart);
   answers.models = offerModels(servers.slice(0, 1), [], new Set());
   answers.models[0] = { ...answers.models[0], chosen: true, name: "lead" };
   answers.models[1] = { ...answers.models[1], chosen: true, name: "coder" };
   answers.cli = offerCli([aider], [], new Set(answers.models.map((choice) => choice.name)));
-  answers.cli[0] = { ...answers.cli[0], chosen: true };
+  answers.cli[0] = { ...answers.cli[0], chosen: true, modelKey: answers.models[0].key };
   return prefill(defaultCliModels(answers), current);
 }
 
+const smolagent: FoundCliAgent = {
+  program: "smolagent",
+  path: "/usr/bin/smolagent",
+  agent: { name: "smolagents", provider: "smolagents" },
+};
+const claude: FoundCliAgent = {
+  program: "claude",
+  path: "/usr/bin/claude",
+  agent: { name: "claude-code", provider: "claude-code" },
+};
+
 describe("the answers", () => {
-  it("runs a command-line agent on the first chosen model until another is picked", () => {
-    const answers = chosen(true);
-    expect(answers.cli[0].modelKey).toBe("http://127.0.0.1:11434/v1 llama3:latest");
+  it("runs a coding agent on its own login or key until a server model is picked; smolagents on the first model", () => {
+    const answers = emptyAnswers(true);
+    answers.models = offerModels(servers.slice(0, 1), [], new Set());
+    answers.models[0].chosen = true;
+    answers.cli = offerCli([aider, smolagent, claude], [], new Set()).map((choice) => ({ ...choice, chosen: true }));
+    const defaulted = defaultCliModels(answers);
+    expect(defaulted.cli.map((choice) => choice.modelKey)).toEqual([
+      null,
+      "http://127.0.0.1:11434/v1 llama3:latest",
+      null,
+    ]);
+    expect(problems("find", defaulted, demo)).toEqual([]);
+    const picked = defaultCliModels({
+      ...defaulted,
+      cli: defaulted.cli.map((c) => ({ ...c, modelKey: answers.models[0].key })),
+    });
+    expect(picked.cli.every((choice) => choice.modelKey === answers.models[0].key)).toBe(true);
+  });
+
+  it("lets a Claude Code user without a model server through: Claude Code on its own login", () => {
+    const answers = emptyAnswers(true);
+    answers.cli = offerCli([claude], [], new Set()).map((choice) => ({ ...choice, chosen: true }));
+    const ready = prefill(defaultCliModels(answers), demo);
+    expect(problems("find", ready, demo)).toEqual([]);
+    const edit = setupEdit(ready, demo);
+    expect(edit.op === "setup" && edit.agents).toEqual([
+      { name: "claude-code", provider: "claude-code", model: null, url: null },
+    ]);
   });
 
   it("prefills the roles with the first two chat models, and the command-line agent as a tool", () => {
@@ -168,11 +204,12 @@ describe("the answers", () => {
       ["Every chosen agent needs a name."],
     ],
     [
-      "a command-line agent without a model",
-      (a) => ({ ...a, cli: a.cli.map((c) => ({ ...c, modelKey: null })) }),
+      "smolagents without a model",
+      (a) => ({ ...a, cli: [{ ...a.cli[0], found: smolagent, name: "smol", modelKey: null }] }),
       "find",
-      ["Choose the model aider runs on (one of the chosen server models)."],
+      ["Choose the model smol runs on (one of the chosen server models)."],
     ],
+    ["aider on its own config", (a) => ({ ...a, cli: a.cli.map((c) => ({ ...c, modelKey: null })) }), "find", []],
     ["no primary", (a) => ({ ...a, primary: null }), "roles", ["Choose the primary agent."]],
     [
       "an empty description",

@@ -119,15 +119,27 @@ export function keysToStore(answers: Answers): Array<{ entry: string; key: strin
     .map((choice) => ({ entry: choice.name.trim(), key: choice.apiKey ?? "" }));
 }
 
-/** A command-line agent on PATH, offered as a tool-agent running one of the chosen models. */
+/** A command-line agent on PATH, offered as a tool-agent: on its own login or key, or on a chosen server model. */
 export interface CliChoice {
   key: string;
   found: FoundCliAgent;
   chosen: boolean;
   name: string;
-  /** The `key` of the chosen server model it runs on. */
+  /** The `key` of the chosen server model it runs on; null: its own login or key (where it has one). */
   modelKey: string | null;
 }
+
+/**
+ * Whether the program can run on its own login or key, with nothing of ours in
+ * between and its own configuration untouched: the coding agents' CLIs and aider
+ * (its own config and keys). smolagents needs a model named for it.
+ */
+export function runsOnItsOwn(agent: FoundCliAgent): boolean {
+  return agent.agent.provider !== "smolagents";
+}
+
+/** The programs setup looks for on PATH, in words. */
+export const lookedFor = "aider, smolagent, claude, codex, gemini or qwen";
 
 /** Whether an agent becomes a tool-agent for all agents, and its description. */
 export interface ToolChoice {
@@ -345,6 +357,7 @@ export function problems(step: Step, answers: Answers, current: CurrentConfig): 
     }
     for (const choice of answers.cli.filter((candidate) => candidate.chosen)) {
       const runsOn = answers.models.find((model) => model.key === choice.modelKey);
+      if (choice.modelKey === null && runsOnItsOwn(choice.found)) continue;
       if (!runsOn?.chosen)
         found.push(
           `Choose the model ${choice.name.trim() || choice.found.program} runs on (one of the chosen server models).`,
@@ -409,13 +422,17 @@ export function modelOptions(answers: Answers): Array<[string, string]> {
     .map((choice) => [choice.key, `${choice.model} (${choice.kind})`]);
 }
 
-/** A chosen CLI agent without a model runs on the first chosen server model. */
+/**
+ * A chosen CLI agent's model, kept while it is still offered: a program that runs
+ * on its own login or key stays on it (the default); one that needs a model (and
+ * one whose server model was unticked) gets the first chosen server model.
+ */
 export function defaultCliModels(answers: Answers): Answers {
   const options = modelOptions(answers);
-  const cli = answers.cli.map((choice) =>
-    choice.modelKey && options.some(([key]) => key === choice.modelKey)
-      ? choice
-      : { ...choice, modelKey: options[0]?.[0] ?? null },
-  );
+  const cli = answers.cli.map((choice) => {
+    if (choice.modelKey && options.some(([key]) => key === choice.modelKey)) return choice;
+    if (runsOnItsOwn(choice.found)) return { ...choice, modelKey: null };
+    return { ...choice, modelKey: options[0]?.[0] ?? null };
+  });
   return { ...answers, cli };
 }
