@@ -416,11 +416,23 @@ def test_a_session_survives_a_restart(tmp_path):
         WebDriverWait(session, 20).until(
             lambda s: s.find_elements(By.CSS_SELECTOR, '[aria-label="Command /agent switch assistant"]')
         )
+        # A message to an agent picked in "Answered by" (nothing typed but the text).
+        Select(session.find_element(By.ID, "chat-agent")).select_by_value("summariser")
+        box.send_keys("no tools please, just summarise switchboards")
+        box.send_keys(Keys.ENTER)
+        WebDriverWait(session, 30).until(lambda s: "Summary:" in answer_text(s))
+        # The turn has ended when the composer offers Send again (not Stop).
+        WebDriverWait(session, 30).until(
+            lambda s: s.find_elements(By.XPATH, '//form//button[@type="submit" and normalize-space()="Send"]')
+        )
+        Select(session.find_element(By.ID, "chat-agent")).select_by_value("")
+        box = message_box(session)
         box.send_keys("Remember this conversation across a restart")
         box.send_keys(Keys.ENTER)
         click_button(session, "Always approve researcher")
         click_button(session, "Approve summariser once")
         WebDriverWait(session, 30).until(lambda s: "That is all from the demo agents." in answer_text(s))
+        sent = [item.text for item in session.find_elements(By.CSS_SELECTOR, 'li[aria-label="You"]')]
         theme = session.execute_script("return document.documentElement.dataset.theme")
         toggled = "light" if theme == "dark" else "dark"
         Select(session.find_element(By.CSS_SELECTOR, 'select[aria-label="Theme"]')).select_by_value(toggled)
@@ -447,7 +459,10 @@ def test_a_session_survives_a_restart(tmp_path):
         screenshot(ARTIFACTS / "window-restarted.png")
         # textContent: WebKit's visible text leaves out a title cut by an ellipsis.
         listed = session.find_element(By.CSS_SELECTOR, '[aria-label="Session list"]').get_attribute("textContent")
-        assert "Remember this conversation across" in listed
+        assert "no tools please, just summarise" in listed
+        # The messages read as they were typed: no @agent that nobody typed.
+        shown = [item.text for item in session.find_elements(By.CSS_SELECTOR, 'li[aria-label="You"]')]
+        assert shown == sent and shown[0].startswith("no tools please"), (shown, sent)
         treeitem(session, "researcher, ok")
         treeitem(session, "assistant, ok")
         # The commands' notes come back where they were, before the first message.

@@ -1602,6 +1602,11 @@ export type SendRequest_Deserialize = {
 	turn_id: string,
 	/**  `@agent` handoff; the primary when absent. */
 	agent?: string | null,
+	/**
+	 *  Whether `agent` was typed as `@agent` in the message (else picked in the
+	 *  window): a restart shows the message as it was typed.
+	 */
+	handoff_typed?: boolean,
 	message: string,
 };
 
@@ -1613,6 +1618,11 @@ export type SendRequest_Serialize = {
 	turn_id: string,
 	/**  `@agent` handoff; the primary when absent. */
 	agent: string | null,
+	/**
+	 *  Whether `agent` was typed as `@agent` in the message (else picked in the
+	 *  window): a restart shows the message as it was typed.
+	 */
+	handoff_typed: boolean,
 	message: string,
 };
 
@@ -1665,7 +1675,13 @@ export type SessionRecord = SessionRecord_Serialize | SessionRecord_Deserialize;
 /**  One line of a session log. */
 export type SessionRecord_Deserialize = { type: "created"; title: string; created_ms: number } | { type: "renamed"; title: string } | { type: "user_message"; turn_id: string; text: string; 
 /**  The `@agent` the turn was handed to, if any. */
-agent?: string | null; ts_ms: number } | { type: "event"; turn_id: string; event: CallEvent_Deserialize } | { type: "turn_ended"; turn_id: string; status: CallStatus; text: string; answered_by: string } | 
+agent?: string | null; 
+/**
+ *  Whether that agent was typed as `@agent` before the message (`true`) or
+ *  picked in the window (`false`), so a replay shows what was typed.
+ *  Absent in logs written before it was kept: read as typed.
+ */
+handoff?: boolean | null; ts_ms: number } | { type: "event"; turn_id: string; event: CallEvent_Deserialize } | { type: "turn_ended"; turn_id: string; status: CallStatus; text: string; answered_by: string } | 
 /**  The turn was taken back (retry, edit and resend): it no longer counts as history. */
 { type: "retracted"; turn_id: string } | 
 /**
@@ -1686,7 +1702,13 @@ outcome: string; text: string; ts_ms: number };
 /**  One line of a session log. */
 export type SessionRecord_Serialize = { type: "created"; title: string; created_ms: number } | { type: "renamed"; title: string } | { type: "user_message"; turn_id: string; text: string; 
 /**  The `@agent` the turn was handed to, if any. */
-agent: string | null; ts_ms: number } | { type: "event"; turn_id: string; event: CallEvent_Serialize } | { type: "turn_ended"; turn_id: string; status: CallStatus; text: string; answered_by: string } | 
+agent: string | null; 
+/**
+ *  Whether that agent was typed as `@agent` before the message (`true`) or
+ *  picked in the window (`false`), so a replay shows what was typed.
+ *  Absent in logs written before it was kept: read as typed.
+ */
+handoff?: boolean; ts_ms: number } | { type: "event"; turn_id: string; event: CallEvent_Serialize } | { type: "turn_ended"; turn_id: string; status: CallStatus; text: string; answered_by: string } | 
 /**  The turn was taken back (retry, edit and resend): it no longer counts as history. */
 { type: "retracted"; turn_id: string } | 
 /**

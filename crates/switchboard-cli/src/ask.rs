@@ -89,7 +89,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
         });
         match session {
             Some((chats, session_id)) => {
-                let turn = SessionTurn { session_id, turn_id, agent, message };
+                let turn = SessionTurn { session_id, turn_id, handoff_typed: agent.is_some(), agent, message };
                 chats.run_turn(&dispatcher, turn, policy, print).await
             }
             None => {

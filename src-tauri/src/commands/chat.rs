@@ -25,6 +25,10 @@ pub struct SendRequest {
     pub turn_id: String,
     /// `@agent` handoff; the primary when absent.
     pub agent: Option<String>,
+    /// Whether `agent` was typed as `@agent` in the message (else picked in the
+    /// window): a restart shows the message as it was typed.
+    #[serde(default)]
+    pub handoff_typed: bool,
     pub message: String,
 }
 
@@ -41,6 +45,7 @@ pub(crate) async fn send_message(
         session_id: request.session_id,
         turn_id: request.turn_id,
         agent: request.agent,
+        handoff_typed: request.handoff_typed,
         message: request.message,
     };
     let dispatcher = state.live.dispatcher();

@@ -72,6 +72,27 @@ describe("replaySession", () => {
     ]);
   });
 
+  it("shows a message sent to an agent picked in the window as it was typed: without an @agent", () => {
+    const records: SessionRecord[] = [
+      { type: "created", title: "Chat", created_ms: 1 },
+      {
+        type: "user_message",
+        turn_id: "t1",
+        text: "Tell me about mock models",
+        agent: "mock",
+        handoff: false,
+        ts_ms: 2,
+      },
+      { type: "user_message", turn_id: "t2", text: "and now", agent: "mock", handoff: true, ts_ms: 3 },
+    ];
+    const { entries } = replaySession(records);
+    expect(entries.filter((entry) => entry.role === "user").map((entry) => entry.content)).toEqual([
+      "Tell me about mock models",
+      "@mock and now",
+    ]);
+    expect(entries[1].agent).toBe("mock");
+  });
+
   it("shows a slash command's note where it was typed, as the chat showed it", () => {
     const records: SessionRecord[] = [
       { type: "created", title: "Chat", created_ms: 1 },

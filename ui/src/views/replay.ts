@@ -36,9 +36,10 @@ export function replaySession(records: SessionRecord[], running: ReadonlySet<str
         entries.push({
           id: `${record.turn_id}-user`,
           role: "user",
-          // As it was typed: the handoff's @agent stays in front of the message.
+          // As it was typed: a typed handoff's @agent stays in front of the message;
+          // an agent picked in the window was not typed (logs before `handoff`: typed).
           content:
-            record.agent && !record.text.startsWith(`@${record.agent}`)
+            record.agent && (record.handoff ?? true) && !record.text.startsWith(`@${record.agent}`)
               ? `@${record.agent} ${record.text}`
               : record.text,
           agent: null,

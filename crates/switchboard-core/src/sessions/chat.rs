@@ -37,6 +37,8 @@ pub struct SessionTurn {
     pub turn_id: String,
     /// `@agent` handoff; the primary when `None`.
     pub agent: Option<String>,
+    /// Whether `agent` was typed as `@agent` in the message (else picked).
+    pub handoff_typed: bool,
     pub message: String,
 }
 
@@ -137,7 +139,7 @@ impl ChatSessions {
         let context = rerun.context.clone().or_else(|| original.context.clone());
         let control = TurnControl::new(policy, self.engine_session(&rerun.session_id)?);
         let line = super::rerun::rerun_line(&original.summary, &request);
-        self.begin(&rerun.session_id, &rerun.turn_id, &line, Some(agent.clone()), &control)?;
+        self.begin(&rerun.session_id, &rerun.turn_id, &line, (Some(agent.clone()), Some(false)), &control)?;
         on_begin(&RerunBegun { line, agent: agent.clone() });
         self.store.append(
             &rerun.session_id,
@@ -274,7 +276,8 @@ impl ChatSessions {
     ) -> Result<TurnOutcome, SessionError> {
         let history = self.store.conversation(&turn.session_id)?.history();
         let control = TurnControl::new(policy, self.engine_session(&turn.session_id)?);
-        self.begin(&turn.session_id, &turn.turn_id, &turn.message, turn.agent.clone(), &control)?;
+        let handoff = turn.agent.as_ref().map(|_| turn.handoff_typed);
+        self.begin(&turn.session_id, &turn.turn_id, &turn.message, (turn.agent.clone(), handoff), &control)?;
         let (store, session_id, turn_id) = (self.store.clone(), turn.session_id.clone(), turn.turn_id.clone());
         let log_failure: Arc<Mutex<Option<SessionError>>> = Arc::default();
         let (failure, stopping) = (log_failure.clone(), control.clone());
@@ -308,11 +311,16 @@ impl ChatSessions {
         session_id: &str,
         turn_id: &str,
         text: &str,
-        agent: Option<String>,
+        (agent, handoff): (Option<String>, Option<bool>),
         control: &TurnControl,
     ) -> Result<(), SessionError> {
-        let record =
-            SessionRecord::UserMessage { turn_id: turn_id.to_string(), text: text.to_string(), agent, ts_ms: now_ms() };
+        let record = SessionRecord::UserMessage {
+            turn_id: turn_id.to_string(),
+            text: text.to_string(),
+            agent,
+            handoff,
+            ts_ms: now_ms(),
+        };
         self.store.append(session_id, &record)?;
         self.running.lock().unwrap().insert(turn_id.to_string(), control.clone());
         Ok(())
@@ -355,7 +363,7 @@ impl ChatSessions {
         agent: &str,
         control: &TurnControl,
     ) -> Result<(), SessionError> {
-        self.begin(&turn.session_id, &turn.turn_id, line, Some(agent.to_string()), control)
+        self.begin(&turn.session_id, &turn.turn_id, line, (Some(agent.to_string()), Some(false)), control)
     }
 
     /// Logs one event of an outside call (before the shell shows it).

@@ -216,7 +216,13 @@ mod tests {
             answered_by: by.into(),
         };
         let mut records = vec![
-            SessionRecord::UserMessage { turn_id: "t1".into(), text: "Go".into(), agent: None, ts_ms: 1 },
+            SessionRecord::UserMessage {
+                turn_id: "t1".into(),
+                text: "Go".into(),
+                agent: None,
+                handoff: None,
+                ts_ms: 1,
+            },
             event("c1", None, "boss", 0, 1_000, started()),
             event("c1", None, "boss", 0, 1_001, text("Step one: ask the scout.\n\n")),
             event("c2", Some("c1"), "scout", 1, 1_100, text("scout's own words")),
@@ -225,7 +231,13 @@ mod tests {
             turn("t1", "Step two: done.", "boss"),
         ];
         let escalated = [
-            SessionRecord::UserMessage { turn_id: "t2".into(), text: "Hard".into(), agent: None, ts_ms: 2 },
+            SessionRecord::UserMessage {
+                turn_id: "t2".into(),
+                text: "Hard".into(),
+                agent: None,
+                handoff: None,
+                ts_ms: 2,
+            },
             event("c9", None, "boss", 0, 2_000, text("Handing over.")),
             turn("t2", "The expert's answer.", "expert"),
         ];
@@ -252,6 +264,7 @@ mod tests {
                     turn_id: "t1".into(),
                     text: "Find **facts**".into(),
                     agent: Some("boss".into()),
+                    handoff: Some(true),
                     ts_ms: 1,
                 },
                 event("c1", None, "boss", 0, 1_000, started()),

@@ -36,6 +36,11 @@ pub enum SessionRecord {
         text: String,
         /// The `@agent` the turn was handed to, if any.
         agent: Option<String>,
+        /// Whether that agent was typed as `@agent` before the message (`true`) or
+        /// picked in the window (`false`), so a replay shows what was typed.
+        /// Absent in logs written before it was kept: read as typed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        handoff: Option<bool>,
         #[specta(type = Number)]
         ts_ms: u64,
     },

@@ -18,7 +18,13 @@ use switchboard_core::{
 use crate::support::{agent, call, config, entry, Recorder, Scripted, Step};
 
 fn turn(session_id: &str, turn_id: &str, message: &str) -> SessionTurn {
-    SessionTurn { session_id: session_id.into(), turn_id: turn_id.into(), agent: None, message: message.into() }
+    SessionTurn {
+        session_id: session_id.into(),
+        turn_id: turn_id.into(),
+        agent: None,
+        handoff_typed: false,
+        message: message.into(),
+    }
 }
 
 #[tokio::test]

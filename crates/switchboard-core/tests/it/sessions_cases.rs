@@ -29,7 +29,13 @@ fn sessions_round_trip_and_list_newest_first() {
     store.create("older", "First chat", 100).unwrap();
     store.create("newer", "Second chat", 200).unwrap();
     let records = vec![
-        SessionRecord::UserMessage { turn_id: "t1".into(), text: "hello".into(), agent: None, ts_ms: 300 },
+        SessionRecord::UserMessage {
+            turn_id: "t1".into(),
+            text: "hello".into(),
+            agent: None,
+            handoff: None,
+            ts_ms: 300,
+        },
         delta("t1", 1, "Hi"),
         delta("t1", 2, " there"),
         SessionRecord::TurnEnded {
@@ -42,6 +48,7 @@ fn sessions_round_trip_and_list_newest_first() {
             turn_id: "t2".into(),
             text: "again".into(),
             agent: Some("expert".into()),
+            handoff: Some(true),
             ts_ms: 400,
         },
         SessionRecord::Retracted { turn_id: "t2".into() },
@@ -130,8 +137,13 @@ fn after_a_torn_write_the_next_record_lands_on_a_line_of_its_own() {
     std::fs::write(&path, bytes).unwrap();
     // The program starts again and the user sends a message.
     let store = SessionStore::open(folder.path()).unwrap();
-    let message =
-        SessionRecord::UserMessage { turn_id: "t2".into(), text: "after the crash".into(), agent: None, ts_ms: 300 };
+    let message = SessionRecord::UserMessage {
+        turn_id: "t2".into(),
+        text: "after the crash".into(),
+        agent: None,
+        handoff: None,
+        ts_ms: 300,
+    };
     store.append("torn", &message).unwrap();
     let log = store.load("torn").unwrap();
     assert_eq!(log.skipped_lines, 1, "the torn line is skipped");

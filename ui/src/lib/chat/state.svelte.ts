@@ -129,7 +129,7 @@ class ChatStore {
       // what arrives is what Rust serializes, so the channel is typed by that.
       const wireChannel = channel as unknown as Channel<CallEvent_Deserialize>;
       const result = await commands.sendMessage(
-        { session_id: sessionId, turn_id: turnId, agent, message },
+        { session_id: sessionId, turn_id: turnId, agent, handoff_typed: handoff.agent !== null, message },
         wireChannel,
       );
       const streamed = sink.end(turnId);
