@@ -856,6 +856,19 @@ def test_the_app_follows_the_config_file_and_shows_a_broken_one_until_it_is_fixe
     )
     screenshot(ARTIFACTS / "window-config-broken.png")
 
+    # A switch flipped while the file is broken is refused with the file's error;
+    # the file restored exactly as it was (so the same version) ends the refusal.
+    click_when_ready(session, By.XPATH, '//button[normalize-space()="Edit agents and tools…"]')
+    click_tab(session, "Tool-agents")
+    switch = '//*[@role="switch" and @aria-label="researcher enabled"]'
+    click_when_ready(session, By.XPATH, switch)
+    refusal = '//p[contains(@class, "refusal")][contains(., "config.json")]'
+    WebDriverWait(session, 20).until(expected_conditions.visibility_of_element_located((By.XPATH, refusal)))
+    path.write_text(good)
+    WebDriverWait(session, 20).until(lambda s: not s.find_elements(By.XPATH, broken_notice))
+    WebDriverWait(session, 20).until(lambda s: not s.find_elements(By.XPATH, refusal))
+    session.find_element(By.XPATH, '//button[@aria-label="Close agents and tools"]').click()
+
     config["agents"][-1]["name"] = "otter-fixed"
     config["agents"][-1]["temprature"] = 0.2  # misspelt: kept, and warned about beside the agent
     write_config(path, config)

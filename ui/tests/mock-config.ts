@@ -542,9 +542,11 @@ window.__configBreakFile = async (line, column, message) => {
 
 window.__configRepairFile = async (change) => {
   broken = null;
+  const before = JSON.stringify(inForce);
   change?.(onDisk);
   inForce = clone(onDisk);
-  versionNumber += 1;
+  // The version is the file's content hash: the file restored as it was has the version it had.
+  if (JSON.stringify(inForce) !== before) versionNumber += 1;
   await tellWindow([]);
 };
 

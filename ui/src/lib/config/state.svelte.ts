@@ -65,8 +65,16 @@ class ConfigStore {
   /** The edit on its way, if any: its reload may be heard before its answer. */
   #editing: Promise<unknown> = Promise.resolve();
 
+  /**
+   * How many times the file was heard to change (edits, reloads, breaks and
+   * fixes): a broken file restored as it was has its old version again, so the
+   * version alone cannot tell that anything happened.
+   */
+  changes = $state(0);
+
   async watch(): Promise<void> {
     await events.configChanged.listen(async (event) => {
+      this.changes += 1;
       const { version, error, changed_agents } = event.payload;
       await this.#editing;
       if (!error && version && !this.#own.has(version)) {
@@ -237,21 +245,24 @@ class AgentDrafts {
 export const agentDrafts = new AgentDrafts();
 
 /**
- * A refused edit's words, shown until the config in force changes (the broken
- * file fixed, an edit from elsewhere): a refusal is about the version it was
- * refused against, and says nothing of the next one.
+ * A refused edit's words, shown until the file changes (the broken file fixed,
+ * even back to what it was; an edit from elsewhere): a refusal is about the file
+ * it was refused against, and says nothing of the next one.
  */
 export class Refusal {
   #message = $state<string | null>(null);
   #version: string | null | undefined = undefined;
+  #changes = 0;
 
   set(message: string | null) {
     this.#message = message;
     this.#version = configStore.state?.version;
+    this.#changes = configStore.changes;
   }
 
   get shown(): string | null {
-    return this.#message !== null && configStore.state?.version === this.#version ? this.#message : null;
+    const same = configStore.state?.version === this.#version && configStore.changes === this.#changes;
+    return this.#message !== null && same ? this.#message : null;
   }
 }
 
