@@ -460,7 +460,7 @@ test("slash commands: completion with the keyboard, and enable, disable, list an
     assert.deepEqual(await options(), ["/agent", "/help"]);
     await page.keyboard.press("Tab");
     assert.equal(await input.inputValue(), "/agent ");
-    assert.deepEqual(await options(), ["tool", "add", "switch"]);
+    assert.deepEqual(await options(), ["tool", "add", "switch", "escalation"]);
     await page.keyboard.press("Enter");
     assert.deepEqual(await options(), ["list", "enable", "disable", "add", "remove"]);
     await page.keyboard.type("dis");
@@ -588,13 +588,22 @@ test("slash commands: completion with the keyboard, and enable, disable, list an
     await input.fill("/cancel");
     await input.press("Enter");
     await note("/cancel").getByText("Not added: expert.").waitFor();
+    // The escalation agent made the primary: what to do first, in words; done, it works.
+    await input.fill("/agent switch expert");
+    await input.press("Enter");
+    await note("/agent switch expert")
+      .getByText(/expert is the escalation agent.*\/agent escalation none; then \/agent switch expert\./)
+      .waitFor();
+    await input.fill("/agent escalation none");
+    await input.press("Enter");
+    await note("/agent escalation none").getByText("No escalation agent now: turns do not escalate.").waitFor();
     await input.fill("/agent switch expert");
     await input.press("Enter");
     await note("/agent switch expert").getByText("expert is now the primary agent.").waitFor();
 
     assert.deepEqual(
       (await edits(page)).map((edit) => edit.op),
-      ["disable_tool", "add_tool", "add_tool", "enable_tool", "set_primary"],
+      ["disable_tool", "add_tool", "add_tool", "enable_tool", "set_escalation", "set_primary"],
     );
     assert.deepEqual((await edits(page))[1], {
       op: "add_tool",

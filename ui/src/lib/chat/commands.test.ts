@@ -19,6 +19,7 @@ import {
 
 const config: CommandConfig = {
   primary: "lead",
+  escalation: "coder2",
   agents: [
     { name: "lead", tools: [{ agent: "coder", description: "code, for lead", enabled: false }] },
     { name: "coder" },
@@ -99,6 +100,8 @@ describe("parse", () => {
     ],
     ["/agent add", { kind: "open-config" }],
     ["/agent switch coder", { kind: "edit", edit: { op: "set_primary", agent: "coder" } }],
+    ["/agent escalation coder", { kind: "edit", edit: { op: "set_escalation", agent: "coder" } }],
+    ["/agent escalation none", { kind: "edit", edit: { op: "set_escalation", agent: null } }],
     // Errors: what is wrong, and the usage line.
     ["/agent", { kind: "error", message: `/agent needs a subcommand. ${USAGE.agent}` }],
     ["/agent frob", { kind: "error", message: `Unknown subcommand "frob". ${USAGE.agent}` }],
@@ -143,6 +146,21 @@ describe("parse", () => {
     ],
     ["/agent tool list lead coder", { kind: "error", message: `Too many arguments. ${USAGE.list}` }],
     ["/agent switch", { kind: "error", message: `/agent switch needs one agent name. ${USAGE.switch}` }],
+    [
+      "/agent switch coder2",
+      {
+        kind: "error",
+        message:
+          "coder2 is the escalation agent, and the primary must be another one. To make coder2 the primary, change the escalation first: /agent escalation <another agent>, or /agent escalation none; then /agent switch coder2.",
+      },
+    ],
+    [
+      "/agent escalation lead",
+      {
+        kind: "error",
+        message: `lead is the primary, and the escalation agent must be another one (a turn escalates away from the primary). ${USAGE.escalation}`,
+      },
+    ],
     [
       "/agent switch ghost",
       {
@@ -219,7 +237,7 @@ describe("complete", () => {
     ["/h|", ["/help"]],
     ["/ag|", ["/agent"]],
     ["/agent|", null],
-    ["/agent |", ["tool", "add", "switch"]],
+    ["/agent |", ["tool", "add", "switch", "escalation"]],
     ["/agent t|", ["tool"]],
     ["/agent tool |", ["list", "enable", "disable", "add", "remove"]],
     ["/agent tool di|", ["disable"]],

@@ -18,6 +18,7 @@ import type {
 /** What of the config the commands read. */
 export interface CommandConfig {
   primary?: string | null;
+  escalation?: string | null;
   agents: Array<{ name: string; tools?: AgentToolEntry[] }>;
   agent_tools: AgentToolEntry[];
 }
@@ -49,7 +50,8 @@ export interface Completion {
 }
 
 export const USAGE = {
-  agent: "Usage: /agent tool list|enable|disable|add|remove …, /agent add, /agent switch <agent>",
+  agent:
+    "Usage: /agent tool list|enable|disable|add|remove …, /agent add, /agent switch <agent>, /agent escalation <agent>|none",
   tool: "Usage: /agent tool list|enable|disable|add|remove <tool-agent> [for <agent>|global]",
   list: "Usage: /agent tool list [<agent>|global]",
   enable: "Usage: /agent tool enable <tool-agent> [for <agent>|global]",
@@ -57,10 +59,11 @@ export const USAGE = {
   remove: "Usage: /agent tool remove <tool-agent> [for <agent>|global]",
   add: 'Usage: /agent tool add <tool-agent> [for <agent>|global] ["description" | -- description]',
   switch: "Usage: /agent switch <agent>",
+  escalation: "Usage: /agent escalation <agent>|none",
   addAgent: "Usage: /agent add (opens the agent form)",
 } as const;
 
-const AGENT_SUBCOMMANDS = ["tool", "add", "switch"];
+const AGENT_SUBCOMMANDS = ["tool", "add", "switch", "escalation"];
 const TOOL_SUBCOMMANDS = ["list", "enable", "disable", "add", "remove"];
 type ToolSubcommand = "enable" | "disable" | "add" | "remove";
 
@@ -69,6 +72,7 @@ export const HELP = [
   "/agent tool list [<agent>|global]: the tool-agents an agent is offered, or the global entries",
   "/agent tool enable|disable|add|remove <tool-agent> [for <agent>|global]: change them",
   "/agent switch <agent>: make <agent> the primary, who answers",
+  "/agent escalation <agent>|none: the agent a turn escalates to, or none",
   "/agent add: open a new agent's form",
   "/help: this list",
   "@agent message: send one message to <agent> instead of the primary",
@@ -170,7 +174,24 @@ export function parse(text: string, config: CommandConfig): Parsed {
     if (args.length !== 1 || rest !== null)
       return { kind: "error", message: `/agent switch needs one agent name. ${USAGE.switch}` };
     if (!agentNames(config).includes(args[0])) return unknownAgent(args[0], config, USAGE.switch);
+    if (args[0] === config.escalation)
+      return {
+        kind: "error",
+        message: `${args[0]} is the escalation agent, and the primary must be another one. To make ${args[0]} the primary, change the escalation first: /agent escalation <another agent>, or /agent escalation none; then /agent switch ${args[0]}.`,
+      };
     return { kind: "edit", edit: { op: "set_primary", agent: args[0] } };
+  }
+  if (subcommand === "escalation") {
+    if (args.length !== 1 || rest !== null)
+      return { kind: "error", message: `/agent escalation needs one agent name, or none. ${USAGE.escalation}` };
+    if (args[0] === "none") return { kind: "edit", edit: { op: "set_escalation", agent: null } };
+    if (!agentNames(config).includes(args[0])) return unknownAgent(args[0], config, USAGE.escalation);
+    if (args[0] === config.primary)
+      return {
+        kind: "error",
+        message: `${args[0]} is the primary, and the escalation agent must be another one (a turn escalates away from the primary). ${USAGE.escalation}`,
+      };
+    return { kind: "edit", edit: { op: "set_escalation", agent: args[0] } };
   }
   if (subcommand !== "tool") return { kind: "error", message: `Unknown subcommand "${subcommand}". ${USAGE.agent}` };
 
@@ -264,6 +285,8 @@ export function confirmation(edit: Edit, config: CommandConfig): string {
         : `Removed ${toolName(edit.tool_agent)} from ${edit.target.agent}'s own list.`;
     case "set_primary":
       return `${edit.agent} is now the primary agent.`;
+    case "set_escalation":
+      return edit.agent ? `Turns now escalate to ${edit.agent}.` : "No escalation agent now: turns do not escalate.";
     default:
       return "Done.";
   }
@@ -340,6 +363,7 @@ export function complete(text: string, cursor: number, config: CommandConfig): C
     if (command !== "/agent") return [];
     if (done.length === 1) return AGENT_SUBCOMMANDS;
     if (subcommand === "switch") return done.length === 2 ? names : [];
+    if (subcommand === "escalation") return done.length === 2 ? [...names, "none"] : [];
     if (subcommand !== "tool") return [];
     if (done.length === 2) return TOOL_SUBCOMMANDS;
     if (action === "list") return done.length === 3 ? [...names, "global"] : [];
