@@ -620,8 +620,15 @@ test("the delegation report across sessions: per tool-agent, the multiple per pr
       await report.getByTestId("report-multiple").textContent(),
       "assistant: a turn that delegated took 4.0× the tokens and 3.0× the cost of one that did not (4 delegating turns, 3 plain turns).",
     );
-    await report.getByRole("img", { name: "Calls per day" }).waitFor();
-    assert.equal(await report.getByRole("img", { name: "Calls per day" }).locator("rect").count(), 2);
+    const days = report.getByRole("list", { name: "Calls per day" }).getByRole("listitem");
+    await days.first().waitFor();
+    // Each day says its count and its date under it: no hovering needed.
+    const labelled = (await days.allInnerTexts()).map((text) => text.split("\n"));
+    assert.equal(labelled.length, 2);
+    for (const [calls, day] of labelled) {
+      assert.match(calls, /^\d+$/);
+      assert.match(day, /^\d\d-\d\d$/);
+    }
     await page.screenshot({ path: path.join(artifacts, "desktop-delegation-report.png") });
 
     await report.getByLabel("From").fill("2026-12-01");

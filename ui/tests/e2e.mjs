@@ -178,6 +178,12 @@ async function sessionsScenario(page, problems) {
   await table.getByRole("cell", { name: "researcher" }).waitFor();
   await page.getByRole("img", { name: "Tokens per agent" }).waitFor();
   await page.getByRole("img", { name: "Cost per agent" }).waitFor();
+  // Tokens per turn reads without hovering: each column its number and its turn.
+  const perTurn = page.getByRole("list", { name: "Tokens per turn" }).getByRole("listitem");
+  assert.equal(await perTurn.count(), 1);
+  assert.match(await perTurn.first().innerText(), /^\d+(\.\d+k)?\n#1$/);
+  const column = await perTurn.first().boundingBox();
+  assert.ok(column && column.width <= 48, `one turn is one column, not a block: ${column?.width} px`);
   await page.screenshot({ path: path.join(artifacts, "usage.png") });
   // Every label and value sits inside its chart: none is cut at an edge.
   const outside = await page.evaluate(() =>

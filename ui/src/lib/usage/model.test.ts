@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import type { CallEvent_Serialize as CallEvent } from "../../bindings";
 import { applyEvent, emptyTree } from "../tree/model";
-import { usageByAgent, usageByTurn } from "./model";
+import { columnLabels, usageByAgent, usageByTurn } from "./model";
 
 function tree(calls: Array<[string, string | null, string, string, number, number | null]>) {
   const built = emptyTree();
@@ -55,5 +55,16 @@ describe("usage", () => {
       { agent: "researcher", calls: 3, errors: 1, refused: 1, tokens: 40, cost: null },
     ]);
     expect(usageByTurn([{ turnId: "t1", label: "one", tree: first }]).map((row) => row.tokens)).toEqual([100]);
+  });
+});
+
+describe("column labels", () => {
+  it("labels every column up to 16, then about 12 of them, the last always", () => {
+    expect([...columnLabels(3)]).toEqual([0, 1, 2]);
+    expect(columnLabels(16).size).toBe(16);
+    const many = columnLabels(100);
+    expect(many.size).toBeLessThanOrEqual(13);
+    expect(many.has(0) && many.has(99)).toBe(true);
+    expect(columnLabels(0).size).toBe(0);
   });
 });

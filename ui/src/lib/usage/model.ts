@@ -41,3 +41,15 @@ export function usageByTurn(turns: TurnTree[]): TurnRow[] {
     return { turnId, label, tokens: root?.usageTotal?.total_tokens ?? 0, cost: root?.costTotal ?? null };
   });
 }
+
+/**
+ * Which of `count` columns carry their value and axis label: all up to 16, then
+ * every k-th (so about 12 are labelled), always the last.
+ */
+export function columnLabels(count: number): Set<number> {
+  const step = count <= 16 ? 1 : Math.ceil(count / 12);
+  const labelled = new Set<number>();
+  for (let index = 0; index < count; index += step) labelled.add(index);
+  if (count > 0) labelled.add(count - 1);
+  return labelled;
+}
