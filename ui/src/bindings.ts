@@ -363,8 +363,12 @@ export type AgentFigures_Deserialize = {
 	own_tokens: number,
 	/**  Tokens of its calls with everything they delegated. */
 	subtree_tokens: number,
-	own_cost: number | null,
-	subtree_cost: number | null,
+	/**
+	 *  Cost of its own model steps, and with its subtrees: `None` while none of
+	 *  its calls reported a price (unpriced is not free).
+	 */
+	own_cost?: number | null,
+	subtree_cost?: number | null,
 };
 
 /**  How the calls of one tool-agent went. */
@@ -383,6 +387,10 @@ export type AgentFigures_Serialize = {
 	own_tokens: number,
 	/**  Tokens of its calls with everything they delegated. */
 	subtree_tokens: number,
+	/**
+	 *  Cost of its own model steps, and with its subtrees: `None` while none of
+	 *  its calls reported a price (unpriced is not free).
+	 */
 	own_cost: number | null,
 	subtree_cost: number | null,
 };

@@ -613,6 +613,9 @@ test("the delegation report across sessions: per tool-agent, the multiple per pr
       .getByRole("cell")
       .allTextContents();
     assert.deepEqual(researcher, ["researcher", "5", "4 ok · 1 denied", "420 ms · 1.3 s", "1200", "$0.0200"]);
+    // An agent without prices is unpriced, as everywhere in the window: a dash, not $0.
+    const summariser = await table.getByRole("row", { name: /summariser/ }).getByRole("cell").allTextContents();
+    assert.equal(summariser.at(-1), "–");
     // The table fits the side panel: nothing of it is cut or scrolls sideways.
     const fits = await table.evaluate((element) => element.scrollWidth <= element.parentElement.clientWidth + 1);
     assert.ok(fits, "the report's table is wider than its panel");

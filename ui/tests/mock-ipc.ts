@@ -541,8 +541,8 @@ mockIPC(
               p95_ms: 150,
               own_tokens: 200,
               subtree_tokens: 200,
-              own_cost: 0,
-              subtree_cost: 0,
+              own_cost: null,
+              subtree_cost: null,
             },
           ],
           primaries: [

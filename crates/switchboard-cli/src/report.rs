@@ -67,7 +67,7 @@ fn table(report: &DelegationReport) -> String {
         for agent in &report.agents {
             let _ = writeln!(
                 text,
-                "{:<20} {:>6} {:>5} {:>6} {:>7} {:>8} {:>10} {:>9} {:>9} {:>10} {:>10.4}",
+                "{:<20} {:>6} {:>5} {:>6} {:>7} {:>8} {:>10} {:>9} {:>9} {:>10} {:>10}",
                 printable(&agent.agent),
                 agent.calls,
                 agent.ok,
@@ -78,7 +78,7 @@ fn table(report: &DelegationReport) -> String {
                 or_dash(agent.median_ms),
                 or_dash(agent.p95_ms),
                 agent.subtree_tokens,
-                agent.subtree_cost
+                agent.subtree_cost.map(|cost| format!("{cost:.4}")).unwrap_or_else(|| "-".into())
             );
         }
     }
@@ -132,8 +132,8 @@ fn csv(report: &DelegationReport) -> String {
             blank(agent.p95_ms),
             agent.own_tokens,
             agent.subtree_tokens,
-            agent.own_cost,
-            agent.subtree_cost
+            agent.own_cost.map(|cost| cost.to_string()).unwrap_or_default(),
+            agent.subtree_cost.map(|cost| cost.to_string()).unwrap_or_default()
         );
     }
     text

@@ -49,8 +49,10 @@ pub struct AgentFigures {
     /// Tokens of its calls with everything they delegated.
     #[specta(type = Number)]
     pub subtree_tokens: u64,
-    pub own_cost: f64,
-    pub subtree_cost: f64,
+    /// Cost of its own model steps, and with its subtrees: `None` while none of
+    /// its calls reported a price (unpriced is not free).
+    pub own_cost: Option<f64>,
+    pub subtree_cost: Option<f64>,
 }
 
 /// What one primary's turns cost, those that delegated against those that did not.
@@ -185,8 +187,12 @@ impl ReportBuilder {
                 }
                 figures.own_tokens = figures.own_tokens.saturating_add(own);
                 figures.subtree_tokens = figures.subtree_tokens.saturating_add(subtree);
-                figures.own_cost += own_cost;
-                figures.subtree_cost += subtree_cost;
+                let add = |sum: Option<f64>, cost: Option<f64>| match (sum, cost) {
+                    (Some(sum), Some(cost)) => Some(sum + cost),
+                    (sum, cost) => sum.or(cost),
+                };
+                figures.own_cost = add(figures.own_cost, *cost);
+                figures.subtree_cost = add(figures.subtree_cost, cost_total.or(*cost));
                 if let Some(started) = started {
                     sums.durations.push(event.ts_ms.saturating_sub(started));
                 }
@@ -299,14 +305,27 @@ pub fn day_start_ms(day: &str) -> Option<u64> {
     (utc_day(start) == day).then_some(start)
 }
 
-/// The report over every session of `store` in `range`.
+/// The report over every session of `store` in `range`. A turn taken back (Retry,
+/// Edit and resend) is left out, as the session list leaves it out: the report
+/// counts the turns the sessions show.
 pub fn report(store: &SessionStore, range: ReportRange) -> Result<DelegationReport, SessionError> {
     let mut builder = ReportBuilder::new(range);
     for id in store.ids()? {
         let log = store.load(&id)?;
         builder.start_session(log.skipped_lines);
+        let taken_back: std::collections::HashSet<&str> = log
+            .records
+            .iter()
+            .filter_map(|record| match record {
+                SessionRecord::Retracted { turn_id } => Some(turn_id.as_str()),
+                _ => None,
+            })
+            .collect();
         for record in &log.records {
-            builder.add(record);
+            match record {
+                SessionRecord::Event { turn_id, .. } if taken_back.contains(turn_id.as_str()) => {}
+                record => builder.add(record),
+            }
         }
     }
     Ok(builder.finish())

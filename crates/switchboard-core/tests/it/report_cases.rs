@@ -56,6 +56,7 @@ async fn the_report_counts_each_delegation_by_its_end_and_the_multiple_of_delega
     assert_eq!((careful.calls, careful.denied), (1, 1));
     assert!(worker.median_ms.is_some() && worker.p95_ms >= worker.median_ms);
     assert!(report.agents.iter().all(|figures| figures.agent != "boss"), "the primary is not a tool-agent");
+    assert_eq!(worker.subtree_cost, None, "the worker has no prices: unpriced, not free");
 
     // boss: one turn that delegated (its two steps and the worker's: 45 tokens)
     // against two alone (15 each): three times the tokens.
@@ -77,4 +78,10 @@ async fn the_report_counts_each_delegation_by_its_end_and_the_multiple_of_delega
     assert_eq!((before.turns, before.agents.len()), (0, 0));
     let from_today = chats.report(ReportRange { since_ms: Some(today_start), until_ms: None }).unwrap();
     assert_eq!(from_today.turns, 3);
+
+    // A turn taken back (Retry, Edit) is gone from the session list, and from the report.
+    chats.retract_turn(&second.id, "t3").unwrap();
+    let after = chats.report(ReportRange::default()).unwrap();
+    assert_eq!((after.turns, after.primaries[0].plain_turns), (2, 1));
+    assert_eq!(chats.list().unwrap().iter().map(|session| session.turns).sum::<u32>(), after.turns);
 }

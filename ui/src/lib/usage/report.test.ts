@@ -66,8 +66,8 @@ describe("endings", () => {
       p95_ms: 2,
       own_tokens: 0,
       subtree_tokens: 0,
-      own_cost: 0,
-      subtree_cost: 0,
+      own_cost: null,
+      subtree_cost: null,
     };
     expect(endings(agent)).toBe("4 ok · 1 denied");
   });
