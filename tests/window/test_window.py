@@ -507,6 +507,14 @@ def test_handoff_and_escalation_show_who_answered(window):
     )
     assert expert.find_element(By.CSS_SELECTOR, ".who").text.startswith("expert")
     treeitem(session, "expert, ok")
+    # The primary that handed over says so where its output would be, not "…".
+    treeitem(session, "assistant, ok").click()
+    output = WebDriverWait(session, 10).until(
+        expected_conditions.visibility_of_element_located(
+            (By.CSS_SELECTOR, 'section[aria-label="Details of assistant"] pre[aria-label="Streamed output"]')
+        )
+    )
+    assert "handed the turn to expert" in output.text, output.text
 
 
 def test_a_link_in_a_reply_opens_outside_and_the_window_stays(tmp_path, monkeypatch):

@@ -1,7 +1,7 @@
 /** Status labels and error descriptions, as the tree's accessible names and the details show them. */
 import { describe, expect, it } from "vitest";
 import type { ApprovalDecision, CallError } from "../../bindings";
-import { describeApproval, describeError, errorKindMeaning, rowStatus, statusLabel } from "./labels";
+import { describeApproval, describeError, emptyOutput, errorKindMeaning, rowStatus, statusLabel } from "./labels";
 import type { NodeStatus } from "./model";
 
 describe("statusLabel", () => {
@@ -44,4 +44,12 @@ describe("describeApproval", () => {
     ["deny", "user", "denied by the user"],
   ];
   it.each(cases)("%s by the %s", (decision, by, expected) => expect(describeApproval({ decision, by })).toBe(expected));
+});
+
+describe("an empty output", () => {
+  it("is … while the call runs, and says why once it ended", () => {
+    expect(emptyOutput({ status: "running", escalatedTo: null })).toBe("…");
+    expect(emptyOutput({ status: "ok", escalatedTo: "expert" })).toMatch(/handed the turn to expert/);
+    expect(emptyOutput({ status: "ok", escalatedTo: null })).toBe("No output.");
+  });
 });

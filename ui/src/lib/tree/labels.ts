@@ -78,3 +78,14 @@ export function describeApproval(approval: { decision: ApprovalDecision; by: str
         : "denied";
   return `${decided} by the ${approval.by}`;
 }
+
+/**
+ * What a call's Output says when it streamed no text: "…" while it runs; after,
+ * why there is none (it handed the turn over, or it said nothing).
+ */
+export function emptyOutput(node: Pick<CallNode, "status" | "escalatedTo">): string {
+  if (node.escalatedTo)
+    return `No output of its own: it handed the turn to ${node.escalatedTo}, whose answer is the turn's.`;
+  if (node.status === "running" || node.status === "waiting") return "…";
+  return "No output.";
+}
