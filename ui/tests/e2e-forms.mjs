@@ -175,8 +175,21 @@ test("an agent is added through the form's checks and a connection test", () =>
       },
     });
     await sheet.getByRole("form", { name: "Agent writer" }).waitFor();
+    // The saved agent's form opens at its top, its heading in view (the save was
+    // pressed at the bottom), and so does a new one.
+    const formBox = sheet.getByRole("region", { name: "Agent form" });
+    const atTop = async (heading) => {
+      await sheet.getByRole("heading", { name: heading }).waitFor();
+      await page.waitForFunction(() => document.querySelector('[aria-label="Agent form"]').scrollTop === 0);
+      const box = await formBox.boundingBox();
+      const title = await sheet.getByRole("heading", { name: heading }).boundingBox();
+      assert.ok(title.y >= box.y && title.y + title.height <= box.y + box.height, `${heading} is out of view`);
+    };
+    await atTop("Agent writer");
+    await formBox.evaluate((element) => (element.scrollTop = element.scrollHeight));
     // "+ Add agent" again is a new, empty form: not the agent just added, as a draft.
     await sheet.getByRole("button", { name: "+ Add agent" }).click();
+    await atTop("New agent");
     const fresh = sheet.getByRole("form", { name: "New agent" });
     assert.equal(await fresh.getByLabel("Name", { exact: true }).inputValue(), "");
     assert.equal(await fresh.getByText(/exists already|unsaved/).count(), 0);
