@@ -7,13 +7,19 @@ and its calls; a turn's events go out as JSON through the same dialog. Cancellin
 the dialog writes nothing."""
 
 import json
+import re
 import subprocess
 import time
 
 from selenium.webdriver.common.by import By
 
 from tauri_driver import WebDriverWait, screenshot
-from test_window import ARTIFACTS, answer_a_demo_turn, launch
+from test_window import ARTIFACTS, answer_a_demo_turn, answer_text, launch
+
+
+def words(text: str) -> list[str]:
+    """`text`'s words, Markdown's emphasis and code marks taken out."""
+    return re.sub(r"[*`]", "", text).split()
 
 
 def dialog_window(title: str, wait: float = 30) -> str:
@@ -42,6 +48,8 @@ def test_a_session_is_exported_as_markdown_where_the_user_picks_in_the_save_dial
     target.parent.mkdir()
     with launch(home, HOME=str(tmp_path)) as session:
         answer_a_demo_turn(session)
+        # What the chat shows of the answer: every step of it, in order.
+        shown = words(answer_text(session))
         export = 'button[aria-label^="Export "][aria-label$=" as Markdown"]'
         label = session.find_element(By.CSS_SELECTOR, export).get_attribute("aria-label")
         title = label.removeprefix("Export ").removesuffix(" as Markdown")
@@ -72,6 +80,11 @@ def test_a_session_is_exported_as_markdown_where_the_user_picks_in_the_save_dial
             [["key", "ctrl+a"], ["type", "--delay", "5", str(events_file)], ["key", "Return"]],
         )
         WebDriverWait(session, 30).until(lambda _: events_file.exists() and events_file.stat().st_size > 0)
+        # "Exported to …" is news of that export: a new chat does not carry it.
+        session.find_element(By.XPATH, '//button[normalize-space()="New chat"]').click()
+        WebDriverWait(session, 10).until(
+            lambda s: s.execute_script("return document.querySelector('.exported') === null")
+        )
     events = json.loads(events_file.read_text())
     assert events[0]["type"] == "call_started" and events[-1]["type"] == "call_finished", events[-1]
     assert any(event["agent"] == "researcher" for event in events)
@@ -79,5 +92,10 @@ def test_a_session_is_exported_as_markdown_where_the_user_picks_in_the_save_dial
     assert markdown.startswith(f"# {title}\n"), markdown
     assert "## You\n\nHow do agents call other agents as tools?\n\n## assistant\n" in markdown, markdown
     assert "That is all from the demo agents." in markdown
+    # The export holds what the chat showed, word for word, in the same order
+    # (its Markdown marks and list numbers aside).
+    exported = [word for word in words(markdown) if not re.fullmatch(r"\d+\.", word)]
+    runs = [exported[start : start + len(shown)] for start in range(len(exported))]
+    assert shown in runs, f"the chat showed {' '.join(shown)!r}; the export holds:\n{markdown}"
     assert "Calls:\n\n- researcher: ok, " in markdown and "- summariser: ok, " in markdown, markdown
     assert not list(tmp_path.glob("*.md")), "cancelling wrote nothing"

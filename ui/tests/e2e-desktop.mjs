@@ -556,6 +556,17 @@ test("the settings page: every section in reach at 900×600, the theme and the p
     await page.keyboard.press("Control+,");
     const settings = page.getByRole("region", { name: "Settings" });
     await settings.waitFor();
+    // The header's Settings button looks pressed while the page is open.
+    const button = page.getByRole("button", { name: "Settings", exact: true });
+    const look = () => button.evaluate((element) => getComputedStyle(element).backgroundColor);
+    assert.equal(await button.getAttribute("aria-pressed"), "true");
+    const pressed = await look();
+    await button.click();
+    await settings.waitFor({ state: "detached" });
+    assert.equal(await button.getAttribute("aria-pressed"), "false");
+    assert.notEqual(await look(), pressed, "open and closed look the same");
+    await button.click();
+    await settings.waitFor();
     // The page takes the place of the chat and the side panel.
     assert.equal(await page.getByRole("textbox", { name: "Message" }).isVisible(), false);
     assert.equal(await page.locator("#side-panel").isVisible(), false);
@@ -614,7 +625,10 @@ test("the delegation report across sessions: per tool-agent, the multiple per pr
       .allTextContents();
     assert.deepEqual(researcher, ["researcher", "5", "4 ok · 1 denied", "420 ms · 1.3 s", "1200", "$0.0200"]);
     // An agent without prices is unpriced, as everywhere in the window: a dash, not $0.
-    const summariser = await table.getByRole("row", { name: /summariser/ }).getByRole("cell").allTextContents();
+    const summariser = await table
+      .getByRole("row", { name: /summariser/ })
+      .getByRole("cell")
+      .allTextContents();
     assert.equal(summariser.at(-1), "–");
     // The table fits the side panel: nothing of it is cut or scrolls sideways.
     const fits = await table.evaluate((element) => element.scrollWidth <= element.parentElement.clientWidth + 1);

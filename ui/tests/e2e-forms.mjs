@@ -575,6 +575,16 @@ test("the graph shows who can call whom, with a text list", () =>
     await list.getByText("assistant is the primary agent").waitFor();
     assert.equal(await graph.locator("g.node").count(), 5);
     assert.equal(await graph.locator("path.edge:not(.escalate)").count(), 11);
+    // Every name sits inside its circle with room to spare ("summariser" touched it).
+    const crowded = await graph.evaluate((svg) =>
+      [...svg.querySelectorAll("g.node")].flatMap((node) => {
+        const circle = node.querySelector("circle").getBBox();
+        const name = node.querySelector("text:not(.role)");
+        const box = name.getBBox();
+        return box.x < circle.x + 6 || box.x + box.width > circle.x + circle.width - 6 ? [name.textContent] : [];
+      }),
+    );
+    assert.deepEqual(crowded, []);
     await page.screenshot({ path: path.join(artifacts, "config-graph.png") });
     await page.keyboard.press("Escape");
     await page.getByRole("combobox", { name: "Theme" }).selectOption("dark");

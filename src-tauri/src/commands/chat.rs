@@ -185,10 +185,9 @@ pub(crate) async fn export_turn(
     turn_id: String,
 ) -> Result<Option<String>, AppError> {
     let events = state.sessions.turn_events(&session_id, &turn_id)?;
-    let safe = |text: &str| -> String {
-        text.chars().filter(|character| character.is_ascii_alphanumeric() || *character == '-').take(60).collect()
-    };
-    let name = format!("{}-{}.json", safe(&session_id), safe(&turn_id));
+    let log = state.sessions.load(&session_id)?;
+    let title = crate::commands::export::title_of(&log).unwrap_or("session");
+    let name = crate::commands::export::turn_file_name(title, events.first().map(|event| event.ts_ms));
     let document = serde_json::to_vec_pretty(&events).expect("events serialize");
     crate::commands::export::save_as(&state, name, "JSON", "json", &document).await
 }

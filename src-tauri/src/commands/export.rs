@@ -22,17 +22,20 @@ pub(crate) async fn export_session_markdown(
     session_id: String,
 ) -> Result<Option<String>, AppError> {
     let log = state.sessions.load(&session_id)?;
-    let title = log
-        .records
+    let title = title_of(&log).unwrap_or(&session_id);
+    let document = markdown::render(&log);
+    save_as(&state, file_name(title, "md"), "Markdown", "md", document.as_bytes()).await
+}
+
+/// A session's title as its log last names it.
+pub(crate) fn title_of(log: &switchboard_core::sessions::SessionLog) -> Option<&str> {
+    log.records
         .iter()
         .filter_map(|record| match record {
             SessionRecord::Created { title, .. } | SessionRecord::Renamed { title } => Some(title.as_str()),
             _ => None,
         })
         .next_back()
-        .unwrap_or(&session_id);
-    let document = markdown::render(&log);
-    save_as(&state, file_name(title), "Markdown", "md", document.as_bytes()).await
 }
 
 /// Asks where to write `document` (suggesting `name`, a `kind` file) and writes it
@@ -86,24 +89,44 @@ fn dirs_documents() -> Option<PathBuf> {
     Some(if documents.is_dir() { documents } else { home })
 }
 
-/// A title as a file name: path separators and control characters out, 80 characters at most.
-fn file_name(title: &str) -> String {
+/// A turn's JSON file as a person names it: the session's title and the turn's
+/// day (UTC), never the internal ids.
+pub(crate) fn turn_file_name(title: &str, started_ms: Option<u64>) -> String {
+    let title: String = title.chars().take(60).collect();
+    match started_ms.map(switchboard_core::sessions::report::utc_day) {
+        Some(day) => file_name(&format!("{} {day}", title.trim()), "json"),
+        None => file_name(&title, "json"),
+    }
+}
+
+/// A title as a file name with `extension`: path separators and control characters
+/// out, 80 characters at most.
+pub(crate) fn file_name(title: &str, extension: &str) -> String {
     let cleaned: String = title
         .chars()
         .map(|character| if character == '/' || character == '\\' || character.is_control() { '-' } else { character })
         .take(80)
         .collect();
     let cleaned = cleaned.trim().trim_start_matches('.');
-    format!("{}.md", if cleaned.is_empty() { "session" } else { cleaned })
+    format!("{}.{extension}", if cleaned.is_empty() { "session" } else { cleaned })
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
+    fn a_turn_is_exported_under_its_sessions_title_and_day() {
+        assert_eq!(
+            super::turn_file_name("Otters / rivers", Some(1_764_892_800_000)),
+            "Otters - rivers 2025-12-05.json"
+        );
+        assert_eq!(super::turn_file_name("", None), "session.json");
+    }
+
+    #[test]
     fn a_title_becomes_a_file_name_that_stays_in_its_folder() {
-        assert_eq!(super::file_name("Otters / rivers"), "Otters - rivers.md");
-        assert_eq!(super::file_name("../../etc/passwd"), "-..-etc-passwd.md");
-        assert_eq!(super::file_name("   "), "session.md");
-        assert_eq!(super::file_name(&"x".repeat(200)).len(), 83);
+        assert_eq!(super::file_name("Otters / rivers", "md"), "Otters - rivers.md");
+        assert_eq!(super::file_name("../../etc/passwd", "md"), "-..-etc-passwd.md");
+        assert_eq!(super::file_name("   ", "md"), "session.md");
+        assert_eq!(super::file_name(&"x".repeat(200), "md").len(), 83);
     }
 }

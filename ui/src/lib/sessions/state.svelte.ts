@@ -60,6 +60,8 @@ class SessionStore {
   /** Marks `id` as the open session (and the one to reopen next time); says so if its log had damaged lines. */
   opened(id: string, skippedLines: number): void {
     this.currentId = id;
+    // "Exported to …" is news about the export just made, not a lasting state.
+    this.exported = null;
     void prefs.set("lastSession", id);
     this.error = skippedLines > 0 ? `${skippedLines} damaged line(s) of this session's log were skipped` : null;
   }
@@ -74,6 +76,7 @@ class SessionStore {
   /** No session is open: the next message creates one. */
   close(): void {
     this.currentId = null;
+    this.exported = null;
   }
 
   /** The open session, created (titled after `message`) when there is none. */
@@ -107,7 +110,7 @@ class SessionStore {
     }
   }
 
-  /** Where the last export was written ("" when its dialog was cancelled). */
+  /** Where the last export was written ("" when its dialog was cancelled), until another session opens or a new chat starts. */
   exported = $state<{ id: string; path: string } | null>(null);
 
   /** Writes a session as Markdown where the user picks in the save dialog. */
