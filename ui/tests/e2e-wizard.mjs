@@ -193,6 +193,11 @@ test("the wizard opens on a first start, finds the server's models, and writes o
 test("with one agent the tools step is skipped", () =>
   withPage(firstStart(), "wizard-one", async (page) => {
     const wizard = page.getByRole("dialog", { name: "Set up Switchboard" });
+    // The chat behind the dialog shows no scrollbar over it (WebKitGTK draws one there).
+    const chatOverflow = () =>
+      page.getByRole("list", { name: "Messages" }).evaluate((element) => getComputedStyle(element).overflowY);
+    await wizard.waitFor();
+    assert.equal(await chatOverflow(), "hidden");
     await wizard.getByRole("checkbox", { name: "llama3:latest" }).check();
     await wizard.getByRole("button", { name: "Next" }).click();
     assert.deepEqual(await wizard.getByRole("list", { name: "Setup steps" }).getByRole("listitem").allTextContents(), [
@@ -205,6 +210,7 @@ test("with one agent the tools step is skipped", () =>
     await wizard.getByRole("heading", { name: "Review" }).waitFor();
     await wizard.getByRole("button", { name: "Write the config" }).click();
     await wizard.waitFor({ state: "detached" });
+    assert.equal(await chatOverflow(), "auto", "the chat scrolls again once the dialog is gone");
     assert.deepEqual(await edits(page), [
       {
         op: "setup",
