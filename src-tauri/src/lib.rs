@@ -67,6 +67,9 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::config::discover_setup
         ])
         .events(tauri_specta::collect_events![ConfigChanged, OutsideCall])
+        // The provider table, as the core has it: the window keeps none of its own.
+        .typ::<switchboard_core::config::ProviderInfo>()
+        .constant("PROVIDERS", &switchboard_core::config::PROVIDERS)
 }
 
 /// The TypeScript of the bindings, as `ui/src/bindings.ts` must hold it.

@@ -135,6 +135,9 @@ export const events = {
 	outsideCall: makeEvent<OutsideCall_Serialize, OutsideCall_Deserialize>("outside-call"),
 };
 
+/* Constants */
+export const PROVIDERS = [{"provider":"local","wire":"local","aliases":["openai"],"label":"OpenAI-compatible HTTP server","family":"http_model","fields":["url","model","key_source","api_key","api_key_env","timeout_secs","idle_timeout_secs","prices","system_prompt","approval"],"required":["url"],"keyring":true,"autonomy":null,"otel_name":"openai"},{"provider":"aider-cli","wire":"aider-cli","aliases":[],"label":"aider (command line)","family":"program","fields":["model","url","api_key_env","autonomy","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--dry-run","--no-auto-commits","--no-dirty-commits","--no-gitignore","--no-detect-urls","--no-suggest-shell-commands"],["--no-detect-urls","--no-suggest-shell-commands"],[]],"otel_name":"aider"},{"provider":"smolagents","wire":"smolagents","aliases":[],"label":"smolagents (command line)","family":"program","fields":["model","url","api_key_env","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":["model"],"keyring":false,"autonomy":null,"otel_name":"smolagents"},{"provider":"claude-code","wire":"claude-code","aliases":[],"label":"Claude Code, run once per call (command line)","family":"program","fields":["model","url","api_key_env","autonomy","system_prompt","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--permission-mode=dontAsk"],["--permission-mode=acceptEdits"],["--permission-mode=bypassPermissions"]],"otel_name":"anthropic"},{"provider":"codex","wire":"codex","aliases":[],"label":"Codex (command line)","family":"program","fields":["model","url","api_key_env","autonomy","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--sandbox=read-only"],["--sandbox=workspace-write"],["--sandbox=danger-full-access"]],"otel_name":"openai"},{"provider":"gemini-cli","wire":"gemini-cli","aliases":[],"label":"Gemini CLI (command line)","family":"program","fields":["model","url","api_key_env","autonomy","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--approval-mode=default"],["--approval-mode=auto_edit"],["--approval-mode=yolo"]],"otel_name":"gcp.gemini"},{"provider":"qwen-code","wire":"qwen-code","aliases":[],"label":"Qwen Code (command line)","family":"program","fields":["model","url","api_key_env","autonomy","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--approval-mode=default"],["--approval-mode=auto-edit"],["--approval-mode=yolo"]],"otel_name":"qwen-code"},{"provider":"subprocess","wire":"subprocess","aliases":[],"label":"Any command-line program","family":"program","fields":["command","args","request_via","cwd","env","api_key_env","output","timeout_secs","prices","approval"],"required":["command"],"keyring":false,"autonomy":null,"otel_name":"subprocess"},{"provider":"claude-cli","wire":"claude-cli","aliases":[],"label":"Claude Code as a calling agent (command line, keeps a session)","family":"claude_session","fields":["command","args","cwd","model","url","api_key_env","system_prompt","experimental_cli_tool_calls","timeout_secs"],"required":[],"keyring":false,"autonomy":null,"otel_name":"anthropic"},{"provider":"demo","wire":"demo","aliases":[],"label":"Built-in demo agent","family":"demo","fields":["model","system_prompt","approval"],"required":[],"keyring":false,"autonomy":null,"otel_name":"switchboard.demo"},{"provider":"mcp","wire":"mcp","aliases":[],"label":"One tool of an MCP server","family":"mcp","fields":["transport","command","args","cwd","url","api_key_env","tool","request_argument","context_argument","timeout_secs","idle_timeout_secs","approval"],"required":[],"keyring":false,"autonomy":null,"otel_name":"mcp"},{"provider":"a2a","wire":"a2a","aliases":[],"label":"Agent2Agent (A2A) agent","family":"a2a","fields":["url","api_key_env","timeout_secs","idle_timeout_secs","approval"],"required":["url"],"keyring":false,"autonomy":null,"otel_name":"a2a"}] as const;
+
 /* Types */
 /**  Why an entry of an agent's list is not offered to it. */
 export type Absence = 
@@ -343,6 +346,17 @@ export type AgentConfig_Serialize = {
 	 */
 	allowed_origins?: string[],
 };
+
+/**  A field of an agent's config as the form shows it. */
+export type AgentField = "url" | "model" | 
+/**  Where an HTTP model's key is: none, the keyring, a variable. */
+"key_source" | 
+/**  The keyring entry (`api_key_keyring`). */
+"api_key" | "api_key_env" | "timeout_secs" | "idle_timeout_secs" | "prices" | "system_prompt" | "command" | "args" | "cwd" | "env" | "request_via" | "output" | "tool" | "request_argument" | "context_argument" | 
+/**  An MCP server's transport: a program, or an address. */
+"transport" | "experimental_cli_tool_calls" | "autonomy" | 
+/**  Whether calls to it wait for approval. */
+"approval";
 
 /**  How the calls of one tool-agent went. */
 export type AgentFigures = AgentFigures_Serialize | AgentFigures_Deserialize;
@@ -1115,6 +1129,21 @@ export type ExplainedEntry_Serialize = {
 	absent: Absence | null,
 };
 
+/**  What kind of agent a provider runs. */
+export type Family = 
+/**  A model over HTTP, asked step by step; it can call tool-agents. */
+"http_model" | 
+/**  A program run once per call (a preset's, or any command). */
+"program" | 
+/**  Claude Code keeping a session, as a calling agent (`claude-cli`). */
+"claude_session" | 
+/**  One tool of an MCP server. */
+"mcp" | 
+/**  An Agent2Agent agent. */
+"a2a" | 
+/**  The built-in demo agents. */
+"demo";
+
 /**  A command-line agent found on PATH, with the agent config that runs it. */
 export type FoundCliAgent = FoundCliAgent_Serialize | FoundCliAgent_Deserialize;
 
@@ -1505,11 +1534,68 @@ export type Problem = {
 /**  How an agent is run. */
 export type Provider = Provider_Serialize | Provider_Deserialize;
 
+/**  One provider's row. */
+export type ProviderInfo = ProviderInfo_Serialize | ProviderInfo_Deserialize;
+
+/**  One provider's row. */
+export type ProviderInfo_Deserialize = {
+	provider: Provider_Deserialize,
+	/**  Its name in a config file, and the other names it is read by. */
+	wire: string,
+	aliases: string[],
+	/**  What it is, in words, as the form offers it. */
+	label: string,
+	family: Family,
+	/**  The fields its runner reads, in the order the form shows them. */
+	fields: AgentField[],
+	/**
+	 *  The fields it cannot run without (an MCP agent needs `command` or `url`,
+	 *  which `validate` says).
+	 */
+	required: AgentField[],
+	/**  Whether its API key may live in the system keyring. */
+	keyring: boolean,
+	/**  Its program's switches per autonomy level, for the presets that honour it. */
+	autonomy?: [string[], string[], string[]] | null,
+	/**  `gen_ai.provider.name` on its spans. */
+	otel_name: string,
+};
+
+/**  One provider's row. */
+export type ProviderInfo_Serialize = {
+	provider: Provider_Serialize,
+	/**  Its name in a config file, and the other names it is read by. */
+	wire: string,
+	aliases: string[],
+	/**  What it is, in words, as the form offers it. */
+	label: string,
+	family: Family,
+	/**  The fields its runner reads, in the order the form shows them. */
+	fields: AgentField[],
+	/**
+	 *  The fields it cannot run without (an MCP agent needs `command` or `url`,
+	 *  which `validate` says).
+	 */
+	required: AgentField[],
+	/**  Whether its API key may live in the system keyring. */
+	keyring: boolean,
+	/**  Its program's switches per autonomy level, for the presets that honour it. */
+	autonomy: [string[], string[], string[]] | null,
+	/**  `gen_ai.provider.name` on its spans. */
+	otel_name: string,
+};
+
 /**  How an agent is run. */
 export type Provider_Deserialize = 
-/**  OpenAI-compatible chat completions over HTTP. */
+/**
+ *  An OpenAI-compatible chat-completions server over HTTP, local or hosted
+ *  (`local` in a config file, for its history; `openai` is read too).
+ */
 "local" | 
-/**  OpenAI-compatible chat completions over HTTP. */
+/**
+ *  An OpenAI-compatible chat-completions server over HTTP, local or hosted
+ *  (`local` in a config file, for its history; `openai` is read too).
+ */
 "openai" | 
 /**  aider, with the preset flags and environment (`model`, `url`, `api_key_env`). */
 "aider-cli" | 
@@ -1535,7 +1621,10 @@ export type Provider_Deserialize =
 
 /**  How an agent is run. */
 export type Provider_Serialize = 
-/**  OpenAI-compatible chat completions over HTTP. */
+/**
+ *  An OpenAI-compatible chat-completions server over HTTP, local or hosted
+ *  (`local` in a config file, for its history; `openai` is read too).
+ */
 "local" | 
 /**  aider, with the preset flags and environment (`model`, `url`, `api_key_env`). */
 "aider-cli" | 

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use switchboard_core::config::edit::Edit;
-use switchboard_core::config::{AgentConfig, Provider};
+use switchboard_core::config::AgentConfig;
 use switchboard_core::keys::{KeyStore, SystemKeyring};
 
 use crate::{load, save, Failure};
@@ -22,7 +22,7 @@ fn failure(message: String) -> Failure {
 fn http_agent(path: &Path, name: &str) -> Result<AgentConfig, Failure> {
     let config = load(path)?.config;
     let agent = config.agent(name).ok_or_else(|| failure(format!("no agent named {name:?} is configured")))?;
-    if agent.provider != Provider::Local {
+    if !agent.provider.info().keyring {
         return Err(failure(format!(
             "{name:?} is a {} agent: a key in the keyring is for local (HTTP model) agents; give it one with --api-key-env",
             agent.provider.as_str()

@@ -21,7 +21,7 @@ const ROUNDS: usize = 30;
 fn big_config() -> Config {
     let mut config = Config::default();
     for index in 0..AGENTS {
-        let mut agent = AgentConfig::new(format!("agent-{index:03}"), Provider::Local);
+        let mut agent = AgentConfig::new(format!("agent-{index:03}"), Provider::OpenAiCompatible);
         agent.url = Some(format!("http://127.0.0.1:{}", 8000 + index));
         agent.model = Some("model".into());
         // Every fifth agent overrides two globals and adds one of its own.

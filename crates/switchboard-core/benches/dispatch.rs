@@ -28,7 +28,7 @@ const DELTAS: usize = 200_000;
 const CONCURRENT: usize = 100;
 
 fn http_agent(name: &str, base: &str) -> AgentConfig {
-    let mut agent = AgentConfig::new(name, Provider::Local);
+    let mut agent = AgentConfig::new(name, Provider::OpenAiCompatible);
     agent.url = Some(base.to_string());
     agent.model = Some(name.to_string());
     agent

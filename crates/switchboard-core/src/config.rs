@@ -7,6 +7,7 @@ pub mod edit;
 pub mod merge;
 pub mod output;
 pub mod provider;
+pub mod providers;
 pub mod store;
 pub mod telemetry;
 pub mod validate;
@@ -26,6 +27,7 @@ pub use merge::{
 };
 pub use output::{OutputFormat, OutputRules, ResultPick, UsageCombine};
 pub use provider::{Autonomy, Provider, RequestVia, SMOLAGENTS_AUTONOMY};
+pub use providers::{AgentField, Family, ProviderInfo, PROVIDERS};
 pub use telemetry::TelemetryConfig;
 pub use validate::{validate, Problem, Severity};
 

@@ -22,7 +22,7 @@ use std::sync::Arc;
 pub use redact::{redact, Secrets};
 pub use registry::{ending_signal, Registry};
 
-use crate::config::{AgentConfig, Provider};
+use crate::config::{AgentConfig, Family};
 use crate::contract::{ModelDelta, ModelReply, Runner, RunnerError};
 
 /// Used when an agent sets no `max_output_bytes`: 10 MB.
@@ -102,18 +102,12 @@ pub fn build(agent: &AgentConfig, registry: &Arc<Registry>) -> Result<Arc<dyn Ru
 
 fn build_bare(agent: &AgentConfig, registry: &Arc<Registry>) -> Result<Arc<dyn Runner>, RunnerError> {
     let registry = registry.clone();
-    match agent.provider {
-        Provider::Demo => Ok(Arc::new(demo::DemoRunner::new(agent))),
-        Provider::Local => Ok(Arc::new(local::LocalRunner::with_keys(agent, registry.keys().clone())?)),
-        Provider::ClaudeCli => Ok(Arc::new(cli::claude::ClaudeRunner::new(agent, registry))),
-        Provider::Subprocess
-        | Provider::AiderCli
-        | Provider::Smolagents
-        | Provider::ClaudeCode
-        | Provider::Codex
-        | Provider::GeminiCli
-        | Provider::QwenCode => Ok(Arc::new(cli::subprocess::SubprocessRunner::new(agent, registry)?)),
-        Provider::Mcp => Ok(Arc::new(remote::mcp::McpRunner::new(agent, registry)?)),
-        Provider::A2a => Ok(Arc::new(remote::a2a::A2aRunner::new(agent, registry)?)),
+    match agent.provider.family() {
+        Family::Demo => Ok(Arc::new(demo::DemoRunner::new(agent))),
+        Family::HttpModel => Ok(Arc::new(local::LocalRunner::with_keys(agent, registry.keys().clone())?)),
+        Family::ClaudeSession => Ok(Arc::new(cli::claude::ClaudeRunner::new(agent, registry))),
+        Family::Program => Ok(Arc::new(cli::subprocess::SubprocessRunner::new(agent, registry)?)),
+        Family::Mcp => Ok(Arc::new(remote::mcp::McpRunner::new(agent, registry)?)),
+        Family::A2a => Ok(Arc::new(remote::a2a::A2aRunner::new(agent, registry)?)),
     }
 }

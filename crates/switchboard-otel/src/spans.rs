@@ -59,20 +59,7 @@ impl TurnContext {
 
 /// The conventions' provider names where one fits; our own otherwise.
 pub fn provider_name(provider: Provider) -> &'static str {
-    match provider {
-        Provider::Local => "openai",
-        Provider::ClaudeCli => "anthropic",
-        Provider::AiderCli => "aider",
-        Provider::Smolagents => "smolagents",
-        Provider::ClaudeCode => "anthropic",
-        Provider::Codex => "openai",
-        Provider::GeminiCli => "gcp.gemini",
-        Provider::QwenCode => "qwen-code",
-        Provider::Subprocess => "subprocess",
-        Provider::Demo => "switchboard.demo",
-        Provider::Mcp => "mcp",
-        Provider::A2a => "a2a",
-    }
+    provider.info().otel_name
 }
 
 /// One call as the events told it.

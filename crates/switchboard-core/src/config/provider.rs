@@ -42,9 +42,10 @@ pub const SMOLAGENTS_AUTONOMY: &str = "runs its model's Python in its own restri
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
 #[serde(rename_all = "kebab-case")]
 pub enum Provider {
-    /// OpenAI-compatible chat completions over HTTP.
-    #[serde(alias = "openai")]
-    Local,
+    /// An OpenAI-compatible chat-completions server over HTTP, local or hosted
+    /// (`local` in a config file, for its history; `openai` is read too).
+    #[serde(rename = "local", alias = "openai")]
+    OpenAiCompatible,
     /// aider, with the preset flags and environment (`model`, `url`, `api_key_env`).
     AiderCli,
     /// Hugging Face smolagents' `smolagent` CLI, with its preset.
@@ -72,32 +73,11 @@ impl Provider {
     /// Whether the agent is a program run once per call (a subprocess of the
     /// `subprocess` runner, with or without a preset).
     pub fn is_cli_agent(self) -> bool {
-        matches!(
-            self,
-            Provider::Subprocess
-                | Provider::AiderCli
-                | Provider::Smolagents
-                | Provider::ClaudeCode
-                | Provider::Codex
-                | Provider::GeminiCli
-                | Provider::QwenCode
-        )
+        self.family() == super::Family::Program
     }
 
+    /// Its name in a config file.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Provider::Local => "local",
-            Provider::AiderCli => "aider-cli",
-            Provider::Smolagents => "smolagents",
-            Provider::ClaudeCode => "claude-code",
-            Provider::Codex => "codex",
-            Provider::GeminiCli => "gemini-cli",
-            Provider::QwenCode => "qwen-code",
-            Provider::Subprocess => "subprocess",
-            Provider::ClaudeCli => "claude-cli",
-            Provider::Demo => "demo",
-            Provider::Mcp => "mcp",
-            Provider::A2a => "a2a",
-        }
+        self.info().wire
     }
 }

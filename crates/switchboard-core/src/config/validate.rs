@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 use specta::Type;
 
-use super::{tool_name, AgentNames, AgentToolEntry, Config, Provider};
+use super::{tool_name, AgentField, AgentNames, AgentToolEntry, Config, Family, Provider};
 
 /// Tool names longer than this are refused by OpenAI-compatible servers.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
@@ -196,7 +196,7 @@ fn unknown_fields(config: &Config, problems: &mut Vec<Problem>) {
 fn check_autonomy(agent: &super::AgentConfig, path: &str, problems: &mut Vec<Problem>) {
     let Some(autonomy) = agent.autonomy else { return };
     let why = match agent.provider {
-        Provider::AiderCli | Provider::ClaudeCode | Provider::Codex | Provider::GeminiCli | Provider::QwenCode => return,
+        provider if provider.info().autonomy.is_some() => return,
         Provider::Smolagents if autonomy == super::Autonomy::ReadOnly => return,
         Provider::Smolagents => {
             format!("smolagents {}", super::provider::SMOLAGENTS_AUTONOMY)
@@ -218,33 +218,27 @@ fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut 
             ));
         }
     };
-    match agent.provider {
-        Provider::Local => {
-            needs("url", &agent.url, problems);
-            if let Some(url) = &agent.url {
-                if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    problems.push(Problem::error(format!("{path}.url"), "must start with http:// or https://"));
-                }
+    // What the provider's row says it cannot run without.
+    for field in agent.provider.info().required {
+        match field {
+            AgentField::Url => needs("url", &agent.url, problems),
+            AgentField::Command => needs("command", &agent.command, problems),
+            AgentField::Model => needs("model", &agent.model, problems),
+            other => unreachable!("no provider requires {other:?}"),
+        }
+    }
+    if agent.provider.family() == Family::HttpModel {
+        if let Some(url) = &agent.url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                problems.push(Problem::error(format!("{path}.url"), "must start with http:// or https://"));
             }
         }
-        Provider::Subprocess => needs("command", &agent.command, problems),
-        Provider::A2a => needs("url", &agent.url, problems),
-        Provider::Mcp => {
-            if agent.command.is_some() == agent.url.is_some() {
-                problems.push(Problem::error(
-                    format!("{path}.provider"),
-                    "an mcp agent needs either `command` (a stdio server) or `url` (streamable HTTP), not both",
-                ));
-            }
-        }
-        Provider::Smolagents => needs("model", &agent.model, problems),
-        Provider::AiderCli
-        | Provider::ClaudeCode
-        | Provider::Codex
-        | Provider::GeminiCli
-        | Provider::QwenCode
-        | Provider::ClaudeCli
-        | Provider::Demo => {}
+    }
+    if agent.provider.family() == Family::Mcp && agent.command.is_some() == agent.url.is_some() {
+        problems.push(Problem::error(
+            format!("{path}.provider"),
+            "an mcp agent needs either `command` (a stdio server) or `url` (streamable HTTP), not both",
+        ));
     }
     if let Some(variable) = &agent.api_key_env {
         let looks_like_a_name = !variable.is_empty()
@@ -262,7 +256,7 @@ fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut 
     }
     if let Some(entry) = &agent.api_key_keyring {
         let field = format!("{path}.api_key_keyring");
-        if agent.provider != Provider::Local {
+        if !agent.provider.info().keyring {
             problems.push(Problem::error(
                 field,
                 "a key in the system keyring is for `local` (HTTP model) agents; give other agents their key with `api_key_env`",

@@ -11,7 +11,7 @@ use serde::Serialize;
 use specta::Type;
 
 use super::{list_models, ModelsError};
-use crate::config::{AgentConfig, Provider};
+use crate::config::{AgentConfig, Family, Provider};
 use crate::contract::{Message, ModelDelta, ModelRequest, Runner, RunnerError};
 use crate::runner::{self, Registry};
 
@@ -67,19 +67,12 @@ pub async fn test_connection_with_keys(
         first_token_ms: None,
         description: None,
     };
-    match agent.provider {
-        Provider::Local => test_http(agent, keys, &mut report).await,
-        Provider::Mcp => test_mcp(agent, &mut report).await,
-        Provider::A2a => test_a2a(agent, &mut report).await,
-        Provider::Demo => step(&mut report, "built-in agent", Instant::now(), Ok("needs no server".into())),
-        Provider::AiderCli
-        | Provider::Smolagents
-        | Provider::ClaudeCode
-        | Provider::Codex
-        | Provider::GeminiCli
-        | Provider::QwenCode
-        | Provider::Subprocess
-        | Provider::ClaudeCli => test_program(agent, path, &mut report),
+    match agent.provider.family() {
+        Family::HttpModel => test_http(agent, keys, &mut report).await,
+        Family::Mcp => test_mcp(agent, &mut report).await,
+        Family::A2a => test_a2a(agent, &mut report).await,
+        Family::Demo => step(&mut report, "built-in agent", Instant::now(), Ok("needs no server".into())),
+        Family::Program | Family::ClaudeSession => test_program(agent, path, &mut report),
     }
     report
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::Serialize;
 use specta::Type;
 
-use crate::config::{AgentConfig, Provider};
+use crate::config::{AgentConfig, Family};
 use crate::keys::Keys;
 use crate::runner;
 
@@ -61,22 +61,15 @@ pub async fn check_all(agents: &[AgentConfig], path: Option<OsString>, keys: &Ke
 
 /// One agent's health.
 pub async fn check(agent: &AgentConfig, path: Option<OsString>, keys: &Keys) -> AgentHealth {
-    match agent.provider {
-        Provider::Demo => health(agent, HealthState::Ok, "built in: needs no server"),
-        Provider::Local => check_http(agent, keys).await,
-        Provider::A2a => check_a2a(agent).await,
-        Provider::Mcp if agent.url.is_some() => {
+    match agent.provider.family() {
+        Family::Demo => health(agent, HealthState::Ok, "built in: needs no server"),
+        Family::HttpModel => check_http(agent, keys).await,
+        Family::A2a => check_a2a(agent).await,
+        Family::Mcp if agent.url.is_some() => {
             health(agent, HealthState::Unknown, "a remote MCP server: its first call says whether it answers")
         }
-        Provider::Mcp => check_program(agent, agent.command.clone(), path),
-        Provider::AiderCli
-        | Provider::Smolagents
-        | Provider::ClaudeCode
-        | Provider::Codex
-        | Provider::GeminiCli
-        | Provider::QwenCode
-        | Provider::Subprocess
-        | Provider::ClaudeCli => check_program(agent, super::connection::program_of(agent), path),
+        Family::Mcp => check_program(agent, agent.command.clone(), path),
+        Family::Program | Family::ClaudeSession => check_program(agent, super::connection::program_of(agent), path),
     }
 }
 

@@ -11,7 +11,9 @@ use serde_json::Value;
 use specta::Type;
 
 use super::{offered_for_root, tool_agents_for};
-use crate::config::{merge_entries, tool_name, AgentConfig, AgentNames, Approval, Config, Limits, Provider, ToolScope};
+use crate::config::{
+    merge_entries, tool_name, AgentConfig, AgentNames, Approval, Config, Family, Limits, Provider, ToolScope,
+};
 
 /// Why an entry of an agent's list is not offered to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
@@ -97,18 +99,10 @@ pub const MAX_CHAIN_LINKS: usize = 200;
 
 /// Whether an agent of this configuration can call tool-agents at all.
 pub fn calls_tool_agents(agent: &AgentConfig) -> bool {
-    match agent.provider {
-        Provider::Local | Provider::Demo => true,
-        Provider::ClaudeCli => agent.experimental_cli_tool_calls == Some(true),
-        Provider::AiderCli
-        | Provider::Smolagents
-        | Provider::ClaudeCode
-        | Provider::Codex
-        | Provider::GeminiCli
-        | Provider::QwenCode
-        | Provider::Subprocess
-        | Provider::Mcp
-        | Provider::A2a => false,
+    match agent.provider.family() {
+        Family::HttpModel | Family::Demo => true,
+        Family::ClaudeSession => agent.experimental_cli_tool_calls == Some(true),
+        Family::Program | Family::Mcp | Family::A2a => false,
     }
 }
 
@@ -264,7 +258,7 @@ mod tests {
     fn config() -> Config {
         let mut config = Config::default();
         for (name, provider) in
-            [("lead", Provider::Local), ("coder", Provider::AiderCli), ("claude", Provider::ClaudeCli)]
+            [("lead", Provider::OpenAiCompatible), ("coder", Provider::AiderCli), ("claude", Provider::ClaudeCli)]
         {
             config.agents.push(AgentConfig::new(name, provider));
         }
@@ -336,7 +330,7 @@ mod tests {
     fn chains_show_what_narrowing_takes_away_and_nothing_without_it() {
         let mut config = Config::default();
         for name in ["x", "y", "z"] {
-            config.agents.push(AgentConfig::new(name, Provider::Local));
+            config.agents.push(AgentConfig::new(name, Provider::OpenAiCompatible));
         }
         config.agent_tools = vec![AgentToolEntry::new("y", "Y."), AgentToolEntry::new("z", "Z.")];
         let mut off = AgentToolEntry::new("z", "not for x");

@@ -20,7 +20,7 @@ data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usa
 data: [DONE]\n\n";
 
 fn agent(url: String, key_variable: Option<&str>) -> AgentConfig {
-    let mut agent = AgentConfig::new("a", Provider::Local);
+    let mut agent = AgentConfig::new("a", Provider::OpenAiCompatible);
     agent.url = Some(url);
     agent.model = Some("m".into());
     agent.api_key_env = key_variable.map(str::to_owned);

@@ -60,7 +60,7 @@ async fn dead_url() -> String {
 }
 
 fn http_agent(url: &str, model: &str) -> AgentConfig {
-    let mut agent = AgentConfig::new("probe", Provider::Local);
+    let mut agent = AgentConfig::new("probe", Provider::OpenAiCompatible);
     agent.url = Some(url.to_string());
     agent.model = Some(model.to_string());
     agent

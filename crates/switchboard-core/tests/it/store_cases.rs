@@ -233,7 +233,7 @@ fn tool_edits_follow_the_spec_rules() {
             name: "setup replaces the demo agents with the wizard's answers at once",
             edit: Edit::Setup {
                 agents: vec![
-                    AgentConfig::new("ollama-llama3", Provider::Local),
+                    AgentConfig::new("ollama-llama3", Provider::OpenAiCompatible),
                     AgentConfig::new("aider", Provider::AiderCli),
                 ],
                 replace_agents: true,
@@ -268,7 +268,7 @@ fn tool_edits_follow_the_spec_rules() {
         Edit::DisableTool { target: ToolTarget::Agent("nobody".into()), tool_agent: researcher() },
     ];
     let setup = |primary: &str| Edit::Setup {
-        agents: vec![AgentConfig::new("local-llama", Provider::Local)],
+        agents: vec![AgentConfig::new("local-llama", Provider::OpenAiCompatible)],
         replace_agents: true,
         primary: Some(primary.into()),
         escalation: None,

@@ -49,7 +49,8 @@ describe("fields by provider", () => {
 
 describe("runs on", () => {
   it("says a coding agent with no URL runs on its own login or key", () => {
-    expect(urlHint("claude-code")).toMatch(/^Empty: it runs on its own login or key.*Anthropic-compatible/);
+    expect(urlHint("claude-code")).toMatch(/^Empty: it runs on its own login or key/);
+    expect(urlHint("smolagents")).toBe("");
     expect(urlHint("codex")).toMatch(/own login or key/);
     expect(urlHint("local")).toBe("");
   });

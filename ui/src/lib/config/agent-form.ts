@@ -5,6 +5,7 @@
  * NAME rather than a key), and the way back to an `AgentConfig`. Pure, so the form
  * component only binds inputs and the rules are tested on their own.
  */
+import { PROVIDERS } from "../../bindings";
 import { limitsFromForm, limitsText, type LimitField } from "./tool-form";
 import type {
   AgentConfig_Deserialize as AgentConfig,
@@ -19,21 +20,8 @@ import type {
   UsageCombine,
 } from "../../bindings";
 
-/** The providers a person can pick, with what each one is, in the order offered. */
-export const providers: Array<[Provider, string]> = [
-  ["local", "OpenAI-compatible HTTP server"],
-  ["aider-cli", "aider (command line)"],
-  ["smolagents", "smolagents (command line)"],
-  ["claude-code", "Claude Code, run once per call (command line)"],
-  ["codex", "Codex (command line)"],
-  ["gemini-cli", "Gemini CLI (command line)"],
-  ["qwen-code", "Qwen Code (command line)"],
-  ["subprocess", "Any command-line program"],
-  ["claude-cli", "Claude Code as a calling agent (command line, keeps a session)"],
-  ["demo", "Built-in demo agent"],
-  ["mcp", "One tool of an MCP server"],
-  ["a2a", "Agent2Agent (A2A) agent"],
-];
+/** The providers a person can pick, with what each one is, in the order offered (the core's table). */
+export const providers: Array<[Provider, string]> = PROVIDERS.map((row) => [row.provider, row.label]);
 
 /** A field of the form that some providers show and others do not. */
 export type Field =
@@ -60,59 +48,11 @@ export type Field =
   | "autonomy"
   | "approval";
 
-const cli: Field[] = ["command", "args", "cwd", "env", "output", "timeout_secs", "prices"];
-
-/** The fields each provider reads (what its runner uses), in the order shown. */
-const fieldsByProvider: Record<Provider, Field[]> = {
-  local: [
-    "url",
-    "model",
-    "key_source",
-    "api_key",
-    "api_key_env",
-    "timeout_secs",
-    "idle_timeout_secs",
-    "prices",
-    "system_prompt",
-  ],
-  demo: ["model", "system_prompt"],
-  "aider-cli": ["model", "url", "api_key_env", "autonomy", ...cli],
-  smolagents: ["model", "url", "api_key_env", ...cli],
-  "claude-code": ["model", "url", "api_key_env", "autonomy", "system_prompt", ...cli],
-  codex: ["model", "url", "api_key_env", "autonomy", ...cli],
-  "gemini-cli": ["model", "url", "api_key_env", "autonomy", ...cli],
-  "qwen-code": ["model", "url", "api_key_env", "autonomy", ...cli],
-  subprocess: ["command", "args", "request_via", "cwd", "env", "api_key_env", "output", "timeout_secs", "prices"],
-  "claude-cli": [
-    "command",
-    "args",
-    "cwd",
-    "model",
-    "url",
-    "api_key_env",
-    "system_prompt",
-    "experimental_cli_tool_calls",
-    "timeout_secs",
-  ],
-  mcp: [
-    "transport",
-    "command",
-    "args",
-    "cwd",
-    "url",
-    "api_key_env",
-    "tool",
-    "request_argument",
-    "context_argument",
-    "timeout_secs",
-    "idle_timeout_secs",
-  ],
-  a2a: ["url", "api_key_env", "timeout_secs", "idle_timeout_secs"],
-};
-// Whether calls to it need approval: every agent a tool entry can call (a claude-cli
-// agent is never called).
-for (const [provider, fields] of Object.entries(fieldsByProvider))
-  if (provider !== "claude-cli") fields.push("approval");
+/** The fields each provider reads (what its runner uses), in the order shown: the core's table. */
+const fieldsByProvider = Object.fromEntries(PROVIDERS.map((row) => [row.provider, [...row.fields]])) as Record<
+  Provider,
+  Field[]
+>;
 
 /** The agent as the form holds it: strings as typed, lists one item per line. */
 export type AgentForm = {
@@ -472,51 +412,33 @@ export function agentFromForm(
   return { agent, errors };
 }
 
-/** Each agent CLI's own switch for what it may do unattended, per autonomy (as the presets pass it). */
-const autonomyFlags: Partial<Record<Provider, Record<Autonomy, string>>> = {
-  "claude-code": {
-    read_only: "--permission-mode=dontAsk",
-    edit: "--permission-mode=acceptEdits",
-    full: "--permission-mode=bypassPermissions",
-  },
-  "aider-cli": {
-    read_only: "--dry-run --no-detect-urls --no-suggest-shell-commands",
-    edit: "--no-detect-urls --no-suggest-shell-commands",
-    full: "aider's defaults",
-  },
-  codex: { read_only: "--sandbox=read-only", edit: "--sandbox=workspace-write", full: "--sandbox=danger-full-access" },
-  "gemini-cli": {
-    read_only: "--approval-mode=default",
-    edit: "--approval-mode=auto_edit",
-    full: "--approval-mode=yolo",
-  },
-  "qwen-code": {
-    read_only: "--approval-mode=default",
-    edit: "--approval-mode=auto-edit",
-    full: "--approval-mode=yolo",
-  },
-};
+/** Each agent CLI's own switches for what it may do unattended, per autonomy (the core's table, as the presets pass them). */
+function autonomyFlags(provider: Provider, level: Autonomy): string {
+  const switches = PROVIDERS.find((row) => row.provider === provider)?.autonomy;
+  if (!switches) return "";
+  const index = { read_only: 0, edit: 1, full: 2 }[level];
+  return switches[index].join(" ") || "its own defaults";
+}
 
-/** The coding agents' CLIs, which run on their own login or key unless given a server. */
-const onTheirOwn: Partial<Record<Provider, string>> = {
-  "claude-code": "an Anthropic-compatible server",
-  codex: "an OpenAI-compatible server",
-  "gemini-cli": "an OpenAI-compatible server",
-  "qwen-code": "an OpenAI-compatible server",
-  "aider-cli": "an OpenAI-compatible server",
-};
+/**
+ * Whether a provider is a coding agent's CLI that runs on its own login or key
+ * unless given a server: a program with a URL field and nothing it requires.
+ */
+function onItsOwn(provider: Provider): boolean {
+  const row = PROVIDERS.find((candidate) => candidate.provider === provider);
+  return row?.family === "program" && (row.fields as readonly string[]).includes("url") && row.required.length === 0;
+}
 
 /** The URL field's hint: for a coding agent's CLI, what leaving it empty means (its own login or key). */
 export function urlHint(provider: Provider): string {
-  const server = onTheirOwn[provider];
-  return server
-    ? `Empty: it runs on its own login or key, its own configuration untouched. A URL runs it on ${server} instead (with the model and key below).`
+  return onItsOwn(provider)
+    ? "Empty: it runs on its own login or key, its own configuration untouched. A URL runs it on that model server instead (with the model and key here)."
     : "";
 }
 
 /** The URL field's placeholder. */
 export function urlPlaceholder(provider: Provider): string {
-  return onTheirOwn[provider] ? "empty: its own login or key" : "http://127.0.0.1:8080";
+  return onItsOwn(provider) ? "empty: its own login or key" : "http://127.0.0.1:8080";
 }
 
 /**
@@ -525,7 +447,7 @@ export function urlPlaceholder(provider: Provider): string {
  */
 export function autonomyHint(provider: Provider, autonomy: Autonomy | ""): string {
   const level: Autonomy = autonomy === "" ? "read_only" : autonomy;
-  const flag = autonomyFlags[provider]?.[level] ?? "";
+  const flag = autonomyFlags(provider, level);
   const aider = {
     read_only: "It may read files and answer; no edit, commit or new repository reaches the disk, no URL is fetched.",
     edit: "It may edit and commit files in its working directory; it fetches no URL.",

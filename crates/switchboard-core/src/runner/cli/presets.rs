@@ -150,7 +150,11 @@ pub fn autonomy_note(agent: &AgentConfig) -> Option<String> {
         return Some(format!("smolagents {SMOLAGENTS_AUTONOMY}"));
     }
     let (program, flags, what) = match agent.provider {
-        Provider::AiderCli => ("aider", aider_autonomy_flags(autonomy).join(" "), aider_autonomy_words(autonomy)),
+        Provider::AiderCli => {
+            let flags = aider_autonomy_flags(autonomy).join(" ");
+            let flags = if flags.is_empty() { "its own defaults".to_string() } else { flags };
+            ("aider", flags, aider_autonomy_words(autonomy))
+        }
         Provider::ClaudeCode | Provider::Codex | Provider::GeminiCli | Provider::QwenCode => {
             let program = match agent.provider {
                 Provider::ClaudeCode => "Claude Code",
@@ -170,31 +174,19 @@ pub fn autonomy_note(agent: &AgentConfig) -> Option<String> {
     Some(format!("{program} runs with autonomy {name} ({flags}): it {what}"))
 }
 
-/// aider's flags at `autonomy`, beside the `--yes-always` every run gets. With no
-/// terminal aider would take Enter's answer to each question, and that runs a
-/// shell command its model suggests; `--yes-always` says yes to everything but
-/// shell commands, which need an explicit yes it never gives. So aider never runs
-/// a command; what `autonomy` adds is writing files and fetching URLs:
-/// - `read_only`: `--dry-run` (no edit reaches a file, no commit), no `.gitignore`
-///   change, no URL fetched, no command suggested (and, outside a repository, no
-///   repository created: `--no-git`, added by the preset);
-/// - `edit`: edits and aider's commits, as by its defaults; no URL fetched (a URL
-///   in a request could make it fetch a loopback or LAN address for the model), no
-///   command suggested;
-/// - `full`: aider's own defaults.
+/// aider's flags at `autonomy` (the provider table's), beside the `--yes-always`
+/// every run gets. With no terminal aider would take Enter's answer to each
+/// question, and that runs a shell command its model suggests; `--yes-always`
+/// says yes to everything but shell commands, which need an explicit yes it never
+/// gives. So aider never runs a command; what `autonomy` adds is writing files
+/// and fetching URLs: `read_only` is `--dry-run` (no edit or commit reaches a
+/// file), no `.gitignore` change, no URL fetched, no command suggested (and,
+/// outside a repository, `--no-git`, added by the preset: aider would create one);
+/// `edit` lets it edit and commit, still fetching no URL (one in a request could
+/// make it fetch a loopback or LAN address for the model); `full` is aider's own
+/// defaults.
 pub fn aider_autonomy_flags(autonomy: Autonomy) -> &'static [&'static str] {
-    match autonomy {
-        Autonomy::ReadOnly => &[
-            "--dry-run",
-            "--no-auto-commits",
-            "--no-dirty-commits",
-            "--no-gitignore",
-            "--no-detect-urls",
-            "--no-suggest-shell-commands",
-        ],
-        Autonomy::Edit => &["--no-detect-urls", "--no-suggest-shell-commands"],
-        Autonomy::Full => &[],
-    }
+    Provider::AiderCli.autonomy_switches(autonomy).unwrap_or_default()
 }
 
 fn aider_autonomy_words(autonomy: Autonomy) -> &'static str {

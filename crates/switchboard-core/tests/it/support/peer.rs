@@ -87,7 +87,7 @@ pub(crate) fn aimock(fixtures: Value) -> Peer {
 }
 
 pub(crate) fn http_agent(name: &str, url: String, model: &str) -> AgentConfig {
-    let mut agent = AgentConfig::new(name, Provider::Local);
+    let mut agent = AgentConfig::new(name, Provider::OpenAiCompatible);
     agent.url = Some(url);
     agent.model = Some(model.into());
     agent.timeout_secs = Some(10);

@@ -8,28 +8,12 @@ use std::collections::BTreeMap;
 use super::{openai_environment, AnswerSource, Invocation};
 use crate::config::{AgentConfig, Autonomy, OutputFormat, OutputRules, Provider};
 
-/// The flag that tells `provider`'s program what it may do unattended at
-/// `autonomy`: Claude Code's permission mode, Codex's sandbox, Gemini's and Qwen's
-/// approval mode; `None` for providers without one.
+/// The switch that tells `provider`'s program what it may do unattended at
+/// `autonomy` (Claude Code's permission mode, Codex's sandbox, Gemini's and Qwen's
+/// approval mode), from the provider table; `None` for providers without one.
 pub fn autonomy_flag(provider: Provider, autonomy: Autonomy) -> Option<String> {
-    let (flag, value) = match (provider, autonomy) {
-        // Nothing that needs a yes is waited for: refused, and reported as denied.
-        (Provider::ClaudeCode, Autonomy::ReadOnly) => ("--permission-mode", "dontAsk"),
-        (Provider::ClaudeCode, Autonomy::Edit) => ("--permission-mode", "acceptEdits"),
-        (Provider::ClaudeCode, Autonomy::Full) => ("--permission-mode", "bypassPermissions"),
-        // `exec` never asks for approval; the sandbox is what bounds it.
-        (Provider::Codex, Autonomy::ReadOnly) => ("--sandbox", "read-only"),
-        (Provider::Codex, Autonomy::Edit) => ("--sandbox", "workspace-write"),
-        (Provider::Codex, Autonomy::Full) => ("--sandbox", "danger-full-access"),
-        (Provider::GeminiCli, Autonomy::ReadOnly) => ("--approval-mode", "default"),
-        (Provider::GeminiCli, Autonomy::Edit) => ("--approval-mode", "auto_edit"),
-        (Provider::GeminiCli, Autonomy::Full) => ("--approval-mode", "yolo"),
-        (Provider::QwenCode, Autonomy::ReadOnly) => ("--approval-mode", "default"),
-        (Provider::QwenCode, Autonomy::Edit) => ("--approval-mode", "auto-edit"),
-        (Provider::QwenCode, Autonomy::Full) => ("--approval-mode", "yolo"),
-        _ => return None,
-    };
-    Some(format!("{flag}={value}"))
+    let switches = provider.autonomy_switches(autonomy)?;
+    (!switches.is_empty()).then(|| switches.join(" "))
 }
 
 /// The agent's own autonomy flag (read-only when it sets none).
