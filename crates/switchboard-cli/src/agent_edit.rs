@@ -81,9 +81,12 @@ fn parse_autonomy(text: &str) -> Result<Autonomy, String> {
 
 fn parse_provider(text: &str) -> Result<Provider, String> {
     serde_json::from_value(serde_json::Value::String(text.to_string())).map_err(|_| {
-        "one of local, openai, aider-cli, smolagents, claude-code, codex, gemini-cli, qwen-code, subprocess, \
-             claude-cli, demo, mcp, a2a"
-            .to_string()
+        // The names the provider table reads, in its order.
+        let names: Vec<&str> = switchboard_core::config::PROVIDERS
+            .iter()
+            .flat_map(|row| std::iter::once(row.wire).chain(row.aliases.iter().copied()))
+            .collect();
+        format!("one of {}", names.join(", "))
     })
 }
 

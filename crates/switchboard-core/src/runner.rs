@@ -6,6 +6,7 @@
 //! families share. A family imports the contract, these helpers and its own
 //! siblings, never the other family (tested in `tests/it/architecture.rs`).
 
+pub mod anthropic;
 pub mod cache;
 pub mod cli;
 pub mod demo;
@@ -22,7 +23,7 @@ use std::sync::Arc;
 pub use redact::{redact, Secrets};
 pub use registry::{ending_signal, Registry};
 
-use crate::config::{AgentConfig, Family};
+use crate::config::{AgentConfig, Family, Provider};
 use crate::contract::{ModelDelta, ModelReply, Runner, RunnerError};
 
 /// Used when an agent sets no `max_output_bytes`: 10 MB.
@@ -104,6 +105,9 @@ fn build_bare(agent: &AgentConfig, registry: &Arc<Registry>) -> Result<Arc<dyn R
     let registry = registry.clone();
     match agent.provider.family() {
         Family::Demo => Ok(Arc::new(demo::DemoRunner::new(agent))),
+        Family::HttpModel if agent.provider == Provider::Anthropic => {
+            Ok(Arc::new(anthropic::AnthropicRunner::with_keys(agent, registry.keys().clone())?))
+        }
         Family::HttpModel => Ok(Arc::new(local::LocalRunner::with_keys(agent, registry.keys().clone())?)),
         Family::ClaudeSession => Ok(Arc::new(cli::claude::ClaudeRunner::new(agent, registry))),
         Family::Program => Ok(Arc::new(cli::subprocess::SubprocessRunner::new(agent, registry)?)),

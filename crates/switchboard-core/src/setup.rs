@@ -100,7 +100,8 @@ pub async fn discover(candidates: &[Candidate], path: Option<OsString>) -> Setup
     let probes = candidates.iter().map(|candidate| {
         let client = client.clone();
         async move {
-            let models = list_models(&client, &candidate.url, None).await.ok()?;
+            let models =
+                list_models(&client, &candidate.url, None, crate::config::Provider::OpenAiCompatible).await.ok()?;
             Some(LocalServer { kind: candidate.kind.clone(), url: candidate.url.clone(), models })
         }
     });
@@ -117,11 +118,17 @@ pub(crate) async fn list_models(
     client: &reqwest::Client,
     base: &str,
     key: Option<&str>,
+    provider: crate::config::Provider,
 ) -> Result<Vec<String>, ModelsError> {
     let url = format!("{}/models", openai_base(base));
     let mut request = client.get(&url);
+    // Anthropic's API lists its models in the same shape, behind its own headers.
+    let anthropic = provider == crate::config::Provider::Anthropic;
+    if anthropic {
+        request = request.header("anthropic-version", crate::runner::anthropic::API_VERSION);
+    }
     if let Some(key) = key {
-        request = request.bearer_auth(key);
+        request = if anthropic { request.header("x-api-key", key) } else { request.bearer_auth(key) };
     }
     let response = request.send().await.map_err(|_| ModelsError::Unreachable)?;
     let status = response.status();

@@ -46,6 +46,8 @@ pub enum Provider {
     /// (`local` in a config file, for its history; `openai` is read too).
     #[serde(rename = "local", alias = "openai")]
     OpenAiCompatible,
+    /// Anthropic's Messages API over HTTP (`/v1/messages`), natively.
+    Anthropic,
     /// aider, with the preset flags and environment (`model`, `url`, `api_key_env`).
     AiderCli,
     /// Hugging Face smolagents' `smolagent` CLI, with its preset.

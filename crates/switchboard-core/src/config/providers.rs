@@ -90,7 +90,7 @@ pub struct ProviderInfo {
 use AgentField as F;
 
 /// Every provider, in the order the form offers them.
-pub static PROVIDERS: [ProviderInfo; 12] = [
+pub static PROVIDERS: [ProviderInfo; 13] = [
     ProviderInfo {
         provider: Provider::OpenAiCompatible,
         wire: "local",
@@ -113,6 +113,29 @@ pub static PROVIDERS: [ProviderInfo; 12] = [
         keyring: true,
         autonomy: None,
         otel_name: "openai",
+    },
+    ProviderInfo {
+        provider: Provider::Anthropic,
+        wire: "anthropic",
+        aliases: &[],
+        label: "Anthropic Messages API (HTTP)",
+        family: Family::HttpModel,
+        fields: &[
+            F::Url,
+            F::Model,
+            F::KeySource,
+            F::ApiKey,
+            F::ApiKeyEnv,
+            F::TimeoutSecs,
+            F::IdleTimeoutSecs,
+            F::Prices,
+            F::SystemPrompt,
+            F::Approval,
+        ],
+        required: &[F::Url, F::Model],
+        keyring: true,
+        autonomy: None,
+        otel_name: "anthropic",
     },
     ProviderInfo {
         provider: Provider::AiderCli,

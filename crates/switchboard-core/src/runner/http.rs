@@ -171,3 +171,58 @@ mod tests {
         assert!(refused.contains("http://0.0.0.0:47412") && refused.contains("http://localhost:8000"), "{refused}");
     }
 }
+
+/// How many times a 429 or 503 answer is retried before it is the step's error.
+pub const MAX_RETRIES: u32 = 3;
+/// The longest wait between retries, whatever `Retry-After` asks for.
+pub const MAX_RETRY_WAIT_SECS: u64 = 30;
+
+/// POSTs the request `build` makes to `endpoint`, retrying 429 and 503 answers (a
+/// bounded number of times, honouring `Retry-After`, said as progress); returns
+/// the first other answer, a failure status as `RunnerError::Http` with the start
+/// of its body. `key` is taken out of every error's text.
+pub(crate) async fn post_with_retries(
+    build: impl Fn() -> reqwest::RequestBuilder,
+    endpoint: &str,
+    key: Option<&str>,
+    on_delta: crate::contract::DeltaSink<'_>,
+) -> Result<reqwest::Response, RunnerError> {
+    use crate::contract::ModelDelta;
+    let mut retries = 0;
+    loop {
+        let response = build().send().await.map_err(|error| RunnerError::Unreachable {
+            url: endpoint.to_string(),
+            message: super::redact(&error_chain(&error), key),
+        })?;
+        let status = response.status();
+        let busy =
+            status == reqwest::StatusCode::TOO_MANY_REQUESTS || status == reqwest::StatusCode::SERVICE_UNAVAILABLE;
+        if busy && retries < MAX_RETRIES {
+            retries += 1;
+            let wait = retry_after(response.headers()).unwrap_or(1 << (retries - 1)).min(MAX_RETRY_WAIT_SECS);
+            let reason = if status == reqwest::StatusCode::TOO_MANY_REQUESTS { "rate limited" } else { "unavailable" };
+            on_delta(ModelDelta::Progress {
+                message: format!(
+                    "{reason} (HTTP {}), retrying in {wait} s ({retries} of {MAX_RETRIES})",
+                    status.as_u16()
+                ),
+                data: Some(serde_json::json!({ "retry": retries, "status": status.as_u16(), "wait_secs": wait })),
+            });
+            tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
+            continue;
+        }
+        if !status.is_success() {
+            let body = body_prefix(response, ERROR_BODY_BYTES).await;
+            return Err(RunnerError::Http {
+                status: status.as_u16(),
+                url: endpoint.to_string(),
+                body: super::truncate(&super::redact(&body, key), 500),
+            });
+        }
+        return Ok(response);
+    }
+}
+
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<u64> {
+    headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()
+}

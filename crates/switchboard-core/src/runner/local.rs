@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::http::{error_chain, ERROR_BODY_BYTES};
+use super::http::ERROR_BODY_BYTES;
 use super::{redact, truncate};
 use crate::config::AgentConfig;
 use crate::contract::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
@@ -25,10 +25,7 @@ use crate::keys::{Keys, SystemKeyring};
 pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
 /// Used when an agent sets no `idle_timeout_secs`.
 pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;
-/// How many times a 429 or 503 answer is retried before it is the step's error.
-pub const MAX_RETRIES: u32 = 3;
-/// The longest wait between retries, whatever `Retry-After` asks for.
-pub const MAX_RETRY_WAIT_SECS: u64 = 30;
+pub use super::http::{MAX_RETRIES, MAX_RETRY_WAIT_SECS};
 
 pub struct LocalRunner {
     client: reqwest::Client,
@@ -114,44 +111,14 @@ impl LocalRunner {
         key: Option<&str>,
         on_delta: DeltaSink<'_>,
     ) -> Result<reqwest::Response, RunnerError> {
-        let mut retries = 0;
-        loop {
-            let mut http_request = self.client.post(&self.endpoint).json(&self.body(request));
-            if let Some(key) = key {
-                http_request = http_request.bearer_auth(key);
+        let build = || {
+            let http_request = self.client.post(&self.endpoint).json(&self.body(request));
+            match key {
+                Some(key) => http_request.bearer_auth(key),
+                None => http_request,
             }
-            let response = http_request.send().await.map_err(|error| RunnerError::Unreachable {
-                url: self.endpoint.clone(),
-                message: redact(&error_chain(&error), key),
-            })?;
-            let status = response.status();
-            let busy =
-                status == reqwest::StatusCode::TOO_MANY_REQUESTS || status == reqwest::StatusCode::SERVICE_UNAVAILABLE;
-            if busy && retries < MAX_RETRIES {
-                retries += 1;
-                let wait = retry_after(response.headers()).unwrap_or(1 << (retries - 1)).min(MAX_RETRY_WAIT_SECS);
-                let reason =
-                    if status == reqwest::StatusCode::TOO_MANY_REQUESTS { "rate limited" } else { "unavailable" };
-                on_delta(ModelDelta::Progress {
-                    message: format!(
-                        "{reason} (HTTP {}), retrying in {wait} s ({retries} of {MAX_RETRIES})",
-                        status.as_u16()
-                    ),
-                    data: Some(serde_json::json!({ "retry": retries, "status": status.as_u16(), "wait_secs": wait })),
-                });
-                tokio::time::sleep(Duration::from_secs(wait)).await;
-                continue;
-            }
-            if !status.is_success() {
-                let body = super::http::body_prefix(response, ERROR_BODY_BYTES).await;
-                return Err(RunnerError::Http {
-                    status: status.as_u16(),
-                    url: self.endpoint.clone(),
-                    body: truncate(&redact(&body, key), 500),
-                });
-            }
-            return Ok(response);
-        }
+        };
+        super::http::post_with_retries(build, &self.endpoint, key, on_delta).await
     }
 
     async fn run(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
@@ -416,9 +383,6 @@ impl Assembly {
 
 /// `Retry-After` in seconds (the HTTP-date form is rare from model servers and
 /// falls back to the default wait).
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<u64> {
-    headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()
-}
 
 #[cfg(test)]
 mod tests {

@@ -122,7 +122,7 @@ async fn test_http(agent: &AgentConfig, keys: &crate::keys::Keys, report: &mut C
     let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap_or_default();
     let started = Instant::now();
     let base = super::openai_base(url);
-    match list_models(&client, url, key.as_deref()).await {
+    match list_models(&client, url, key.as_deref(), agent.provider).await {
         Ok(models) => {
             let detail = match &agent.model {
                 Some(model) if !models.is_empty() && !models.contains(model) => {
@@ -155,7 +155,12 @@ async fn test_http(agent: &AgentConfig, keys: &crate::keys::Keys, report: &mut C
         // whether the server answers, and which models there are to choose from.
         return;
     }
-    let runner = match runner::local::LocalRunner::with_keys(agent, keys.clone()) {
+    let built: Result<Box<dyn Runner>, _> = if agent.provider == Provider::Anthropic {
+        runner::anthropic::AnthropicRunner::with_keys(agent, keys.clone()).map(|runner| Box::new(runner) as _)
+    } else {
+        runner::local::LocalRunner::with_keys(agent, keys.clone()).map(|runner| Box::new(runner) as _)
+    };
+    let runner = match built {
         Ok(runner) => runner,
         Err(error) => return step(report, "stream a reply", Instant::now(), Err(error.to_string())),
     };

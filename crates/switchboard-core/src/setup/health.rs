@@ -93,7 +93,7 @@ async fn check_http(agent: &AgentConfig, keys: &Keys) -> AgentHealth {
         return health(agent, HealthState::Problem, "no HTTP client for its url");
     };
     let base = super::openai_base(url);
-    match super::list_models(&client, url, key.as_deref()).await {
+    match super::list_models(&client, url, key.as_deref(), agent.provider).await {
         Ok(models) => match &agent.model {
             Some(model) if !models.is_empty() && !models.contains(model) => {
                 health(agent, HealthState::Problem, format!("{base} does not list the model {model:?}"))

@@ -2,6 +2,7 @@
 //! suite; `support` (with `support/peer.rs` and `support/world.rs`) and `loopback`
 //! are what the suites share.
 
+mod anthropic_cases;
 mod architecture_cases;
 mod chat_cases;
 mod claude_caller_cases;

@@ -33,6 +33,8 @@ describe("fields by provider", () => {
     ["qwen-code", "model", true],
     ["aider-cli", "autonomy", true],
     ["smolagents", "autonomy", false],
+    ["anthropic", "key_source", true],
+    ["anthropic", "command", false],
     ["local", "autonomy", false],
   ] as const)("%s shows %s: %s", (provider, field, expected) => {
     expect(shows({ provider, transport: "command" }, field)).toBe(expected);

@@ -48,6 +48,16 @@ export type Field =
   | "autonomy"
   | "approval";
 
+/** A provider's row of the core's table. */
+function rowOf(provider: Provider) {
+  return PROVIDERS.find((row) => row.provider === provider);
+}
+
+/** Whether a provider is a model asked over HTTP (its key may be in the keyring). */
+export function isHttpModel(provider: Provider): boolean {
+  return rowOf(provider)?.family === "http_model";
+}
+
 /** The fields each provider reads (what its runner uses), in the order shown: the core's table. */
 const fieldsByProvider = Object.fromEntries(PROVIDERS.map((row) => [row.provider, [...row.fields]])) as Record<
   Provider,
@@ -116,7 +126,7 @@ export function shows(
 ): boolean {
   const fields = fieldsByProvider[form.provider] ?? [];
   if (!fields.includes(field)) return false;
-  if (form.provider === "local") {
+  if (isHttpModel(form.provider)) {
     if (field === "api_key_env") return form.key_source === "env";
     if (field === "api_key") return form.key_source === "keyring";
   }
@@ -331,11 +341,13 @@ export function agentFromForm(
   ] as const)
     set(field);
 
-  if (form.provider === "local" || form.provider === "a2a" || (form.provider === "mcp" && form.transport === "url"))
+  // What the provider's row says it needs; an MCP agent needs what its transport uses.
+  const needs: readonly string[] = rowOf(form.provider)?.required ?? [];
+  if (needs.includes("url") || (form.provider === "mcp" && form.transport === "url"))
     required("url", "Required: the server's address (http://…)");
-  if (form.provider === "subprocess" || (form.provider === "mcp" && form.transport === "command"))
+  if (needs.includes("command") || (form.provider === "mcp" && form.transport === "command"))
     required("command", "Required: the program to run");
-  if (form.provider === "smolagents") required("model", "Required: the model smolagents runs");
+  if (needs.includes("model")) required("model", "Required: the model it runs");
   if (shown("url") && agent.url && !/^https?:\/\//.test(agent.url)) errors.url = "Must start with http:// or https://";
 
   if (shown("api_key_env") && form.api_key_env.trim() !== "") {
