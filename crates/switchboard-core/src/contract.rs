@@ -92,7 +92,8 @@ pub struct SteerMessage {
 }
 
 /// Messages sent into one running call, in the order sent, and a wake-up for a
-/// runner that delivers them itself while its step runs (`Steering::OnTask`).
+/// runner that delivers them itself while its step runs (`Steering::OnTask`, an
+/// A2A task; `Steering::Stdin`, Claude Code's stdin).
 #[derive(Debug, Default)]
 pub struct SteerQueue {
     messages: Mutex<Vec<SteerMessage>>,
@@ -147,7 +148,8 @@ pub struct ModelRequest {
     /// `messages`, labelled), for a runner that can pass it on as data.
     pub context: Option<Value>,
     /// Messages sent into the running call, for a runner that delivers them itself
-    /// while its step runs (`Steering::OnTask`); reported with `ModelDelta::Steered`.
+    /// while its step runs (`Steering::OnTask` or `Steering::Stdin`); reported with
+    /// `ModelDelta::Steered`.
     pub steers: Option<SteerInbox>,
 }
 

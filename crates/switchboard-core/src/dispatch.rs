@@ -119,12 +119,6 @@ impl Dispatcher {
         }
     }
 
-    /// Replaces the runner cache (one with its own key store, say) before any turn.
-    pub fn with_runners(mut self, runners: RunnerCache) -> Dispatcher {
-        self.runners = Arc::new(runners);
-        self
-    }
-
     /// Replaces the clock and the nonce source (for exact tests).
     pub fn with_sources(mut self, clock: Clock, nonce: NonceSource) -> Dispatcher {
         self.clock = clock;

@@ -4,7 +4,7 @@
 //! MCP tools and A2A agents), the runner cache, the registry of what must not
 //! outlive a call, the redaction every runner is wrapped in, and the helpers the
 //! families share. A family imports the contract, these helpers and its own
-//! siblings, never the other family (tested in `tests/it/architecture.rs`).
+//! siblings, never the other family (tested in `tests/it/architecture_cases.rs`).
 
 pub mod anthropic;
 pub mod cache;

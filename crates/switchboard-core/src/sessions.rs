@@ -2,8 +2,9 @@
 //! turn, append-only); `chat.rs` runs a turn *in* a session (the log written as the
 //! turn streams, the history and "approve always" answers read back from it) and
 //! steers running turns by id; `markdown.rs` writes a session as Markdown for a
-//! person to keep; `report.rs` reads every log into the delegation report. Every shell (the desktop app, the CLI, an MCP
-//! server) calls `ChatSessions`, so none of them re-implements a session.
+//! person to keep; `report.rs` reads every log into the delegation report. The app and `switchboard
+//! ask --session` run their turns through `ChatSessions`, and the app's MCP endpoint
+//! logs its calls there as outside turns; `switchboard mcp` keeps no session.
 
 mod chat;
 pub mod markdown;

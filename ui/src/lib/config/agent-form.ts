@@ -53,6 +53,11 @@ function rowOf(provider: Provider) {
   return PROVIDERS.find((row) => row.provider === provider);
 }
 
+/** What `timeout_secs` bounds: a model step of an HTTP model, the whole run of any other agent. */
+export function timeoutHint(provider: Provider): string {
+  return isHttpModel(provider) || provider === "demo" ? "Per model step." : "The whole run of one call.";
+}
+
 /** Whether a provider is a model asked over HTTP (its key may be in the keyring). */
 export function isHttpModel(provider: Provider): boolean {
   return rowOf(provider)?.family === "http_model";

@@ -58,12 +58,6 @@ impl ClaudeRunner {
         }
     }
 
-    /// The same runner with its tags' nonces from `nonce`.
-    pub fn with_nonce(mut self, nonce: NonceSource) -> ClaudeRunner {
-        self.nonce = nonce;
-        self
-    }
-
     /// One run of the program: its flags; the prompt goes on its stdin.
     fn program(&self, resume: Option<&str>, instructions: &str) -> Result<SubprocessRunner, RunnerError> {
         let mut args: Vec<String> =
