@@ -11,13 +11,12 @@
 //! the HTTP runners' own.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::http::ERROR_BODY_BYTES;
+use super::http::{HttpModel, ERROR_BODY_BYTES};
 use super::sse::SseReader;
 use super::{redact, truncate};
 use crate::config::AgentConfig;
@@ -31,21 +30,16 @@ pub const API_VERSION: &str = "2023-06-01";
 pub const MAX_TOKENS: u32 = 8192;
 
 pub struct AnthropicRunner {
-    client: reqwest::Client,
-    endpoint: String,
-    model: Option<String>,
-    agent_name: String,
-    api_key_env: Option<String>,
-    api_key_keyring: Option<String>,
-    keys: Keys,
-    timeout_secs: u64,
-    idle_timeout_secs: u64,
-    max_event_bytes: usize,
+    http: HttpModel,
 }
 
 impl std::fmt::Debug for AnthropicRunner {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("AnthropicRunner").field("endpoint", &self.endpoint).field("model", &self.model).finish()
+        formatter
+            .debug_struct("AnthropicRunner")
+            .field("endpoint", &self.http.endpoint)
+            .field("model", &self.http.model)
+            .finish()
     }
 }
 
@@ -63,46 +57,26 @@ pub fn endpoint_for(url: &str) -> String {
 
 impl AnthropicRunner {
     pub fn with_keys(agent: &AgentConfig, keys: Keys) -> Result<AnthropicRunner, RunnerError> {
-        let url =
-            agent.url.as_deref().ok_or_else(|| RunnerError::Config(format!("agent {:?} has no url", agent.name)))?;
-        let client = super::http::Origins::of(agent)
-            .client(reqwest::Client::builder().connect_timeout(Duration::from_secs(10)))?;
-        Ok(AnthropicRunner {
-            client,
-            endpoint: endpoint_for(url),
-            model: agent.model.clone(),
-            agent_name: agent.name.clone(),
-            api_key_env: agent.api_key_env.clone(),
-            api_key_keyring: agent.api_key_keyring.clone(),
-            keys,
-            timeout_secs: agent.timeout_secs.unwrap_or(super::local::DEFAULT_TIMEOUT_SECS),
-            idle_timeout_secs: agent.idle_timeout_secs.unwrap_or(super::local::DEFAULT_IDLE_TIMEOUT_SECS),
-            max_event_bytes: super::max_output_bytes(agent),
-        })
+        Ok(AnthropicRunner { http: HttpModel::of(agent, keys, endpoint_for)? })
     }
 
     async fn run(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        let key = crate::keys::api_key(
-            &self.keys,
-            &self.agent_name,
-            self.api_key_env.as_deref(),
-            self.api_key_keyring.as_deref(),
-        )
-        .await?;
+        let key = self.http.key().await?;
         let key = key.as_deref();
-        let model = request.model.as_deref().or(self.model.as_deref()).unwrap_or_default();
+        let model = request.model.as_deref().or(self.http.model.as_deref()).unwrap_or_default();
         let body = request_body(model, request);
         let build = || {
-            let http_request = self.client.post(&self.endpoint).header("anthropic-version", API_VERSION).json(&body);
+            let http_request =
+                self.http.client.post(&self.http.endpoint).header("anthropic-version", API_VERSION).json(&body);
             match key {
                 Some(key) => http_request.header("x-api-key", key),
                 None => http_request,
             }
         };
-        let response = super::http::post_with_retries(build, &self.endpoint, key, on_delta)
+        let response = super::http::post_with_retries(build, &self.http.endpoint, key, on_delta)
             .await
             .map_err(|error| in_words(error, key))?;
-        let idle_secs = request.idle_timeout_secs.unwrap_or(self.idle_timeout_secs);
+        let idle_secs = request.idle_timeout_secs.unwrap_or(self.http.idle_timeout_secs);
         let content_type = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
@@ -113,61 +87,53 @@ impl AnthropicRunner {
         if content_type.starts_with("application/json") {
             // A server that ignores `stream` answers with the whole message.
             let text = self
-                .idle(idle_secs, super::http::body_within(response, self.max_event_bytes))
+                .http
+                .idle(idle_secs, super::http::body_within(response, self.http.max_event_bytes))
                 .await?
-                .map_err(|error| self.malformed(error.to_string(), key))?;
+                .map_err(|error| self.http.malformed(error.to_string(), key))?;
             let whole: WholeMessage = serde_json::from_str(&text).map_err(|error| {
-                self.malformed(format!("the JSON answer is not a message ({error}): {}", truncate(&text, 200)), key)
+                self.http
+                    .malformed(format!("the JSON answer is not a message ({error}): {}", truncate(&text, 200)), key)
             })?;
             assembly.whole(whole, on_delta);
             return assembly.into_reply(on_delta);
         }
         if !content_type.is_empty() && !content_type.starts_with("text/event-stream") {
-            let text = self.idle(idle_secs, super::http::body_prefix(response, ERROR_BODY_BYTES)).await?;
+            let text = self.http.idle(idle_secs, super::http::body_prefix(response, ERROR_BODY_BYTES)).await?;
             let message = format!(
                 "the server answered with {content_type}, not an event stream or a message: {}",
                 truncate(text.trim(), 200)
             );
-            return Err(self.malformed(message, key));
+            return Err(self.http.malformed(message, key));
         }
-        let mut events = SseReader::new(response.bytes_stream(), self.max_event_bytes);
-        while let Some(event) = self.idle(idle_secs, events.next()).await? {
-            let event = event.map_err(|error| self.malformed(format!("stream broke: {error}"), key))?;
+        let mut events = SseReader::new(response.bytes_stream(), self.http.max_event_bytes);
+        while let Some(event) = self.http.idle(idle_secs, events.next()).await? {
+            let event = event.map_err(|error| self.http.malformed(format!("stream broke: {error}"), key))?;
             let data = event.data.trim();
             if data.is_empty() {
                 continue;
             }
             let parsed: StreamEvent = serde_json::from_str(data).map_err(|error| {
-                self.malformed(format!("event is not valid JSON ({error}): {}", truncate(data, 200)), key)
+                self.http.malformed(format!("event is not valid JSON ({error}): {}", truncate(data, 200)), key)
             })?;
             if let StreamEvent::Error { error } = &parsed {
-                return Err(self.malformed(format!("the API sent an error: {}", api_error_words(error)), key));
+                return Err(self.http.malformed(format!("the API sent an error: {}", api_error_words(error)), key));
             }
             if assembly.absorb(parsed, on_delta) {
                 break;
             }
         }
         if !assembly.stopped {
-            return Err(self.malformed("stream ended before the message was complete".into(), key));
+            return Err(self.http.malformed("stream ended before the message was complete".into(), key));
         }
         assembly.into_reply(on_delta)
-    }
-
-    async fn idle<T>(&self, secs: u64, next: impl std::future::Future<Output = T>) -> Result<T, RunnerError> {
-        tokio::time::timeout(Duration::from_secs(secs), next)
-            .await
-            .map_err(|_| RunnerError::Idle { url: self.endpoint.clone(), secs })
-    }
-
-    fn malformed(&self, message: String, key: Option<&str>) -> RunnerError {
-        RunnerError::MalformedStream { url: self.endpoint.clone(), message: redact(&message, key) }
     }
 }
 
 #[async_trait]
 impl Runner for AnthropicRunner {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        super::within(self.timeout_secs, self.run(request, on_delta)).await
+        super::within(self.http.timeout_secs, self.run(request, on_delta)).await
     }
 }
 

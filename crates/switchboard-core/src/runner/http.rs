@@ -142,36 +142,6 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     message
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn origins_compare_scheme_host_and_port() {
-        let mut agent = AgentConfig::new("a", crate::config::Provider::A2a);
-        agent.url = Some("http://127.0.0.1:8000/a2a/".into());
-        agent.allowed_origins = vec!["https://agents.example.com".into()];
-        let origins = Origins::of(&agent);
-        let cases = [
-            ("http://127.0.0.1:8000/other/path", true),
-            ("http://127.0.0.1:8001/", false),
-            ("https://127.0.0.1:8000/", false),
-            ("http://0.0.0.0:8000/", false),
-            ("https://agents.example.com:443/rpc", true),
-            ("https://agents.example.com.evil/rpc", false),
-            ("http://localhost:8000/", true),
-            ("http://[::1]:8000/", true),
-            ("http://127.0.0.2:8000/", true),
-            ("http://localhost.example.com:8000/", false),
-        ];
-        for (url, allowed) in cases {
-            assert_eq!(origins.allows(&Url::parse(url).unwrap()), allowed, "{url}");
-        }
-        let refused = origins.check("http://0.0.0.0:47412/", "the agent card's endpoint").unwrap_err().to_string();
-        assert!(refused.contains("http://0.0.0.0:47412") && refused.contains("http://localhost:8000"), "{refused}");
-    }
-}
-
 /// How many times a 429 or 503 answer is retried before it is the step's error.
 pub const MAX_RETRIES: u32 = 3;
 /// The longest wait between retries, whatever `Retry-After` asks for.
@@ -223,6 +193,103 @@ pub(crate) async fn post_with_retries(
     }
 }
 
+/// `Retry-After` in seconds (the HTTP-date form is rare from model servers and
+/// falls back to the default wait).
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<u64> {
     headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()
+}
+
+/// What an HTTP model runner (`local`, `anthropic`) is configured with: its client
+/// (held to the agent's origins), endpoint, model, where its key is, its timers.
+pub(crate) struct HttpModel {
+    pub(crate) client: reqwest::Client,
+    pub(crate) endpoint: String,
+    pub(crate) model: Option<String>,
+    pub(crate) agent_name: String,
+    pub(crate) api_key_env: Option<String>,
+    pub(crate) api_key_keyring: Option<String>,
+    /// Where an `api_key_keyring` key is read at each step.
+    pub(crate) keys: crate::keys::Keys,
+    pub(crate) timeout_secs: u64,
+    pub(crate) idle_timeout_secs: u64,
+    /// The longest one stream event may be (`max_output_bytes`, 10 MB when absent).
+    pub(crate) max_event_bytes: usize,
+}
+
+impl HttpModel {
+    /// `agent`'s settings, its `url` made an endpoint by `endpoint_for`.
+    pub(crate) fn of(
+        agent: &AgentConfig,
+        keys: crate::keys::Keys,
+        endpoint_for: fn(&str) -> String,
+    ) -> Result<HttpModel, RunnerError> {
+        let url =
+            agent.url.as_deref().ok_or_else(|| RunnerError::Config(format!("agent {:?} has no url", agent.name)))?;
+        let client = Origins::of(agent)
+            .client(reqwest::Client::builder().connect_timeout(std::time::Duration::from_secs(10)))?;
+        Ok(HttpModel {
+            client,
+            endpoint: endpoint_for(url),
+            model: agent.model.clone(),
+            agent_name: agent.name.clone(),
+            api_key_env: agent.api_key_env.clone(),
+            api_key_keyring: agent.api_key_keyring.clone(),
+            keys,
+            timeout_secs: agent.timeout_secs.unwrap_or(super::local::DEFAULT_TIMEOUT_SECS),
+            idle_timeout_secs: agent.idle_timeout_secs.unwrap_or(super::local::DEFAULT_IDLE_TIMEOUT_SECS),
+            max_event_bytes: super::max_output_bytes(agent),
+        })
+    }
+
+    /// The API key, read from its environment variable or its keyring entry at
+    /// each request (the errors name where it was looked for, never its value).
+    pub(crate) async fn key(&self) -> Result<Option<String>, RunnerError> {
+        crate::keys::api_key(&self.keys, &self.agent_name, self.api_key_env.as_deref(), self.api_key_keyring.as_deref())
+            .await
+    }
+
+    /// Waits for `next`, ending the step when the server stays silent too long.
+    pub(crate) async fn idle<T>(
+        &self,
+        secs: u64,
+        next: impl std::future::Future<Output = T>,
+    ) -> Result<T, RunnerError> {
+        tokio::time::timeout(std::time::Duration::from_secs(secs), next)
+            .await
+            .map_err(|_| RunnerError::Idle { url: self.endpoint.clone(), secs })
+    }
+
+    pub(crate) fn malformed(&self, message: String, key: Option<&str>) -> RunnerError {
+        RunnerError::MalformedStream { url: self.endpoint.clone(), message: super::redact(&message, key) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_compare_scheme_host_and_port() {
+        let mut agent = AgentConfig::new("a", crate::config::Provider::A2a);
+        agent.url = Some("http://127.0.0.1:8000/a2a/".into());
+        agent.allowed_origins = vec!["https://agents.example.com".into()];
+        let origins = Origins::of(&agent);
+        let cases = [
+            ("http://127.0.0.1:8000/other/path", true),
+            ("http://127.0.0.1:8001/", false),
+            ("https://127.0.0.1:8000/", false),
+            ("http://0.0.0.0:8000/", false),
+            ("https://agents.example.com:443/rpc", true),
+            ("https://agents.example.com.evil/rpc", false),
+            ("http://localhost:8000/", true),
+            ("http://[::1]:8000/", true),
+            ("http://127.0.0.2:8000/", true),
+            ("http://localhost.example.com:8000/", false),
+        ];
+        for (url, allowed) in cases {
+            assert_eq!(origins.allows(&Url::parse(url).unwrap()), allowed, "{url}");
+        }
+        let refused = origins.check("http://0.0.0.0:47412/", "the agent card's endpoint").unwrap_err().to_string();
+        assert!(refused.contains("http://0.0.0.0:47412") && refused.contains("http://localhost:8000"), "{refused}");
+    }
 }

@@ -7,15 +7,13 @@
 //! end, a body that is no chat answer) becomes a classified `RunnerError` whose
 //! text never carries the API key or a bearer token.
 
-use std::time::Duration;
-
 use super::sse::SseReader;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::http::ERROR_BODY_BYTES;
-use super::{redact, truncate};
+use super::http::{HttpModel, ERROR_BODY_BYTES};
+use super::truncate;
 use crate::config::AgentConfig;
 use crate::contract::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use crate::event::Usage;
@@ -28,18 +26,7 @@ pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;
 pub use super::http::{MAX_RETRIES, MAX_RETRY_WAIT_SECS};
 
 pub struct LocalRunner {
-    client: reqwest::Client,
-    endpoint: String,
-    model: Option<String>,
-    agent_name: String,
-    api_key_env: Option<String>,
-    api_key_keyring: Option<String>,
-    /// Where an `api_key_keyring` key is read at each step.
-    keys: Keys,
-    timeout_secs: u64,
-    idle_timeout_secs: u64,
-    /// The longest one stream event may be (`max_output_bytes`, 10 MB when absent).
-    max_event_bytes: usize,
+    http: HttpModel,
 }
 
 /// The chat-completions endpoint for a configured `url`: a server root gets
@@ -57,7 +44,11 @@ pub fn endpoint_for(url: &str) -> String {
 
 impl std::fmt::Debug for LocalRunner {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("LocalRunner").field("endpoint", &self.endpoint).field("model", &self.model).finish()
+        formatter
+            .debug_struct("LocalRunner")
+            .field("endpoint", &self.http.endpoint)
+            .field("model", &self.http.model)
+            .finish()
     }
 }
 
@@ -69,39 +60,17 @@ impl LocalRunner {
 
     /// A runner that reads an `api_key_keyring` key from `keys`.
     pub fn with_keys(agent: &AgentConfig, keys: Keys) -> Result<LocalRunner, RunnerError> {
-        let url =
-            agent.url.as_deref().ok_or_else(|| RunnerError::Config(format!("agent {:?} has no url", agent.name)))?;
-        let client = super::http::Origins::of(agent)
-            .client(reqwest::Client::builder().connect_timeout(Duration::from_secs(10)))?;
-        Ok(LocalRunner {
-            client,
-            endpoint: endpoint_for(url),
-            model: agent.model.clone(),
-            agent_name: agent.name.clone(),
-            api_key_env: agent.api_key_env.clone(),
-            api_key_keyring: agent.api_key_keyring.clone(),
-            keys,
-            timeout_secs: agent.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS),
-            idle_timeout_secs: agent.idle_timeout_secs.unwrap_or(DEFAULT_IDLE_TIMEOUT_SECS),
-            max_event_bytes: super::max_output_bytes(agent),
-        })
+        Ok(LocalRunner { http: HttpModel::of(agent, keys, endpoint_for)? })
     }
 
     fn body<'a>(&'a self, request: &'a ModelRequest) -> RequestBody<'a> {
         RequestBody {
-            model: request.model.as_deref().or(self.model.as_deref()).unwrap_or_default(),
+            model: request.model.as_deref().or(self.http.model.as_deref()).unwrap_or_default(),
             messages: &request.messages,
             stream: true,
             stream_options: StreamOptions { include_usage: true },
             tools: &request.tools,
         }
-    }
-
-    /// The API key, read from its environment variable or its keyring entry at
-    /// each request (the errors name where it was looked for, never its value).
-    async fn key(&self) -> Result<Option<String>, RunnerError> {
-        crate::keys::api_key(&self.keys, &self.agent_name, self.api_key_env.as_deref(), self.api_key_keyring.as_deref())
-            .await
     }
 
     /// Sends the request, retrying 429 and 503 answers; returns the first other answer.
@@ -112,19 +81,19 @@ impl LocalRunner {
         on_delta: DeltaSink<'_>,
     ) -> Result<reqwest::Response, RunnerError> {
         let build = || {
-            let http_request = self.client.post(&self.endpoint).json(&self.body(request));
+            let http_request = self.http.client.post(&self.http.endpoint).json(&self.body(request));
             match key {
                 Some(key) => http_request.bearer_auth(key),
                 None => http_request,
             }
         };
-        super::http::post_with_retries(build, &self.endpoint, key, on_delta).await
+        super::http::post_with_retries(build, &self.http.endpoint, key, on_delta).await
     }
 
     async fn run(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        let key = self.key().await?;
+        let key = self.http.key().await?;
         let key = key.as_deref();
-        let idle_secs = request.idle_timeout_secs.unwrap_or(self.idle_timeout_secs);
+        let idle_secs = request.idle_timeout_secs.unwrap_or(self.http.idle_timeout_secs);
         let response = self.send(request, key, on_delta).await?;
         let content_type = response
             .headers()
@@ -135,22 +104,23 @@ impl LocalRunner {
         if content_type.starts_with("application/json") {
             // A server that ignores `stream` answers with the whole completion.
             let body = self
-                .idle(idle_secs, super::http::body_within(response, self.max_event_bytes))
+                .http
+                .idle(idle_secs, super::http::body_within(response, self.http.max_event_bytes))
                 .await?
-                .map_err(|error| self.malformed(error.to_string(), key))?;
+                .map_err(|error| self.http.malformed(error.to_string(), key))?;
             return self.completion(&body, key, on_delta);
         }
         if !content_type.is_empty() && !content_type.starts_with("text/event-stream") {
-            let body = self.idle(idle_secs, super::http::body_prefix(response, ERROR_BODY_BYTES)).await?;
+            let body = self.http.idle(idle_secs, super::http::body_prefix(response, ERROR_BODY_BYTES)).await?;
             let excerpt = truncate(body.trim(), 200);
             let message =
                 format!("the server answered with {content_type}, not an event stream or a chat completion: {excerpt}");
-            return Err(self.malformed(message, key));
+            return Err(self.http.malformed(message, key));
         }
-        let mut events = SseReader::new(response.bytes_stream(), self.max_event_bytes);
+        let mut events = SseReader::new(response.bytes_stream(), self.http.max_event_bytes);
         let mut assembly = Assembly::default();
-        while let Some(event) = self.idle(idle_secs, events.next()).await? {
-            let event = event.map_err(|error| self.malformed(format!("stream broke: {error}"), key))?;
+        while let Some(event) = self.http.idle(idle_secs, events.next()).await? {
+            let event = event.map_err(|error| self.http.malformed(format!("stream broke: {error}"), key))?;
             let data = event.data.trim();
             if data.is_empty() {
                 continue;
@@ -160,36 +130,30 @@ impl LocalRunner {
                 break;
             }
             let chunk: Chunk = serde_json::from_str(data).map_err(|error| {
-                self.malformed(format!("chunk is not valid JSON ({error}): {}", truncate(data, 200)), key)
+                self.http.malformed(format!("chunk is not valid JSON ({error}): {}", truncate(data, 200)), key)
             })?;
             if let Some(error) = chunk.error {
-                return Err(self.malformed(format!("server sent an error in the stream: {error}"), key));
+                return Err(self.http.malformed(format!("server sent an error in the stream: {error}"), key));
             }
             assembly.absorb(chunk, on_delta);
         }
         if !assembly.done && !assembly.finished {
-            return Err(self.malformed("stream ended before the response was complete".into(), key));
+            return Err(self.http.malformed("stream ended before the response was complete".into(), key));
         }
         assembly.into_reply()
-    }
-
-    /// Waits for `next`, ending the step when the server stays silent too long.
-    async fn idle<T>(&self, secs: u64, next: impl std::future::Future<Output = T>) -> Result<T, RunnerError> {
-        tokio::time::timeout(Duration::from_secs(secs), next)
-            .await
-            .map_err(|_| RunnerError::Idle { url: self.endpoint.clone(), secs })
     }
 
     /// A whole (non-streamed) chat completion, as some servers send despite `stream`.
     fn completion(&self, body: &str, key: Option<&str>, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
         let completion: Completion = serde_json::from_str(body).map_err(|error| {
-            self.malformed(format!("the JSON answer is not a chat completion ({error}): {}", truncate(body, 200)), key)
+            self.http
+                .malformed(format!("the JSON answer is not a chat completion ({error}): {}", truncate(body, 200)), key)
         })?;
         if let Some(error) = completion.error {
-            return Err(self.malformed(format!("server sent an error: {error}"), key));
+            return Err(self.http.malformed(format!("server sent an error: {error}"), key));
         }
         let Some(message) = completion.choices.into_iter().next().and_then(|choice| choice.message) else {
-            return Err(self.malformed(format!("the JSON answer has no message: {}", truncate(body, 200)), key));
+            return Err(self.http.malformed(format!("the JSON answer has no message: {}", truncate(body, 200)), key));
         };
         // Shaped as one chunk holding the whole message, so it is read like a stream.
         let delta = Delta {
@@ -206,16 +170,12 @@ impl LocalRunner {
         assembly.absorb(chunk, on_delta);
         assembly.into_reply()
     }
-
-    fn malformed(&self, message: String, key: Option<&str>) -> RunnerError {
-        RunnerError::MalformedStream { url: self.endpoint.clone(), message: redact(&message, key) }
-    }
 }
 
 #[async_trait]
 impl Runner for LocalRunner {
     async fn stream(&self, request: &ModelRequest, on_delta: DeltaSink<'_>) -> Result<ModelReply, RunnerError> {
-        let secs = self.timeout_secs;
+        let secs = self.http.timeout_secs;
         super::within(secs, self.run(request, on_delta)).await
     }
 }
@@ -380,9 +340,6 @@ impl Assembly {
         Ok(ModelReply { text: self.text, tool_calls, usage: self.usage, cost: None })
     }
 }
-
-/// `Retry-After` in seconds (the HTTP-date form is rare from model servers and
-/// falls back to the default wait).
 
 #[cfg(test)]
 mod tests {

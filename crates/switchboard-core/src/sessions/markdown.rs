@@ -6,7 +6,7 @@
 //! user and from models goes in as it is (it is Markdown already); names and
 //! statuses are escaped so they cannot start a heading or a list of their own.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::store::{SessionLog, SessionRecord};
@@ -24,14 +24,7 @@ struct Call {
 
 /// `log` as a Markdown document.
 pub fn render(log: &SessionLog) -> String {
-    let retracted: HashSet<&str> = log
-        .records
-        .iter()
-        .filter_map(|record| match record {
-            SessionRecord::Retracted { turn_id } => Some(turn_id.as_str()),
-            _ => None,
-        })
-        .collect();
+    let retracted = log.taken_back();
     let mut title = log.id.clone();
     let mut calls: HashMap<&str, Vec<(String, Call)>> = HashMap::new();
     // The root call's text, every step of it, as the chat showed it.

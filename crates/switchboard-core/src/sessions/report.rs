@@ -313,14 +313,7 @@ pub fn report(store: &SessionStore, range: ReportRange) -> Result<DelegationRepo
     for id in store.ids()? {
         let log = store.load(&id)?;
         builder.start_session(log.skipped_lines);
-        let taken_back: std::collections::HashSet<&str> = log
-            .records
-            .iter()
-            .filter_map(|record| match record {
-                SessionRecord::Retracted { turn_id } => Some(turn_id.as_str()),
-                _ => None,
-            })
-            .collect();
+        let taken_back = log.taken_back();
         for record in &log.records {
             match record {
                 SessionRecord::Event { turn_id, .. } if taken_back.contains(turn_id.as_str()) => {}

@@ -108,6 +108,18 @@ pub struct SessionLog {
 pub const DAMAGED_NAMED: usize = 10;
 
 impl SessionLog {
+    /// The turns taken back (Retry, Edit and resend): the chat, its export and the
+    /// report leave them out.
+    pub fn taken_back(&self) -> std::collections::HashSet<&str> {
+        self.records
+            .iter()
+            .filter_map(|record| match record {
+                SessionRecord::Retracted { turn_id } => Some(turn_id.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The turns taken back (retry, edit and resend).
     /// The turns that are not history: taken back, or re-runs of a call.
     fn retracted(&self) -> std::collections::HashSet<&str> {

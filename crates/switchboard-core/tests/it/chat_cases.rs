@@ -9,23 +9,13 @@ use std::sync::{Arc, Mutex};
 
 use switchboard_core::config::Approval;
 use switchboard_core::contract::Message;
-use switchboard_core::sessions::{ChatSessions, OutsideTurn, SessionError, SessionRecord, SessionTurn};
+use switchboard_core::sessions::{ChatSessions, OutsideTurn, SessionError, SessionRecord};
 use switchboard_core::{
     ApprovalDecision, ApprovalPolicy, CallErrorKind, CallEvent, CallStatus, Dispatcher, EventKind, ToolCallRequest,
     TurnControl,
 };
 
-use crate::support::{agent, call, config, entry, Recorder, Scripted, Step};
-
-fn turn(session_id: &str, turn_id: &str, message: &str) -> SessionTurn {
-    SessionTurn {
-        session_id: session_id.into(),
-        turn_id: turn_id.into(),
-        agent: None,
-        handoff_typed: false,
-        message: message.into(),
-    }
-}
+use crate::support::{agent, call, config, entry, session_turn as turn, Recorder, Scripted, Step};
 
 #[tokio::test]
 async fn a_turn_in_a_session_is_logged_before_it_is_shown_and_becomes_history() {

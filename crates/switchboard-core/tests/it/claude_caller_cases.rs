@@ -51,10 +51,10 @@ emit({"type": "result", "subtype": "success", "is_error": False, "result": answe
       "session_id": "sess-42", "total_cost_usd": 0.01, "usage": {"input_tokens": 100, "output_tokens": 20}})
 "#;
 
-#[tokio::test]
-async fn claude_code_calls_a_tool_agent_through_the_nonce_tag_protocol() {
-    let folder = tempfile::tempdir().unwrap();
-    let program = folder.path().join("claude");
+/// The stand-in Claude Code (in `folder`) as the primary, a scripted `helper`
+/// that says `helper_says` as its tool-agent.
+fn stand_in_turn(folder: &std::path::Path, helper_says: &'static str) -> Dispatcher {
+    let program = folder.join("claude");
     std::fs::write(&program, STAND_IN).unwrap();
     std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut claude = AgentConfig::new("claude", Provider::ClaudeCli);
@@ -68,7 +68,14 @@ async fn claude_code_calls_a_tool_agent_through_the_nonce_tag_protocol() {
     };
     config.primary = Some("claude".into());
     let dispatcher = Dispatcher::new(config);
-    dispatcher.runners().insert("helper", Scripted::new(vec![Step::Say("There are 3 files.")]));
+    dispatcher.runners().insert("helper", Scripted::new(vec![Step::Say(helper_says)]));
+    dispatcher
+}
+
+#[tokio::test]
+async fn claude_code_calls_a_tool_agent_through_the_nonce_tag_protocol() {
+    let folder = tempfile::tempdir().unwrap();
+    let dispatcher = stand_in_turn(folder.path(), "There are 3 files.");
     let recorder = Recorder::default();
     let request = TurnRequest { message: "How many files are in /srv".into(), ..Default::default() };
     let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
@@ -115,22 +122,8 @@ async fn claude_code_calls_a_tool_agent_through_the_nonce_tag_protocol() {
 #[tokio::test]
 async fn a_300_kib_tool_result_reaches_claude_code_on_its_stdin() {
     let folder = tempfile::tempdir().unwrap();
-    let program = folder.path().join("claude");
-    std::fs::write(&program, STAND_IN).unwrap();
-    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut claude = AgentConfig::new("claude", Provider::ClaudeCli);
-    claude.command = Some(program.display().to_string());
-    claude.experimental_cli_tool_calls = Some(true);
-    claude.timeout_secs = Some(30);
-    let mut config = Config {
-        agents: vec![claude, agent("helper")],
-        agent_tools: vec![AgentToolEntry::new("helper", "Counts files.")],
-        ..Config::default()
-    };
-    config.primary = Some("claude".into());
-    let dispatcher = Dispatcher::new(config);
     let big: &'static str = Box::leak("x".repeat(300 * 1024).into_boxed_str());
-    dispatcher.runners().insert("helper", Scripted::new(vec![Step::Say(big)]));
+    let dispatcher = stand_in_turn(folder.path(), big);
     let request = TurnRequest { message: "How many files are in /srv".into(), ..Default::default() };
     let outcome = dispatcher.run_turn(request, Recorder::default().sink(), TurnControl::approving_all()).await;
     assert_eq!(outcome.status, CallStatus::Ok, "{:?}", outcome.error);

@@ -4,20 +4,10 @@
 
 use switchboard_core::config::{Approval, Prices};
 use switchboard_core::sessions::report::{day_start_ms, utc_day, ReportRange};
-use switchboard_core::sessions::{ChatSessions, SessionTurn};
+use switchboard_core::sessions::ChatSessions;
 use switchboard_core::{ApprovalPolicy, Dispatcher};
 
-use crate::support::{agent, call, config, entry, Scripted, Step};
-
-fn turn(session_id: &str, turn_id: &str, message: &str) -> SessionTurn {
-    SessionTurn {
-        session_id: session_id.into(),
-        turn_id: turn_id.into(),
-        agent: None,
-        handoff_typed: false,
-        message: message.into(),
-    }
-}
+use crate::support::{agent, call, config, entry, session_turn as turn, Scripted, Step};
 
 #[tokio::test]
 async fn the_report_counts_each_delegation_by_its_end_and_the_multiple_of_delegating_turns() {

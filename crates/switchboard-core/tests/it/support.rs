@@ -328,3 +328,14 @@ mod erased {
         }
     }
 }
+
+/// A user turn `turn_id` of session `session_id` for the primary (no handoff).
+pub fn session_turn(session_id: &str, turn_id: &str, message: &str) -> switchboard_core::sessions::SessionTurn {
+    switchboard_core::sessions::SessionTurn {
+        session_id: session_id.into(),
+        turn_id: turn_id.into(),
+        agent: None,
+        handoff_typed: false,
+        message: message.into(),
+    }
+}
