@@ -1782,7 +1782,12 @@ agent?: string | null;
  *  picked in the window (`false`), so a replay shows what was typed.
  *  Absent in logs written before it was kept: read as typed.
  */
-handoff?: boolean | null; ts_ms: number } | { type: "event"; turn_id: string; event: CallEvent_Deserialize } | { type: "turn_ended"; turn_id: string; status: CallStatus; text: string; answered_by: string } | 
+handoff?: boolean | null; 
+/**
+ *  The process that runs the turn: gone with no end logged, the turn was
+ *  interrupted (`SessionLog::interrupted`).
+ */
+process?: TurnProcess | null; ts_ms: number } | { type: "event"; turn_id: string; event: CallEvent_Deserialize } | { type: "turn_ended"; turn_id: string; status: CallStatus; text: string; answered_by: string } | 
 /**  The turn was taken back (retry, edit and resend): it no longer counts as history. */
 { type: "retracted"; turn_id: string } | 
 /**
@@ -1809,7 +1814,12 @@ agent: string | null;
  *  picked in the window (`false`), so a replay shows what was typed.
  *  Absent in logs written before it was kept: read as typed.
  */
-handoff?: boolean; ts_ms: number } | { type: "event"; turn_id: string; event: CallEvent_Serialize } | { type: "turn_ended"; turn_id: string; status: CallStatus; text: string; answered_by: string } | 
+handoff?: boolean; 
+/**
+ *  The process that runs the turn: gone with no end logged, the turn was
+ *  interrupted (`SessionLog::interrupted`).
+ */
+process?: TurnProcess; ts_ms: number } | { type: "event"; turn_id: string; event: CallEvent_Serialize } | { type: "turn_ended"; turn_id: string; status: CallStatus; text: string; answered_by: string } | 
 /**  The turn was taken back (retry, edit and resend): it no longer counts as history. */
 { type: "retracted"; turn_id: string } | 
 /**
@@ -2039,6 +2049,13 @@ export type TurnOutcome_Serialize = {
 	usage_total: Usage | null,
 	cost_total: number | null,
 	error: CallError | null,
+};
+
+/**  The process that runs a turn. */
+export type TurnProcess = {
+	pid: number,
+	/**  When it started, in clock ticks since boot (`/proc/PID/stat`, field 22). */
+	started: number,
 };
 
 /**  Token counts; `None` on the wire (null) where a provider did not report them. */

@@ -59,8 +59,12 @@ pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: Sessions
         }
         SessionsCommand::Show { session, json } => {
             let log = chats.load(&session)?;
+            // A turn whose process died before it ended, and what it had done.
+            let interrupted = log.interrupted();
             if json {
-                println!("{}", serde_json::to_string(&log).expect("logs serialize"));
+                let mut value = serde_json::to_value(&log).expect("logs serialize");
+                value["interrupted"] = serde_json::to_value(&interrupted).expect("turns serialize");
+                println!("{value}");
                 return Ok(ExitCode::SUCCESS);
             }
             for record in &log.records {
@@ -70,6 +74,20 @@ pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: Sessions
                     SessionRecord::UserMessage { turn_id, text, agent, .. } => {
                         let to = agent.as_deref().map(|agent| format!(" (to @{agent})")).unwrap_or_default();
                         println!("\n[{turn_id}] you{to}: {}", printable(text));
+                        if let Some(turn) = interrupted.iter().find(|turn| turn.turn_id == *turn_id) {
+                            let list = |agents: &[String]| {
+                                if agents.is_empty() {
+                                    "nothing".to_string()
+                                } else {
+                                    printable(&agents.join(", ")).into_owned()
+                                }
+                            };
+                            println!(
+                                "[interrupted] the process running this turn ended before it did; finished: {}; was running: {}",
+                                list(&turn.finished),
+                                list(&turn.running)
+                            );
+                        }
                     }
                     SessionRecord::TurnEnded { status, text, answered_by, .. } => {
                         println!("[{}] {answered_by}: {}", status.as_str(), printable(text));

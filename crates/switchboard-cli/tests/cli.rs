@@ -433,6 +433,56 @@ fn sigterm_and_sighup_cancel_the_turn_and_leave_no_agent_running() {
     }
 }
 
+/// `ask --session` killed with SIGKILL while a delegate runs: the agent's process
+/// ends with it (the reaper), and the session says the turn was interrupted, with
+/// what had finished and what was running, in words and in `--json`.
+#[test]
+fn a_turn_killed_with_sigkill_is_said_to_be_interrupted_and_leaves_nothing_running() {
+    let folder = tempfile::tempdir().unwrap();
+    let data = folder.path().join("data");
+    let path = folder.path().join("config.json");
+    let pid_file = folder.path().join("agent.pid");
+    let script = format!("sleep 60 & echo $! > {}; wait", pid_file.display());
+    let slow = json!({ "name": "slow", "provider": "subprocess", "command": "sh", "args": ["-c", script] });
+    std::fs::write(&path, json!({ "agents": [slow] }).to_string()).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["--config", path.to_str().unwrap(), "--data-dir", data.to_str().unwrap()])
+        .args(["ask", "--events", "none", "--session", "work", "go"])
+        .env_remove("SWITCHBOARD_CONFIG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !pid_file.exists() || std::fs::read_to_string(&pid_file).unwrap().trim().is_empty() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the agent never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let agent_pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    Command::new("kill").args(["-KILL", &child.id().to_string()]).status().unwrap();
+    let mut child = child;
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while running(&agent_pid) {
+        assert!(std::time::Instant::now() < deadline, "SIGKILL left the agent's process {agent_pid} running");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let data = data.to_str().unwrap();
+    let shown = switchboard(&path, &["--data-dir", data, "sessions", "show", "work"]);
+    let shown = text(&shown.stdout);
+    assert!(shown.contains("you: go"), "{shown}");
+    assert!(
+        shown.contains(
+            "[interrupted] the process running this turn ended before it did; finished: nothing; was running: slow"
+        ),
+        "{shown}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&switchboard(&path, &["--data-dir", data, "sessions", "show", "work", "--json"]).stdout)
+            .unwrap();
+    assert_eq!(json["interrupted"][0]["running"], json!(["slow"]), "{json}");
+}
+
 #[test]
 fn an_agent_that_ignores_sigterm_does_not_outlive_the_cli() {
     let folder = tempfile::tempdir().unwrap();

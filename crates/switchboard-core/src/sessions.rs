@@ -7,10 +7,13 @@
 //! logs its calls there as outside turns; `switchboard mcp` keeps no session.
 
 mod chat;
+pub mod interrupted;
 pub mod markdown;
 pub mod report;
 pub mod rerun;
 mod store;
+#[cfg(test)]
+mod test_records;
 
 pub use chat::{
     default_data_dir, ChatSessions, OutsideTurn, Rerun, RerunBegun, RerunOutcome, SessionTurn, DATA_DIR_ENV, NOTE_BYTES,

@@ -319,6 +319,7 @@ impl ChatSessions {
             text: text.to_string(),
             agent,
             handoff,
+            process: super::interrupted::TurnProcess::current(),
             ts_ms: now_ms(),
         };
         self.store.append(session_id, &record)?;

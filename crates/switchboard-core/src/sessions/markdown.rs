@@ -152,51 +152,12 @@ fn plain(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_records::{event, finished, started};
     use super::*;
-    use crate::event::{CallRole, CallStatus, Usage};
-
-    fn event(call: &str, parent: Option<&str>, agent: &str, depth: u32, ts_ms: u64, kind: EventKind) -> SessionRecord {
-        SessionRecord::Event {
-            turn_id: "t1".into(),
-            event: CallEvent {
-                seq: ts_ms,
-                ts_ms,
-                call_id: call.into(),
-                parent_id: parent.map(str::to_string),
-                agent: agent.into(),
-                depth,
-                kind,
-            },
-        }
-    }
-
-    fn started() -> EventKind {
-        EventKind::CallStarted {
-            role: CallRole::Tool,
-            tool_name: None,
-            input: None,
-            tools: vec![],
-            model: None,
-            steering: Default::default(),
-        }
-    }
+    use crate::event::CallStatus;
 
     fn steered(message: &str, taken: bool, why: Option<&str>) -> EventKind {
         EventKind::CallSteered { message: message.into(), by: "user".into(), taken, why: why.map(str::to_string) }
-    }
-
-    fn finished(status: CallStatus, tokens: u64) -> EventKind {
-        EventKind::CallFinished {
-            status,
-            result: None,
-            usage: None,
-            usage_total: Some(Usage::new(tokens, 0)),
-            cost: None,
-            cost_total: None,
-            turns: 1,
-            error: None,
-            delivered: None,
-        }
     }
 
     #[test]
@@ -214,6 +175,7 @@ mod tests {
                 text: "Go".into(),
                 agent: None,
                 handoff: None,
+                process: None,
                 ts_ms: 1,
             },
             event("c1", None, "boss", 0, 1_000, started()),
@@ -229,6 +191,7 @@ mod tests {
                 text: "Hard".into(),
                 agent: None,
                 handoff: None,
+                process: None,
                 ts_ms: 2,
             },
             event("c9", None, "boss", 0, 2_000, text("Handing over.")),
@@ -258,6 +221,7 @@ mod tests {
                     text: "Find **facts**".into(),
                     agent: Some("boss".into()),
                     handoff: Some(true),
+                    process: None,
                     ts_ms: 1,
                 },
                 event("c1", None, "boss", 0, 1_000, started()),

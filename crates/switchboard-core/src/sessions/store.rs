@@ -41,6 +41,10 @@ pub enum SessionRecord {
         /// Absent in logs written before it was kept: read as typed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         handoff: Option<bool>,
+        /// The process that runs the turn: gone with no end logged, the turn was
+        /// interrupted (`SessionLog::interrupted`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        process: Option<super::interrupted::TurnProcess>,
         #[specta(type = Number)]
         ts_ms: u64,
     },

@@ -34,6 +34,7 @@ fn sessions_round_trip_and_list_newest_first() {
             text: "hello".into(),
             agent: None,
             handoff: None,
+            process: None,
             ts_ms: 300,
         },
         delta("t1", 1, "Hi"),
@@ -49,6 +50,7 @@ fn sessions_round_trip_and_list_newest_first() {
             text: "again".into(),
             agent: Some("expert".into()),
             handoff: Some(true),
+            process: None,
             ts_ms: 400,
         },
         SessionRecord::Retracted { turn_id: "t2".into() },
@@ -142,6 +144,7 @@ fn after_a_torn_write_the_next_record_lands_on_a_line_of_its_own() {
         text: "after the crash".into(),
         agent: None,
         handoff: None,
+        process: None,
         ts_ms: 300,
     };
     store.append("torn", &message).unwrap();

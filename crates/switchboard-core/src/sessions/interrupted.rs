@@ -1,0 +1,152 @@
+//! Turns whose process died before they ended. Each user message is logged with
+//! the process that runs the turn (its pid and its start time, so a pid used again
+//! by another program is not taken for it); a turn with no end whose process is
+//! gone was interrupted (the app or `switchboard ask` killed, the machine
+//! restarted). What it had finished and what was running is read from its events.
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use specta_typescript::Number;
+
+use super::store::{SessionLog, SessionRecord};
+use crate::event::EventKind;
+
+/// The process that runs a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct TurnProcess {
+    pub pid: u32,
+    /// When it started, in clock ticks since boot (`/proc/PID/stat`, field 22).
+    #[specta(type = Number)]
+    pub started: u64,
+}
+
+impl TurnProcess {
+    /// This process.
+    pub fn current() -> Option<TurnProcess> {
+        let pid = std::process::id();
+        Some(TurnProcess { pid, started: start_time(pid)? })
+    }
+
+    /// Whether the process still runs (the same one: same pid, same start).
+    pub fn alive(&self) -> bool {
+        start_time(self.pid) == Some(self.started)
+    }
+}
+
+/// A process's start time from `/proc/PID/stat` (the fields after the command's
+/// closing parenthesis; the start time is the 22nd field of the line).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_command = &stat[stat.rfind(')')? + 1..];
+    after_command.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// A turn that did not end because its process did not live to end it.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct InterruptedTurn {
+    pub turn_id: String,
+    /// The delegates whose calls had finished (their results are in the log).
+    pub finished: Vec<String>,
+    /// The calls that were running when it stopped, the turn's own agent included.
+    pub running: Vec<String>,
+}
+
+impl SessionLog {
+    /// The turns that were interrupted: no end, not taken back, and their process
+    /// gone (a log written before processes were kept: any turn with no end).
+    pub fn interrupted(&self) -> Vec<InterruptedTurn> {
+        self.interrupted_with(TurnProcess::alive)
+    }
+
+    pub(crate) fn interrupted_with(&self, alive: impl Fn(&TurnProcess) -> bool) -> Vec<InterruptedTurn> {
+        let taken_back = self.taken_back();
+        let ended: std::collections::HashSet<&str> = self
+            .records
+            .iter()
+            .filter_map(|record| match record {
+                SessionRecord::TurnEnded { turn_id, .. } => Some(turn_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut turns: Vec<InterruptedTurn> = Vec::new();
+        for record in &self.records {
+            if let SessionRecord::UserMessage { turn_id, process, .. } = record {
+                let open = !ended.contains(turn_id.as_str()) && !taken_back.contains(turn_id.as_str());
+                if open && !process.as_ref().is_some_and(&alive) {
+                    turns.push(InterruptedTurn { turn_id: turn_id.clone(), finished: vec![], running: vec![] });
+                }
+            }
+        }
+        for turn in &mut turns {
+            // Each call in the order it started, running until its end is seen.
+            let mut calls: Vec<(String, String, bool)> = Vec::new();
+            for record in &self.records {
+                let SessionRecord::Event { turn_id, event } = record else { continue };
+                if *turn_id != turn.turn_id {
+                    continue;
+                }
+                match &event.kind {
+                    EventKind::CallStarted { .. } => calls.push((event.call_id.clone(), event.agent.clone(), false)),
+                    EventKind::CallFinished { .. } => {
+                        if let Some(call) = calls.iter_mut().find(|(id, ..)| *id == event.call_id) {
+                            call.2 = true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            for (_, agent, done) in calls {
+                if done {
+                    turn.finished.push(agent);
+                } else {
+                    turn.running.push(agent);
+                }
+            }
+        }
+        turns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_records::{event, finished, started};
+    use super::*;
+    use crate::event::CallStatus;
+
+    fn message(turn_id: &str, process: Option<TurnProcess>) -> SessionRecord {
+        SessionRecord::UserMessage {
+            turn_id: turn_id.into(),
+            text: "go".into(),
+            agent: None,
+            handoff: None,
+            process,
+            ts_ms: 1,
+        }
+    }
+
+    #[test]
+    fn a_turn_with_no_end_whose_process_is_gone_is_interrupted_with_what_finished_and_what_ran() {
+        let gone = TurnProcess { pid: u32::MAX, started: 1 };
+        let records = vec![
+            message("t1", Some(gone)),
+            event("c1", None, "boss", 0, 10, started()),
+            event("c2", Some("c1"), "fast", 1, 11, started()),
+            event("c3", Some("c1"), "slow", 1, 12, started()),
+            event("c2", Some("c1"), "fast", 1, 13, finished(CallStatus::Ok, 5)),
+        ];
+        let log = SessionLog { id: "s".into(), records, skipped_lines: 0, damaged_lines: vec![], newer_records: 0 };
+        let interrupted = log.interrupted_with(|_| false);
+        assert_eq!(
+            interrupted,
+            [InterruptedTurn {
+                turn_id: "t1".into(),
+                finished: vec!["fast".into()],
+                running: vec!["boss".into(), "slow".into()]
+            }]
+        );
+        assert!(log.interrupted_with(|_| true).is_empty(), "its process still runs it");
+        let me = TurnProcess::current().unwrap();
+        assert!(me.alive() && !gone.alive());
+        assert!(!TurnProcess { started: me.started + 1, ..me }.alive(), "the same pid, another start: not it");
+    }
+}

@@ -1,0 +1,51 @@
+//! Records for the sessions' unit tests: a call's events in turn `t1`.
+
+use super::store::SessionRecord;
+use crate::event::{CallEvent, CallRole, CallStatus, EventKind, Usage};
+
+pub(super) fn event(
+    call: &str,
+    parent: Option<&str>,
+    agent: &str,
+    depth: u32,
+    ts_ms: u64,
+    kind: EventKind,
+) -> SessionRecord {
+    SessionRecord::Event {
+        turn_id: "t1".into(),
+        event: CallEvent {
+            seq: ts_ms,
+            ts_ms,
+            call_id: call.into(),
+            parent_id: parent.map(str::to_string),
+            agent: agent.into(),
+            depth,
+            kind,
+        },
+    }
+}
+
+pub(super) fn started() -> EventKind {
+    EventKind::CallStarted {
+        role: CallRole::Tool,
+        tool_name: None,
+        input: None,
+        tools: vec![],
+        model: None,
+        steering: Default::default(),
+    }
+}
+
+pub(super) fn finished(status: CallStatus, tokens: u64) -> EventKind {
+    EventKind::CallFinished {
+        status,
+        result: None,
+        usage: None,
+        usage_total: Some(Usage::new(tokens, 0)),
+        cost: None,
+        cost_total: None,
+        turns: 1,
+        error: None,
+        delivered: None,
+    }
+}
