@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::http::{HttpModel, ERROR_BODY_BYTES};
+use super::http::{Answer, HttpModel};
 use super::sse::SseReader;
 use super::{redact, truncate};
 use crate::config::AgentConfig;
@@ -77,35 +77,19 @@ impl AnthropicRunner {
             .await
             .map_err(|error| in_words(error, key))?;
         let idle_secs = request.idle_timeout_secs.unwrap_or(self.http.idle_timeout_secs);
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
         let mut assembly = Assembly::default();
-        if content_type.starts_with("application/json") {
+        let response = match self.http.answer(response, idle_secs, key, "a message").await? {
             // A server that ignores `stream` answers with the whole message.
-            let text = self
-                .http
-                .idle(idle_secs, super::http::body_within(response, self.http.max_event_bytes))
-                .await?
-                .map_err(|error| self.http.malformed(error.to_string(), key))?;
-            let whole: WholeMessage = serde_json::from_str(&text).map_err(|error| {
-                self.http
-                    .malformed(format!("the JSON answer is not a message ({error}): {}", truncate(&text, 200)), key)
-            })?;
-            assembly.whole(whole, on_delta);
-            return assembly.into_reply(on_delta);
-        }
-        if !content_type.is_empty() && !content_type.starts_with("text/event-stream") {
-            let text = self.http.idle(idle_secs, super::http::body_prefix(response, ERROR_BODY_BYTES)).await?;
-            let message = format!(
-                "the server answered with {content_type}, not an event stream or a message: {}",
-                truncate(text.trim(), 200)
-            );
-            return Err(self.http.malformed(message, key));
-        }
+            Answer::Whole(text) => {
+                let whole: WholeMessage = serde_json::from_str(&text).map_err(|error| {
+                    let excerpt = truncate(&text, 200);
+                    self.http.malformed(format!("the JSON answer is not a message ({error}): {excerpt}"), key)
+                })?;
+                assembly.whole(whole, on_delta);
+                return assembly.into_reply(on_delta);
+            }
+            Answer::Stream(response) => response,
+        };
         let mut events = SseReader::new(response.bytes_stream(), self.http.max_event_bytes);
         while let Some(event) = self.http.idle(idle_secs, events.next()).await? {
             let event = event.map_err(|error| self.http.malformed(format!("stream broke: {error}"), key))?;

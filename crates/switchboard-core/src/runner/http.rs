@@ -199,6 +199,14 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<u64> {
     headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()
 }
 
+/// How a model server answered (`HttpModel::answer`).
+pub(crate) enum Answer {
+    /// The whole reply, as JSON text.
+    Whole(String),
+    /// An event stream, to read with `sse::SseReader`.
+    Stream(reqwest::Response),
+}
+
 /// What an HTTP model runner (`local`, `anthropic`) is configured with: its client
 /// (held to the agent's origins), endpoint, model, where its key is, its timers.
 pub(crate) struct HttpModel {
@@ -257,6 +265,39 @@ impl HttpModel {
         tokio::time::timeout(std::time::Duration::from_secs(secs), next)
             .await
             .map_err(|_| RunnerError::Idle { url: self.endpoint.clone(), secs })
+    }
+
+    /// How a successful answer came: the whole reply as JSON (a server that ignores
+    /// `stream`, read within the event cap and the idle timer), or an event stream
+    /// to read. Any other content type is an error naming it and the start of the
+    /// body; `reply` says what a reply is here ("a chat completion", "a message").
+    pub(crate) async fn answer(
+        &self,
+        response: reqwest::Response,
+        idle_secs: u64,
+        key: Option<&str>,
+        reply: &str,
+    ) -> Result<Answer, RunnerError> {
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("application/json") {
+            let body = self
+                .idle(idle_secs, body_within(response, self.max_event_bytes))
+                .await?
+                .map_err(|error| self.malformed(error.to_string(), key))?;
+            return Ok(Answer::Whole(body));
+        }
+        if !content_type.is_empty() && !content_type.starts_with("text/event-stream") {
+            let body = self.idle(idle_secs, body_prefix(response, ERROR_BODY_BYTES)).await?;
+            let excerpt = super::truncate(body.trim(), 200);
+            let message = format!("the server answered with {content_type}, not an event stream or {reply}: {excerpt}");
+            return Err(self.malformed(message, key));
+        }
+        Ok(Answer::Stream(response))
     }
 
     pub(crate) fn malformed(&self, message: String, key: Option<&str>) -> RunnerError {

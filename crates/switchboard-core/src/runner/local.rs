@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::http::{HttpModel, ERROR_BODY_BYTES};
+use super::http::{Answer, HttpModel};
 use super::truncate;
 use crate::config::AgentConfig;
 use crate::contract::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
@@ -95,28 +95,11 @@ impl LocalRunner {
         let key = key.as_deref();
         let idle_secs = request.idle_timeout_secs.unwrap_or(self.http.idle_timeout_secs);
         let response = self.send(request, key, on_delta).await?;
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if content_type.starts_with("application/json") {
+        let response = match self.http.answer(response, idle_secs, key, "a chat completion").await? {
             // A server that ignores `stream` answers with the whole completion.
-            let body = self
-                .http
-                .idle(idle_secs, super::http::body_within(response, self.http.max_event_bytes))
-                .await?
-                .map_err(|error| self.http.malformed(error.to_string(), key))?;
-            return self.completion(&body, key, on_delta);
-        }
-        if !content_type.is_empty() && !content_type.starts_with("text/event-stream") {
-            let body = self.http.idle(idle_secs, super::http::body_prefix(response, ERROR_BODY_BYTES)).await?;
-            let excerpt = truncate(body.trim(), 200);
-            let message =
-                format!("the server answered with {content_type}, not an event stream or a chat completion: {excerpt}");
-            return Err(self.http.malformed(message, key));
-        }
+            Answer::Whole(body) => return self.completion(&body, key, on_delta),
+            Answer::Stream(response) => response,
+        };
         let mut events = SseReader::new(response.bytes_stream(), self.http.max_event_bytes);
         let mut assembly = Assembly::default();
         while let Some(event) = self.http.idle(idle_secs, events.next()).await? {
