@@ -16,6 +16,7 @@ import type {
   McpServerStatus_Serialize as McpServerStatus,
   OutsideCall_Serialize as OutsideCall,
 } from "../src/bindings";
+import { stoppedEndpoint } from "../src/lib/config/mcp";
 import { configCommands } from "./mock-config";
 import { handlesSetup, setupCommand } from "./mock-setup";
 
@@ -319,17 +320,7 @@ for (const count of (new URLSearchParams(location.search).get("stored") ?? "").s
   storeSession(Number(count));
 
 /** The built-in MCP endpoint: it starts on any port but the privileged ones (below 1024). */
-const mcpStopped: McpServerStatus = {
-  running: false,
-  url: null,
-  client_config: null,
-  error: null,
-  clients: [],
-  token: null,
-  token_kept: false,
-  token_env: null,
-};
-let mcpStatus: McpServerStatus = mcpStopped;
+let mcpStatus: McpServerStatus = stoppedEndpoint;
 /** The endpoint's bearer token: made at the first start, shown in that answer only. */
 let mcpToken: string | null = null;
 const newToken = () => Array.from({ length: 64 }, () => "0123456789abcdef"[Math.floor(Math.random() * 16)]).join("");
@@ -337,18 +328,9 @@ const newToken = () => Array.from({ length: 64 }, () => "0123456789abcdef"[Math.
 function switchMcpServer(enabled: boolean, requested: number | null): McpServerStatus {
   const port = requested ?? (preferences.mcpPort as number | undefined) ?? 8765;
   Object.assign(preferences, { mcpServer: enabled, mcpPort: port });
-  if (!enabled) mcpStatus = mcpStopped;
+  if (!enabled) mcpStatus = stoppedEndpoint;
   else if (port > 0 && port < 1024)
-    mcpStatus = {
-      running: false,
-      url: null,
-      client_config: null,
-      error: `cannot listen on 127.0.0.1:${port}: Permission denied (os error 13)`,
-      clients: [],
-      token: null,
-      token_kept: false,
-      token_env: null,
-    };
+    mcpStatus = { ...stoppedEndpoint, error: `cannot listen on 127.0.0.1:${port}: Permission denied (os error 13)` };
   else {
     const url = `http://127.0.0.1:${port || 49152}/mcp`;
     const headers = { Authorization: "Bearer ${SWITCHBOARD_MCP_TOKEN}" };

@@ -396,6 +396,26 @@ fn running(pid: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Waits until `pid_file` holds the pid the agent's script wrote; that pid.
+fn agent_pid(pid_file: &Path) -> String {
+    let started = std::time::Instant::now();
+    while !pid_file.exists() || std::fs::read_to_string(pid_file).unwrap().trim().is_empty() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the agent never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::fs::read_to_string(pid_file).unwrap().trim().to_string()
+}
+
+/// Waits for the agent's process to end. Left alone it would sleep 60 s: an end
+/// is told from none by waiting for it well inside that, never by timing a kill.
+fn wait_until_gone(agent_pid: &str, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while running(agent_pid) {
+        assert!(std::time::Instant::now() < deadline, "{what} left the agent's process {agent_pid} running");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn sigterm_and_sighup_cancel_the_turn_and_leave_no_agent_running() {
     for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
@@ -412,24 +432,13 @@ fn sigterm_and_sighup_cancel_the_turn_and_leave_no_agent_running() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let started = std::time::Instant::now();
-        while !pid_file.exists() || std::fs::read_to_string(&pid_file).unwrap().trim().is_empty() {
-            assert!(started.elapsed() < std::time::Duration::from_secs(60), "the agent never started");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let agent_pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+        let agent_pid = agent_pid(&pid_file);
         assert!(running(&agent_pid));
         Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap();
         let output = child.wait_with_output().unwrap();
         assert_eq!(output.status.code(), Some(code), "SIG{signal}: {}", text(&output.stderr));
         assert!(text(&output.stderr).contains("the turn was cancelled"), "{}", text(&output.stderr));
-        // Left alone, the agent would sleep 60 s: a kill is told from none by waiting
-        // for its end well inside that, never by timing the kill itself.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while running(&agent_pid) {
-            assert!(std::time::Instant::now() < deadline, "SIG{signal} left the agent's process {agent_pid} running");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        wait_until_gone(&agent_pid, &format!("SIG{signal}"));
     }
 }
 
@@ -453,20 +462,11 @@ fn a_turn_killed_with_sigkill_is_said_to_be_interrupted_and_leaves_nothing_runni
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let started = std::time::Instant::now();
-    while !pid_file.exists() || std::fs::read_to_string(&pid_file).unwrap().trim().is_empty() {
-        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the agent never started");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let agent_pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let agent_pid = agent_pid(&pid_file);
     Command::new("kill").args(["-KILL", &child.id().to_string()]).status().unwrap();
     let mut child = child;
     child.wait().unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while running(&agent_pid) {
-        assert!(std::time::Instant::now() < deadline, "SIGKILL left the agent's process {agent_pid} running");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until_gone(&agent_pid, "SIGKILL");
     let data = data.to_str().unwrap();
     let shown = switchboard(&path, &["--data-dir", data, "sessions", "show", "work"]);
     let shown = text(&shown.stdout);
@@ -499,11 +499,7 @@ fn an_agent_that_ignores_sigterm_does_not_outlive_the_cli() {
     // after the grace period: the agent (which ignores SIGTERM, and so does its sleep)
     // is gone only if the CLI killed it before exiting. Left alone it would live 60 s,
     // so waiting up to 30 s for its end tells the two apart without timing luck.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while running(&agent_pid) {
-        assert!(std::time::Instant::now() < deadline, "the agent {agent_pid} outlived the CLI");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until_gone(&agent_pid, "the CLI's exit");
 }
 
 #[test]

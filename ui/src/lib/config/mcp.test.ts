@@ -1,7 +1,7 @@
 /** The MCP endpoint's settings: the port field and the problems the section explains. */
 import { describe, expect, it } from "vitest";
 import type { McpServerStatus_Serialize as McpServerStatus } from "../../bindings";
-import { endpointProblem, parsePort } from "./mcp";
+import { endpointProblem, parsePort, stoppedEndpoint } from "./mcp";
 
 describe("parsePort", () => {
   const check = (text: string, expected: number | null | "invalid") => expect(parsePort(text)).toBe(expected);
@@ -20,14 +20,10 @@ describe("parsePort", () => {
 
 describe("endpointProblem", () => {
   const status = (running: boolean, error: string | null): McpServerStatus => ({
+    ...stoppedEndpoint,
     running,
     url: running ? "http://127.0.0.1:8765/mcp" : null,
-    client_config: null,
     error,
-    clients: [],
-    token: null,
-    token_kept: false,
-    token_env: null,
   });
   const check = (running: boolean, error: string | null, switchedOn: boolean, expected: string | null) =>
     expect(endpointProblem(status(running, error), switchedOn)).toBe(expected);

@@ -5,6 +5,18 @@
  */
 import type { McpServerStatus_Serialize as McpServerStatus } from "../../bindings";
 
+/** The endpoint as it is when switched off (or before anything is known). */
+export const stoppedEndpoint: McpServerStatus = {
+  running: false,
+  url: null,
+  client_config: null,
+  error: null,
+  clients: [],
+  token: null,
+  token_kept: false,
+  token_env: null,
+};
+
 /** The port the user typed: null when the field is empty (the last one used), "invalid" when it is no port. */
 export function parsePort(text: string): number | null | "invalid" {
   const trimmed = text.trim();

@@ -23,6 +23,7 @@ import {
   type ToolsExplained_Serialize as ToolsExplained,
 } from "../../bindings";
 import { prefs } from "../shared/prefs";
+import { stoppedEndpoint } from "./mcp";
 import type { AgentForm } from "./agent-form";
 
 class ConfigStore {
@@ -282,24 +283,13 @@ export async function applyEdit(
   return null;
 }
 
-const stopped: McpServerStatus = {
-  running: false,
-  url: null,
-  client_config: null,
-  error: null,
-  clients: [],
-  token: null,
-  token_kept: false,
-  token_env: null,
-};
-
 /**
  * The built-in MCP endpoint as settings show it. The switch is what the user asked
  * for (the Rust side remembers it across restarts), which is not always what runs:
  * a port in use leaves it on but stopped, with the reason.
  */
 class McpServerSwitch {
-  status = $state<McpServerStatus>(stopped);
+  status = $state<McpServerStatus>(stoppedEndpoint);
   switchedOn = $state(false);
   /** The port it was last switched on with (null: never, so 8765). */
   lastPort = $state<number | null>(null);
