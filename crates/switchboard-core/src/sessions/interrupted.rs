@@ -68,42 +68,41 @@ impl SessionLog {
                 _ => None,
             })
             .collect();
-        let mut turns: Vec<InterruptedTurn> = Vec::new();
+        let mut open: Vec<&str> = Vec::new();
         for record in &self.records {
             if let SessionRecord::UserMessage { turn_id, process, .. } = record {
-                let open = !ended.contains(turn_id.as_str()) && !taken_back.contains(turn_id.as_str());
-                if open && !process.as_ref().is_some_and(&alive) {
-                    turns.push(InterruptedTurn { turn_id: turn_id.clone(), finished: vec![], running: vec![] });
+                let unended = !ended.contains(turn_id.as_str()) && !taken_back.contains(turn_id.as_str());
+                if unended && !process.as_ref().is_some_and(&alive) {
+                    open.push(turn_id);
                 }
             }
         }
-        for turn in &mut turns {
-            // Each call in the order it started, running until its end is seen.
-            let mut calls: Vec<(String, String, bool)> = Vec::new();
-            for record in &self.records {
-                let SessionRecord::Event { turn_id, event } = record else { continue };
-                if *turn_id != turn.turn_id {
-                    continue;
-                }
-                match &event.kind {
-                    EventKind::CallStarted { .. } => calls.push((event.call_id.clone(), event.agent.clone(), false)),
-                    EventKind::CallFinished { .. } => {
-                        if let Some(call) = calls.iter_mut().find(|(id, ..)| *id == event.call_id) {
-                            call.2 = true;
-                        }
+        // One pass over the events: each interrupted turn's calls in the order they
+        // started, running until their end is seen.
+        let mut calls: std::collections::HashMap<&str, Vec<(&str, &str, bool)>> =
+            open.iter().map(|turn_id| (*turn_id, Vec::new())).collect();
+        for record in &self.records {
+            let SessionRecord::Event { turn_id, event } = record else { continue };
+            let Some(started) = calls.get_mut(turn_id.as_str()) else { continue };
+            match &event.kind {
+                EventKind::CallStarted { .. } => started.push((&event.call_id, &event.agent, false)),
+                EventKind::CallFinished { .. } => {
+                    if let Some(call) = started.iter_mut().find(|(id, ..)| *id == event.call_id) {
+                        call.2 = true;
                     }
-                    _ => {}
                 }
-            }
-            for (_, agent, done) in calls {
-                if done {
-                    turn.finished.push(agent);
-                } else {
-                    turn.running.push(agent);
-                }
+                _ => {}
             }
         }
-        turns
+        open.into_iter()
+            .map(|turn_id| {
+                let mut turn = InterruptedTurn { turn_id: turn_id.to_string(), finished: vec![], running: vec![] };
+                for (_, agent, done) in calls.remove(turn_id).unwrap_or_default() {
+                    if done { &mut turn.finished } else { &mut turn.running }.push(agent.to_string());
+                }
+                turn
+            })
+            .collect()
     }
 }
 

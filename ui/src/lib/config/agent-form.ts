@@ -441,7 +441,7 @@ function autonomyFlags(provider: Provider, level: Autonomy): string {
  * Whether a provider is a coding agent's CLI that runs on its own login or key
  * unless given a server: a program with a URL field and nothing it requires.
  */
-function onItsOwn(provider: Provider): boolean {
+export function onItsOwn(provider: Provider): boolean {
   const row = PROVIDERS.find((candidate) => candidate.provider === provider);
   return row?.family === "program" && (row.fields as readonly string[]).includes("url") && row.required.length === 0;
 }

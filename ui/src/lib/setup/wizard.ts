@@ -10,7 +10,9 @@ import type {
   Edit_Deserialize as Edit,
   FoundCliAgent_Serialize as FoundCliAgent,
   LocalServer,
+  Provider_Serialize as Provider,
 } from "../../bindings";
+import { onItsOwn } from "../config/agent-form";
 
 /** One model of a server, offered as an agent. */
 export interface ModelChoice {
@@ -131,11 +133,11 @@ export interface CliChoice {
 
 /**
  * Whether the program can run on its own login or key, with nothing of ours in
- * between and its own configuration untouched: the coding agents' CLIs and aider
- * (its own config and keys). smolagents needs a model named for it.
+ * between and its own configuration untouched (the provider table says: a program
+ * with a URL field that needs nothing); smolagents needs a model named for it.
  */
 export function runsOnItsOwn(agent: FoundCliAgent): boolean {
-  return agent.agent.provider !== "smolagents";
+  return onItsOwn(agent.agent.provider as Provider);
 }
 
 /** The programs setup looks for on PATH, in words. */
