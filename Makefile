@@ -256,14 +256,17 @@ test-package: $(if $(filter release,$(DEB)),package,package-debug)
 
 # Mutation testing of the policy-critical code with cargo-mutants: each mutant of
 # the fence, the merge, validation, the dispatcher's admission and the tool list is
-# built and the core's tests run against it; a mutant they do not catch is a gap.
+# built and the core's tests run against it (the fence, the merge and validation
+# live in switchboard-base, tested from the core's suites: `--test-package`); a
+# mutant they do not catch is a gap.
 # Not part of `make test` (it takes long); the counts are in docs/testing.md.
-MUTATED := crates/switchboard-core/src/fence.rs crates/switchboard-core/src/config/merge.rs \
-	crates/switchboard-core/src/config/validate.rs crates/switchboard-core/src/dispatch/admit.rs \
+MUTATED := crates/switchboard-base/src/fence.rs crates/switchboard-base/src/config/merge.rs \
+	crates/switchboard-base/src/config/validate.rs crates/switchboard-core/src/dispatch/admit.rs \
 	crates/switchboard-core/src/tools.rs
 mutants:
 	@command -v cargo-mutants >/dev/null || [ -x "$(CARGO_BIN)cargo-mutants" ] || $(CARGO) install cargo-mutants --locked
-	$(CARGO) mutants -p switchboard-core $(addprefix -f ,$(MUTATED)) --timeout 300 --output target/mutants
+	$(CARGO) mutants -p switchboard-base -p switchboard-core \
+	  --test-package switchboard-base --test-package switchboard-core $(addprefix -f ,$(MUTATED)) --timeout 300 --output target/mutants
 
 # The docs' screenshots of the real window at three sizes, light and dark
 # (docs/screenshots/), each on an Xvfb screen of its size; README's is the 1366x800 light one.

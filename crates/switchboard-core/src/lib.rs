@@ -1,23 +1,23 @@
-//! Switchboard's engine: the config model and its merge, the runners that talk to
-//! models, the dispatcher that runs a user turn as a tree of agent-as-tool calls,
-//! and the one ordered event stream that reports it. Shells (the `switchboard` CLI,
+//! Switchboard's engine: the dispatcher that runs a user turn as a tree of
+//! agent-as-tool calls, the chat sessions that log, trace and show it, setup and
+//! the tool catalog, over the floor (`switchboard-base`: the config model, the
+//! contract, the one ordered event stream) and the runners that talk to models
+//! (`switchboard-runners`), both re-exported here. Shells (the `switchboard` CLI,
 //! the desktop app) call these entry points; this crate never knows about them.
 //!
 //! Entry points: [`config::store::load_or_create`], [`config::edit::apply`],
 //! [`config::watch::spawn`], [`dispatch::Dispatcher::run_turn`].
 
-pub mod config;
-pub mod contract;
+// The floor and the runners are crates of their own (`switchboard-base`,
+// `switchboard-runners`), kept under the module names the shells have always used.
+pub use switchboard_base::{config, contract, event, fence, keys, sources};
+pub use switchboard_runners as runner;
+
 pub mod dispatch;
-pub mod event;
-pub mod fence;
-pub mod keys;
 pub mod live;
-pub mod runner;
 pub mod sessions;
 pub mod setup;
 pub mod skill;
-pub mod sources;
 pub mod tools;
 
 pub use config::{AgentConfig, AgentToolEntry, Approval, Config, Limits, Provider};

@@ -1,26 +1,50 @@
-//! Architecture invariants, tested: the core never depends on tauri (or on any UI,
-//! or on clap); every source file of the workspace opens with a header that says
-//! what it is for; no core file is over 500 lines; the dispatcher's and the
-//! sessions' rooms import only from each other, never back up from their parent.
+//! Architecture invariants, tested: the engine's crates never depend on tauri (or
+//! on any UI, or on clap); the floor (`switchboard-base`) holds no network client
+//! and no process handling; every source file of the workspace opens with a header
+//! that says what it is for; no engine file is over 500 lines; the dispatcher's and
+//! the sessions' rooms import only from each other, never back up from their
+//! parent; the runner families never import each other. That the runners cannot
+//! name the dispatcher is Cargo's to keep (`switchboard-core` depends on
+//! `switchboard-runners`, and a crate cycle does not build).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[test]
-fn the_core_never_depends_on_tauri() {
+/// The crates `package` depends on to build (normal and build edges), one per line.
+fn dependency_tree(package: &str) -> String {
     let output = Command::new(env!("CARGO"))
-        .args(["tree", "-p", "switchboard-core", "--edges", "normal,build", "--prefix", "none", "--offline"])
+        .args(["tree", "-p", package, "--edges", "normal,build", "--prefix", "none", "--offline"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo tree runs");
     assert!(output.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&output.stderr));
-    let tree = String::from_utf8_lossy(&output.stdout);
+    let tree = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(tree.lines().count() > 20, "cargo tree printed too little to judge:\n{tree}");
-    let offenders: Vec<&str> = tree
-        .lines()
-        .filter(|line| ["tauri", "wry ", "tao ", "clap "].iter().any(|name| line.starts_with(name)))
-        .collect();
-    assert!(offenders.is_empty(), "switchboard-core depends on: {offenders:?}");
+    tree
+}
+
+fn depends_on<'a>(tree: &'a str, names: &[&str]) -> Vec<&'a str> {
+    tree.lines().filter(|line| names.iter().any(|name| line.starts_with(&format!("{name} ")))).collect()
+}
+
+#[test]
+fn the_engine_never_depends_on_tauri() {
+    for package in ["switchboard-base", "switchboard-runners", "switchboard-core"] {
+        let tree = dependency_tree(package);
+        let offenders = depends_on(&tree, &["tauri", "wry", "tao", "clap"]);
+        assert!(offenders.is_empty(), "{package} depends on: {offenders:?}");
+    }
+}
+
+#[test]
+fn the_floor_builds_without_a_network_client_or_process_handling_and_the_runners_without_the_dispatcher() {
+    let base = dependency_tree("switchboard-base");
+    let offenders = depends_on(&base, &["reqwest", "hyper", "rmcp", "nix", "switchboard-runners", "switchboard-core"]);
+    assert!(offenders.is_empty(), "switchboard-base depends on: {offenders:?}");
+    let runners = dependency_tree("switchboard-runners");
+    assert!(!depends_on(&runners, &["reqwest"]).is_empty(), "the tree of switchboard-runners is read: {runners}");
+    let offenders = depends_on(&runners, &["switchboard-core", "switchboard-mcp", "switchboard-otel"]);
+    assert!(offenders.is_empty(), "switchboard-runners depends on: {offenders:?}");
 }
 
 fn workspace_root() -> PathBuf {
@@ -67,15 +91,21 @@ fn every_rust_file_opens_with_its_purpose() {
     assert!(missing.is_empty(), "these files lack a `//!` header saying what they are for: {missing:?}");
 }
 
+/// The `src` folder of one of the workspace's crates.
+fn crate_source(name: &str) -> PathBuf {
+    workspace_root().join("crates").join(name).join("src")
+}
+
 #[test]
-fn no_core_source_file_is_over_500_lines() {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let long: Vec<(String, usize)> = rust_files(&source)
+fn no_engine_source_file_is_over_500_lines() {
+    let root = workspace_root();
+    let long: Vec<(String, usize)> = ["switchboard-base", "switchboard-runners", "switchboard-core"]
         .iter()
+        .flat_map(|name| rust_files(&crate_source(name)))
         .map(|path| {
             (
-                path.strip_prefix(&source).unwrap().display().to_string(),
-                std::fs::read_to_string(path).unwrap().lines().count(),
+                path.strip_prefix(&root).unwrap().display().to_string(),
+                std::fs::read_to_string(&path).unwrap().lines().count(),
             )
         })
         .filter(|(_, lines)| *lines > 500)
@@ -157,59 +187,75 @@ fn named_modules(module: &[String], text: &str) -> Vec<Vec<String>> {
     named
 }
 
-#[test]
-fn the_runner_families_import_the_contract_and_their_siblings_never_each_other_or_the_dispatcher() {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let family = |path: &[String]| match path {
-        [runner, family, ..] if runner == "runner" && (family == "cli" || family == "remote") => Some(family.clone()),
-        _ => None,
-    };
-    let above_the_runner = ["dispatch", "sessions", "setup", "tools", "skill"];
+/// Every import in the files of `source` that `offends(module, named)`, as
+/// `file: path`.
+fn offending_imports(source: &Path, offends: impl Fn(&[String], &[String]) -> bool) -> Vec<String> {
     let mut offences = Vec::new();
-    let mut families_seen = std::collections::BTreeSet::new();
-    for file in rust_files(&source) {
-        let module = module_path(&source, &file);
+    for file in rust_files(source) {
+        let module = module_path(source, &file);
         let text = std::fs::read_to_string(&file).unwrap();
-        let shown = file.strip_prefix(&source).unwrap().display().to_string();
         for named in named_modules(&module, &text) {
-            let top = named.first().map(String::as_str).unwrap_or("");
-            let offence = match module.first().map(String::as_str) {
-                // The runner room never reaches back up to what runs it.
-                Some("runner") if above_the_runner.contains(&top) => true,
-                // A family imports the contract, the runner's shared helpers and its
-                // own siblings; never the other family.
-                Some("runner") => {
-                    family(&module).is_some() && family(&named).is_some_and(|other| Some(other) != family(&module))
-                }
-                // The contract and the sources are the floor: config and events only.
-                Some("contract") => !["config", "event", "contract"].contains(&top),
-                Some("sources") => top != "sources",
-                // The dispatcher and the sessions know the contract and the cache, not the families.
-                Some("dispatch" | "sessions") => top == "runner" && named.get(1).map(String::as_str) != Some("cache"),
-                _ => false,
-            };
-            if offence {
-                offences.push(format!("{shown}: {}", named.join("::")));
+            if offends(&module, &named) {
+                offences.push(format!("{}: {}", file.strip_prefix(source).unwrap().display(), named.join("::")));
             }
         }
-        if let Some(name) = family(&module) {
-            families_seen.insert(name);
-        }
     }
+    offences
+}
+
+/// The runner family a module of `switchboard-runners` belongs to, if any.
+fn family(path: &[String]) -> Option<String> {
+    match path.first().map(String::as_str) {
+        Some(family @ ("cli" | "remote")) => Some(family.to_string()),
+        _ => None,
+    }
+}
+
+#[test]
+fn the_runner_families_import_the_contract_and_their_siblings_never_each_other() {
+    let source = crate_source("switchboard-runners");
+    let families_seen: std::collections::BTreeSet<String> =
+        rust_files(&source).iter().filter_map(|file| family(&module_path(&source, file))).collect();
     assert_eq!(families_seen.len(), 2, "the rule needs both families to judge: {families_seen:?}");
-    assert!(offences.is_empty(), "imports across the runner room's walls: {offences:?}");
+    // A family imports the contract, the runners' shared helpers and its own
+    // siblings; never the other family.
+    let offences = offending_imports(&source, |module, named| {
+        family(module).is_some() && family(named).is_some_and(|other| Some(other) != family(module))
+    });
+    assert!(offences.is_empty(), "imports across the runner families' walls: {offences:?}");
+}
+
+#[test]
+fn the_floor_and_the_dispatcher_keep_their_walls() {
+    // The contract and the sources are the floor of the floor: config and events only.
+    let offences = offending_imports(&crate_source("switchboard-base"), |module, named| {
+        let top = named.first().map(String::as_str).unwrap_or("");
+        match module.first().map(String::as_str) {
+            Some("contract") => !["config", "event", "contract"].contains(&top),
+            Some("sources") => top != "sources",
+            _ => false,
+        }
+    });
+    assert!(offences.is_empty(), "switchboard-base imports across its walls: {offences:?}");
+    // The dispatcher and the sessions know the contract and the cache, not the families.
+    let offences = offending_imports(&crate_source("switchboard-core"), |module, named| {
+        matches!(module.first().map(String::as_str), Some("dispatch" | "sessions"))
+            && named.first().map(String::as_str) == Some("runner")
+            && named.get(1).map(String::as_str) != Some("cache")
+    });
+    assert!(offences.is_empty(), "the dispatcher or the sessions name a runner family: {offences:?}");
 }
 
 #[test]
 fn the_family_rule_sees_a_crossing_import() {
     // The checker itself: a CLI file that names the remote family, through either
     // spelling, is caught; its own siblings and the contract are not.
-    let module: Vec<String> = ["runner", "cli", "claude"].map(String::from).to_vec();
-    let text = "use super::subprocess::X;\nuse crate::contract::Message;\nfn f() { super::super::remote::mcp::g(); crate::runner::remote::a2a::h(); }";
+    let module: Vec<String> = ["cli", "claude"].map(String::from).to_vec();
+    let text = "use super::subprocess::X;\nuse crate::contract::Message;\nfn f() { super::super::remote::mcp::g(); crate::remote::a2a::h(); }";
     let named = named_modules(&module, text);
     let joined: Vec<String> = named.iter().map(|path| path.join("::")).collect();
-    assert_eq!(
-        joined,
-        ["contract::Message", "runner::cli::subprocess::X", "runner::remote::a2a::h", "runner::remote::mcp::g"]
-    );
+    assert_eq!(joined, ["cli::subprocess::X", "contract::Message", "remote::a2a::h", "remote::mcp::g"]);
+    let crossing: Vec<&Vec<String>> =
+        named.iter().filter(|path| family(path).is_some_and(|other| Some(other) != family(&module))).collect();
+    assert_eq!(crossing.len(), 2, "both spellings of the crossing are caught: {crossing:?}");
 }

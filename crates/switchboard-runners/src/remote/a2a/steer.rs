@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use super::{A2aRunner, AgentCard};
 use crate::contract::{DeltaSink, ModelDelta, SteerInbox, SteerMessage};
-use crate::runner::truncate;
+use crate::truncate;
 
 /// How long the agent has to answer a message on its task.
 const ANSWER_WITHIN: Duration = Duration::from_secs(30);

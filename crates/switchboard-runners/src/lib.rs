@@ -1,17 +1,22 @@
-//! The runner room: how each agent's backend is called. The contract every runner
-//! keeps is one floor down (`crate::contract`); here are the HTTP model runner and
-//! the demo beside it, the two families (`cli`: agents run as a process; `remote`:
-//! MCP tools and A2A agents), the runner cache, the registry of what must not
-//! outlive a call, the redaction every runner is wrapped in, and the helpers the
-//! families share. A family imports the contract, these helpers and its own
-//! siblings, never the other family (tested in `tests/it/architecture_cases.rs`).
+//! The runners: how each agent's backend is called. The contract every runner
+//! keeps is in `switchboard-base` (`contract`); here are the HTTP model runners
+//! and the demo beside them, the two families (`cli`: agents run as a process;
+//! `remote`: MCP tools and A2A agents), the runner cache, the registry of what must
+//! not outlive a call, the redaction every runner is wrapped in, and the helpers
+//! the families share. This crate cannot name the dispatcher that runs it (Cargo
+//! keeps that wall: `switchboard-core` depends on it, never the other way); a
+//! family imports the contract, these helpers and its own siblings, never the
+//! other family (tested in `switchboard-core`'s `tests/it/architecture_cases.rs`).
+
+// The floor every runner stands on, under the names the runner files use.
+pub(crate) use switchboard_base::{config, contract, event, fence, keys, sources};
 
 pub mod anthropic;
 pub mod cache;
 pub mod cli;
 pub mod demo;
 pub mod environment;
-pub(crate) mod http;
+pub mod http;
 pub mod local;
 pub mod redact;
 pub mod registry;

@@ -41,9 +41,9 @@ use transport::{LineWatch, Oversized, Routes, Tapped};
 use crate::config::AgentConfig;
 use crate::contract::{DeltaSink, ModelReply, ModelRequest, Runner, RunnerError};
 use crate::event::{Steering, Usage};
-use crate::runner::http::{error_chain, Origins};
-use crate::runner::registry::{ProcessGroup, Registry};
-use crate::runner::{cut_note, max_output_bytes, redact, remote_connected, remote_latency, truncate, within};
+use crate::http::{error_chain, Origins};
+use crate::registry::{ProcessGroup, Registry};
+use crate::{cut_note, max_output_bytes, redact, remote_connected, remote_latency, truncate, within};
 
 /// How long a call may take when the agent sets no `timeout_secs`.
 const DEFAULT_TIMEOUT_SECS: u64 = 600;
@@ -204,8 +204,7 @@ impl McpRunner {
         let command_name = self.agent.command.clone().unwrap_or_default();
         // The same environment rules as any subprocess agent: a minimal base, its
         // key variable and its own `env`, nothing else of the app's.
-        let environment =
-            crate::runner::environment::of(&self.agent.name, self.agent.api_key_env.as_deref(), &self.agent.env)?;
+        let environment = crate::environment::of(&self.agent.name, self.agent.api_key_env.as_deref(), &self.agent.env)?;
         let mut command = tokio::process::Command::new(&command_name);
         command
             .args(&self.agent.args)

@@ -30,7 +30,7 @@ impl LogLines {
             let line: String = self.partial.drain(..=end).collect();
             let line = line.trim();
             if !line.is_empty() {
-                deltas.push(ModelDelta::Progress { message: crate::runner::truncate(line, 300), data: None });
+                deltas.push(ModelDelta::Progress { message: crate::truncate(line, 300), data: None });
             }
         }
         deltas
@@ -132,7 +132,7 @@ impl CappedOutput {
             self.text.push_str(&rest);
         }
         if self.dropped > 0 {
-            self.text.push_str(&crate::runner::cut_note(self.cap, Some(self.dropped)));
+            self.text.push_str(&crate::cut_note(self.cap, Some(self.dropped)));
         }
         self.text
     }

@@ -27,14 +27,14 @@ use crate::contract::{
     steer_arrived, DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, SteerInbox,
 };
 use crate::event::Steering;
-use crate::runner::registry::{ProcessGroup, Registry};
-use crate::runner::DEFAULT_MAX_OUTPUT_BYTES;
+use crate::registry::{ProcessGroup, Registry};
+use crate::DEFAULT_MAX_OUTPUT_BYTES;
 
 mod reading;
 
 use reading::{failure_words, read_capped, read_tail, tail_of, CappedOutput, LogLines, STDERR_TAIL};
 
-pub use crate::runner::registry::GRACE;
+pub use crate::registry::GRACE;
 
 /// Where the request goes in the arguments; appended after `--` when no argument holds it.
 pub const REQUEST_PLACEHOLDER: &str = "{request}";
@@ -156,7 +156,7 @@ impl SubprocessRunner {
     /// The agent's environment: the base variables the app has, its `api_key_env`
     /// variable, then its own `env` (`${NAME}` taken from the app's environment).
     pub fn environment(&self) -> Result<BTreeMap<String, String>, RunnerError> {
-        crate::runner::environment::of(&self.agent, self.api_key_env.as_deref(), &self.env)
+        crate::environment::of(&self.agent, self.api_key_env.as_deref(), &self.env)
     }
 
     /// Runs the program once with `prompt`, within the agent's timeout.
@@ -175,7 +175,7 @@ impl SubprocessRunner {
         on_delta: DeltaSink<'_>,
     ) -> Result<ModelReply, RunnerError> {
         let secs = self.timeout_secs;
-        crate::runner::within(secs, self.run(prompt, steers.filter(|_| self.conversation), on_delta)).await
+        crate::within(secs, self.run(prompt, steers.filter(|_| self.conversation), on_delta)).await
     }
 
     async fn run(

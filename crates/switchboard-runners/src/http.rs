@@ -17,13 +17,13 @@ const MAX_REDIRECTS: usize = 5;
 
 /// The origins an agent's requests may go to.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Origins {
+pub struct Origins {
     named: Vec<String>,
 }
 
 impl Origins {
     /// The agent's `url` and its `allowed_origins`.
-    pub(crate) fn of(agent: &AgentConfig) -> Origins {
+    pub fn of(agent: &AgentConfig) -> Origins {
         let named = agent.url.iter().chain(agent.allowed_origins.iter()).filter_map(|url| origin(url)).collect();
         Origins { named }
     }
@@ -49,7 +49,7 @@ impl Origins {
 
     /// A client that follows redirects only within these origins (at most
     /// `MAX_REDIRECTS`), refusing any other with an error naming both ends.
-    pub(crate) fn client(&self, builder: reqwest::ClientBuilder) -> Result<reqwest::Client, RunnerError> {
+    pub fn client(&self, builder: reqwest::ClientBuilder) -> Result<reqwest::Client, RunnerError> {
         let origins = self.clone();
         let policy = reqwest::redirect::Policy::custom(move |attempt| {
             let from = attempt.previous().last().map(origin_of).unwrap_or_default();
@@ -94,7 +94,7 @@ pub(crate) fn origin(url: &str) -> Option<String> {
 
 /// A response body read to at most `limit` bytes: `Err` with the limit when it is
 /// longer (the rest is never read).
-pub(crate) async fn body_within(mut response: reqwest::Response, limit: usize) -> Result<String, BodyError> {
+pub async fn body_within(mut response: reqwest::Response, limit: usize) -> Result<String, BodyError> {
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(|error| BodyError::Broken(error_chain(&error)))? {
         if body.len() + chunk.len() > limit {
@@ -120,7 +120,7 @@ pub(crate) async fn body_prefix(mut response: reqwest::Response, limit: usize) -
 }
 
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum BodyError {
+pub enum BodyError {
     #[error("the answer is over {limit} bytes (max_output_bytes)")]
     TooLarge { limit: usize },
     #[error("the answer broke off: {0}")]

@@ -12,7 +12,7 @@ use rmcp::ClientHandler;
 use super::transport::Routes;
 use crate::contract::{DeltaSink, ModelDelta};
 use crate::event::{CallEvent, EventKind};
-use crate::runner::truncate;
+use crate::truncate;
 
 /// The `_meta` key a Switchboard MCP server puts each event under.
 pub(super) const EVENT_META_KEY: &str = "switchboard/event";
@@ -56,7 +56,7 @@ pub(super) fn forward(
             while !text.is_char_boundary(cut) {
                 cut -= 1;
             }
-            let kept = format!("{}{}", &text[..cut], crate::runner::cut_note(limit, None));
+            let kept = format!("{}{}", &text[..cut], crate::cut_note(limit, None));
             streamed.push_str(&kept);
             on_delta(ModelDelta::Text(kept));
         }

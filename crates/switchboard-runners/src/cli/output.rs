@@ -157,7 +157,7 @@ pub fn smolagents_gave_up(log: &str) -> Option<String> {
     let steps_error = before.rfind("Error in ").map(|at| {
         let error = &before[at..];
         let end = error.find("\n[Step ").unwrap_or(error.len());
-        crate::runner::truncate(error[..end].trim(), 600)
+        crate::truncate(error[..end].trim(), 600)
     });
     let usage = Regex::new(r"Input tokens: ([\d,]+) \| Output tokens: ([\d,]+)")
         .expect("a valid pattern")

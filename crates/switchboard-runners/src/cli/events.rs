@@ -10,7 +10,7 @@ use super::output::ReadOutput;
 use crate::config::OutputFormat;
 use crate::contract::ModelDelta;
 use crate::event::Usage;
-use crate::runner::truncate;
+use crate::truncate;
 
 /// Reads one agent's JSON lines as they arrive.
 #[derive(Debug)]

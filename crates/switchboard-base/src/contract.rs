@@ -101,30 +101,30 @@ pub struct SteerQueue {
 }
 
 impl SteerQueue {
-    pub(crate) fn push(&self, message: SteerMessage) {
+    pub fn push(&self, message: SteerMessage) {
         self.messages.lock().unwrap().push(message);
         // A permit is kept when no one waits: a message is never missed.
         self.arrived.notify_one();
     }
 
     /// Every message waiting, oldest first; the queue is empty after.
-    pub(crate) fn take(&self) -> Vec<SteerMessage> {
+    pub fn take(&self) -> Vec<SteerMessage> {
         std::mem::take(&mut *self.messages.lock().unwrap())
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.messages.lock().unwrap().is_empty()
     }
 
     /// Returns once a message was sent since the last wait (at once if one was).
-    pub(crate) async fn arrived(&self) {
+    pub async fn arrived(&self) {
         self.arrived.notified().await;
     }
 }
 
 /// Returns when a message was sent into a call's inbox (never, for a call that
 /// has none). Cancel-safe: a message that comes meanwhile is not missed.
-pub(crate) async fn steer_arrived(inbox: Option<&SteerInbox>) {
+pub async fn steer_arrived(inbox: Option<&SteerInbox>) {
     match inbox {
         Some(inbox) => inbox.arrived().await,
         None => std::future::pending().await,

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::CancelOnDrop;
 use crate::contract::{DeltaSink, ModelDelta, RunnerError};
-use crate::runner::truncate;
+use crate::truncate;
 
 /// What the call has seen of the remote task.
 pub(super) struct Progress {
@@ -249,8 +249,8 @@ fn part_text(part: &Value) -> String {
 mod tests {
     use super::{part_text, Progress};
     use crate::contract::ModelDelta;
-    use crate::runner::registry::Registry;
-    use crate::runner::remote::a2a::{CancelOnDrop, Dialect};
+    use crate::registry::Registry;
+    use crate::remote::a2a::{CancelOnDrop, Dialect};
     use serde_json::json;
 
     #[test]

@@ -32,7 +32,7 @@ pub use telemetry::TelemetryConfig;
 pub use validate::{validate, Problem, Severity};
 
 /// The app's variable an agent's `env` value takes: `NAME` for `${NAME}`.
-pub(crate) fn env_reference(value: &str) -> Option<&str> {
+pub fn env_reference(value: &str) -> Option<&str> {
     value.strip_prefix("${").and_then(|rest| rest.strip_suffix('}'))
 }
 

@@ -33,11 +33,11 @@ use crate::contract::{
     steer_arrived, AnswerSlot, DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError,
 };
 use crate::event::Steering;
-use crate::runner::http::{body_prefix, body_within, error_chain, Origins, ERROR_BODY_BYTES};
-use crate::runner::registry::Registry;
-use crate::runner::sse::SseReader;
-use crate::runner::{max_output_bytes, redact, remote_connected, remote_latency, truncate, within};
+use crate::http::{body_prefix, body_within, error_chain, Origins, ERROR_BODY_BYTES};
+use crate::registry::Registry;
 use crate::sources::{random_nonce, NonceSource};
+use crate::sse::SseReader;
+use crate::{max_output_bytes, redact, remote_connected, remote_latency, truncate, within};
 
 pub use card::{parse_card, AgentCard, Dialect};
 

@@ -307,7 +307,7 @@ fn smolagents(agent: &AgentConfig) -> Invocation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::cli::output::OutputReader;
+    use crate::cli::output::OutputReader;
 
     #[test]
     fn a_request_is_never_one_of_aiders_commands() {

@@ -28,7 +28,7 @@ pub struct Problem {
 }
 
 impl Problem {
-    pub(crate) fn error(path: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn error(path: impl Into<String>, message: impl Into<String>) -> Self {
         Problem { severity: Severity::Error, path: path.into(), message: message.into() }
     }
     fn warning(path: impl Into<String>, message: impl Into<String>) -> Self {

@@ -27,7 +27,7 @@ use super::tool_tags::{TagFilter, TaggedCall};
 use crate::config::{tool_name, AgentConfig, OutputFormat, OutputRules, Provider, RequestVia};
 use crate::contract::{DeltaSink, Message, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
 use crate::event::Steering;
-use crate::runner::registry::Registry;
+use crate::registry::Registry;
 use crate::sources::{random_nonce, NonceSource};
 
 /// A session to resume, and the (tool-agent, result) pairs it is resumed with.
