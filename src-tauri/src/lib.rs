@@ -23,7 +23,7 @@ use tauri_plugin_store::StoreExt;
 use tauri_specta::Event;
 
 pub use error::{AppError, AppErrorKind};
-pub use mcp::{McpServerStatus, OutsideCall, OutsideUpdate};
+pub use mcp::{McpServerStatus, OutsideCall};
 pub use prefs::{Preferences, Theme};
 pub use state::{AppState, ConfigChanged, ConfigState, TelemetryStatus};
 

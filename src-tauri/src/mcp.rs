@@ -10,17 +10,18 @@
 //! are answered and it can be cancelled like any other turn (and exported as a
 //! trace like one, when trace export is on).
 
+use std::future::Future;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use switchboard_core::event::now_ms;
-use switchboard_core::sessions::{ChatSessions, OutsideTurn};
-use switchboard_core::{CallEvent, CallStatus, Dispatcher, ToolCallOutcome, TurnControl};
+use switchboard_core::sessions::{ChatSessions, OutsideTurn, Show, TurnPipeline, TurnUpdate};
+use switchboard_core::{CallEvent, Dispatcher, EventSink, ToolCallOutcome, TurnControl};
 use switchboard_mcp::http::{self, Endpoint, HttpOptions};
 use switchboard_mcp::{CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
-use switchboard_otel::{Telemetry, TurnRecorder};
 
 /// The session the calls of MCP clients are kept in.
 pub const SESSION_ID: &str = "mcp-calls";
@@ -29,33 +30,14 @@ const SESSION_TITLE: &str = "MCP calls";
 pub const DEFAULT_PORT: u16 = 8765;
 
 /// A call from an MCP client, as the window follows it: it started, one of its
-/// events, or it ended. One event name for all three keeps them in order.
+/// events, or it ended (the core's `TurnUpdate`, as every turn is shown; the window's
+/// own turns and re-runs come through their command's channel). One event name
+/// for all three keeps them in order.
 #[derive(Debug, Clone, Serialize, Deserialize, Type, tauri_specta::Event)]
 pub struct OutsideCall {
     pub session_id: String,
     pub turn_id: String,
-    pub update: OutsideUpdate,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, Type)]
-#[serde(tag = "phase", rename_all = "snake_case")]
-pub enum OutsideUpdate {
-    /// `line` says who asked which tool-agent what ("MCP client "claude-code"
-    /// (unverified name) → agent_x: …": any holder of the token may call, and its
-    /// name is only what it says).
-    Started {
-        line: String,
-        agent: String,
-    },
-    /// One event of the call's tree (already in the session's log).
-    Event {
-        event: Box<CallEvent>,
-    },
-    Finished {
-        status: CallStatus,
-        text: String,
-        answered_by: String,
-    },
+    pub update: TurnUpdate,
 }
 
 /// The built-in endpoint as settings show it.
@@ -199,13 +181,12 @@ pub struct Shared {
     pub emit: Emitter,
     pub dispatcher: Arc<Dispatcher>,
     pub sessions: Arc<ChatSessions>,
-    pub telemetry: Option<Arc<Telemetry>>,
 }
 
 /// Starts the endpoint on loopback `port` (0 picks a free one), behind `token`.
 pub async fn start(shared: Shared, port: u16, token: EndpointToken) -> Result<Running, String> {
-    let Shared { emit, dispatcher, sessions, telemetry } = shared;
-    let observer = Arc::new(WindowObserver { emit, sessions, telemetry, dispatcher: dispatcher.clone() });
+    let Shared { emit, dispatcher, sessions } = shared;
+    let observer = Arc::new(WindowObserver { emit, sessions, dispatcher: dispatcher.clone() });
     let options = ServerOptions {
         as_agent: None,
         approve: switchboard_core::ApprovalPolicy::Ask,
@@ -229,7 +210,6 @@ pub async fn start(shared: Shared, port: u16, token: EndpointToken) -> Result<Ru
 struct WindowObserver {
     emit: Emitter,
     sessions: Arc<ChatSessions>,
-    telemetry: Option<Arc<Telemetry>>,
     dispatcher: Arc<Dispatcher>,
 }
 
@@ -242,26 +222,25 @@ impl CallObserver for WindowObserver {
         // Any holder of the token may call; its name is only what it says.
         let client: String = call.client.chars().take(80).collect();
         let line = format!("MCP client {client:?} (unverified name) → {}: {}", call.tool, call.request);
-        let logged = self
-            .sessions
-            .ensure(SESSION_ID, SESSION_TITLE)
-            .and_then(|()| self.sessions.begin_outside_turn(&turn, &line, &call.agent, control));
-        if let Err(error) = logged {
-            tracing::warn!(%error, "an MCP call could not be logged");
-        }
-        let recorder = self
-            .telemetry
-            .as_ref()
-            .map(|telemetry| telemetry.turn(&self.dispatcher.config(), Some(turn.session_id.clone())));
-        let observed = WindowCall {
-            emit: self.emit.clone(),
-            sessions: self.sessions.clone(),
-            turn,
-            agent: call.agent.clone(),
-            recorder,
+        let (emit, session_id, turn_id) = (self.emit.clone(), turn.session_id.clone(), turn.turn_id.clone());
+        let show: Show = Arc::new(move |update: TurnUpdate| {
+            emit(OutsideCall { session_id: session_id.clone(), turn_id: turn_id.clone(), update })
+        });
+        // Logged, traced (when export is on), then shown, as every turn is; a call
+        // the log refused still answers its client, unseen in the window.
+        let pipeline = self.sessions.ensure(SESSION_ID, SESSION_TITLE).and_then(|()| {
+            let config = self.dispatcher.config();
+            self.sessions.begin_outside_turn(&config, &turn, (&line, &call.agent), control, show)
+        });
+        let pipeline = match pipeline {
+            Ok(pipeline) => Some(pipeline),
+            Err(error) => {
+                tracing::warn!(%error, "an MCP call could not be logged, so it is not shown");
+                None
+            }
         };
-        observed.emit(OutsideUpdate::Started { line, agent: call.agent.clone() });
-        Box::new(observed)
+        let sink = pipeline.as_ref().map(TurnPipeline::sink);
+        Box::new(WindowCall { sink, pipeline: Mutex::new(pipeline), agent: call.agent.clone() })
     }
 
     fn answers_approvals(&self) -> bool {
@@ -270,45 +249,26 @@ impl CallObserver for WindowObserver {
 }
 
 struct WindowCall {
-    emit: Emitter,
-    sessions: Arc<ChatSessions>,
-    turn: OutsideTurn,
+    sink: Option<EventSink>,
+    pipeline: Mutex<Option<TurnPipeline>>,
     agent: String,
-    recorder: Option<TurnRecorder>,
-}
-
-impl WindowCall {
-    fn emit(&self, update: OutsideUpdate) {
-        (self.emit)(OutsideCall {
-            session_id: self.turn.session_id.clone(),
-            turn_id: self.turn.turn_id.clone(),
-            update,
-        });
-    }
 }
 
 impl ObservedCall for WindowCall {
     fn event(&self, event: &CallEvent) {
-        if let Some(recorder) = &self.recorder {
-            recorder.record(event);
+        if let Some(sink) = &self.sink {
+            sink(event.clone());
         }
-        // Logged before it is shown, as a turn's events are: an event the log
-        // refused is not shown (the MCP client still gets the call's answer).
-        if let Err(error) = self.sessions.log_outside_event(&self.turn, event) {
-            tracing::warn!(%error, "an MCP call's event could not be logged, so it is not shown");
-            return;
-        }
-        self.emit(OutsideUpdate::Event { event: Box::new(event.clone()) });
     }
 
-    fn finished(&self, outcome: &ToolCallOutcome) {
-        if let Err(error) = self.sessions.end_outside_turn(&self.turn, outcome.status, &outcome.text, &self.agent) {
-            tracing::warn!(%error, "the end of an MCP call could not be logged");
-        }
-        self.emit(OutsideUpdate::Finished {
-            status: outcome.status,
-            text: outcome.text.clone(),
-            answered_by: self.agent.clone(),
-        });
+    fn finished(&self, outcome: &ToolCallOutcome) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        let pipeline = self.pipeline.lock().unwrap().take();
+        let (status, text, agent) = (outcome.status, outcome.text.clone(), self.agent.clone());
+        Box::pin(async move {
+            let Some(pipeline) = pipeline else { return };
+            if let Err(error) = pipeline.end(status, &text, &agent).await {
+                tracing::warn!(%error, "an MCP call's log could not be written");
+            }
+        })
     }
 }

@@ -108,6 +108,9 @@ impl AppState {
             Ok(telemetry) => (telemetry.map(Arc::new), None),
             Err(problem) => (None, Some(problem)),
         };
+        // Every turn (chat, re-run, MCP call) is traced through the sessions' pipeline.
+        sessions
+            .set_tracer(telemetry.clone().map(|telemetry| telemetry as Arc<dyn switchboard_core::sessions::Tracer>));
         Ok(AppState {
             live,
             sessions,
@@ -163,7 +166,6 @@ impl AppState {
             emit: self.emit_outside.clone(),
             dispatcher: self.live.dispatcher().clone(),
             sessions: self.sessions.clone(),
-            telemetry: self.telemetry.clone(),
         };
         let (token, made_now) = {
             let mut kept = self.mcp_token.lock().await;

@@ -18,10 +18,11 @@ export const commands = {
 	 */
 	listTools: (agent: string | null) => __TAURI_INVOKE<ResolvedTool[]>("list_tools", { agent }),
 	/**
-	 *  Runs one user turn in its session; every event of its call tree goes through
-	 *  `on_event`, after it is in the session's log.
+	 *  Runs one user turn in its session; its start, every event of its call tree and
+	 *  its end go through `on_update`, each after it is in the session's log (and the
+	 *  trace, when export is on).
 	 */
-	sendMessage: (request: SendRequest_Deserialize, onEvent: Channel<CallEvent_Deserialize>) => typedError<TurnOutcome_Serialize, AppError_Serialize>(__TAURI_INVOKE("send_message", { request, onEvent })),
+	sendMessage: (request: SendRequest_Deserialize, onUpdate: Channel<TurnUpdate_Deserialize>) => typedError<TurnOutcome_Serialize, AppError_Serialize>(__TAURI_INVOKE("send_message", { request, onUpdate })),
 	/**  Cancels a running turn; false when it is not running. */
 	cancelTurn: (turnId: string) => __TAURI_INVOKE<boolean>("cancel_turn", { turnId }),
 	/**  Cancels one call of a running turn with its subtree; its parent continues. */
@@ -44,11 +45,11 @@ export const commands = {
 	/**
 	 *  Runs one logged tool-agent call again (`of_call` of `of_turn`, with `request`
 	 *  or the logged one) as turn `turn_id` of its session, through the same caller's
-	 *  entries, limits and approvals. The window follows it as it follows an outside
-	 *  call (`OutsideCall` updates: the chat and the tree show it live, its approvals
+	 *  entries, limits and approvals. Its start, events and end come through
+	 *  `on_update` as a turn's do (the chat and the tree show it live, its approvals
 	 *  are answered there); the answer is both runs, to be set side by side.
 	 */
-	rerunCall: (sessionId: string, turnId: string, ofTurn: string, ofCall: string, request: string | null) => typedError<RerunOutcome_Serialize, AppError_Serialize>(__TAURI_INVOKE("rerun_call", { sessionId, turnId, ofTurn, ofCall, request })),
+	rerunCall: (sessionId: string, turnId: string, ofTurn: string, ofCall: string, request: string | null, onUpdate: Channel<TurnUpdate_Deserialize>) => typedError<RerunOutcome_Serialize, AppError_Serialize>(__TAURI_INVOKE("rerun_call", { sessionId, turnId, ofTurn, ofCall, request, onUpdate })),
 	/**  Starts a chat session. */
 	createSession: (title: string) => typedError<SessionSummary, AppError_Serialize>(__TAURI_INVOKE("create_session", { title })),
 	renameSession: (id: string, title: string) => typedError<null, AppError_Serialize>(__TAURI_INVOKE("rename_session", { id, title })),
@@ -1403,51 +1404,35 @@ export type OutputRules_Serialize = {
 
 /**
  *  A call from an MCP client, as the window follows it: it started, one of its
- *  events, or it ended. One event name for all three keeps them in order.
+ *  events, or it ended (the core's `TurnUpdate`, as every turn is shown; the window's
+ *  own turns and re-runs come through their command's channel). One event name
+ *  for all three keeps them in order.
  */
 export type OutsideCall = OutsideCall_Serialize | OutsideCall_Deserialize;
 
 /**
  *  A call from an MCP client, as the window follows it: it started, one of its
- *  events, or it ended. One event name for all three keeps them in order.
+ *  events, or it ended (the core's `TurnUpdate`, as every turn is shown; the window's
+ *  own turns and re-runs come through their command's channel). One event name
+ *  for all three keeps them in order.
  */
 export type OutsideCall_Deserialize = {
 	session_id: string,
 	turn_id: string,
-	update: OutsideUpdate_Deserialize,
+	update: TurnUpdate_Deserialize,
 };
 
 /**
  *  A call from an MCP client, as the window follows it: it started, one of its
- *  events, or it ended. One event name for all three keeps them in order.
+ *  events, or it ended (the core's `TurnUpdate`, as every turn is shown; the window's
+ *  own turns and re-runs come through their command's channel). One event name
+ *  for all three keeps them in order.
  */
 export type OutsideCall_Serialize = {
 	session_id: string,
 	turn_id: string,
-	update: OutsideUpdate_Serialize,
+	update: TurnUpdate_Serialize,
 };
-
-export type OutsideUpdate = OutsideUpdate_Serialize | OutsideUpdate_Deserialize;
-
-export type OutsideUpdate_Deserialize = 
-/**
- *  `line` says who asked which tool-agent what ("MCP client "claude-code"
- *  (unverified name) → agent_x: …": any holder of the token may call, and its
- *  name is only what it says).
- */
-{ phase: "started"; line: string; agent: string } | 
-/**  One event of the call's tree (already in the session's log). */
-{ phase: "event"; event: CallEvent_Deserialize } | { phase: "finished"; status: CallStatus; text: string; answered_by: string };
-
-export type OutsideUpdate_Serialize = 
-/**
- *  `line` says who asked which tool-agent what ("MCP client "claude-code"
- *  (unverified name) → agent_x: …": any holder of the token may call, and its
- *  name is only what it says).
- */
-{ phase: "started"; line: string; agent: string } | 
-/**  One event of the call's tree (already in the session's log). */
-{ phase: "event"; event: CallEvent_Serialize } | { phase: "finished"; status: CallStatus; text: string; answered_by: string };
 
 /**  The preferences; an absent field is one never set (or, in a change, one left as it is). */
 export type Preferences = Preferences_Serialize | Preferences_Deserialize;
@@ -2057,6 +2042,38 @@ export type TurnProcess = {
 	/**  When it started, in clock ticks since boot (`/proc/PID/stat`, field 22). */
 	started: number,
 };
+
+/**
+ *  What a shell is shown of a turn, in order: it started, each of its events (already
+ *  in the log and the trace), it ended (the end logged too).
+ */
+export type TurnUpdate = TurnUpdate_Serialize | TurnUpdate_Deserialize;
+
+/**
+ *  What a shell is shown of a turn, in order: it started, each of its events (already
+ *  in the log and the trace), it ended (the end logged too).
+ */
+export type TurnUpdate_Deserialize = 
+/**
+ *  `line` is the turn's message (for an MCP client's call, who asked which
+ *  tool-agent what); `agent` the agent asked, empty for the primary.
+ */
+{ phase: "started"; line: string; agent: string } | 
+/**  One event of the turn's call tree. */
+{ phase: "event"; event: CallEvent_Deserialize } | { phase: "finished"; status: CallStatus; text: string; answered_by: string };
+
+/**
+ *  What a shell is shown of a turn, in order: it started, each of its events (already
+ *  in the log and the trace), it ended (the end logged too).
+ */
+export type TurnUpdate_Serialize = 
+/**
+ *  `line` is the turn's message (for an MCP client's call, who asked which
+ *  tool-agent what); `agent` the agent asked, empty for the primary.
+ */
+{ phase: "started"; line: string; agent: string } | 
+/**  One event of the turn's call tree. */
+{ phase: "event"; event: CallEvent_Serialize } | { phase: "finished"; status: CallStatus; text: string; answered_by: string };
 
 /**  Token counts; `None` on the wire (null) where a provider did not report them. */
 export type Usage = {

@@ -1,7 +1,7 @@
 /**
  * The Rust side, mocked for browser tests: the commands answer with a demo config
  * (its commands in mock-config.ts),
- * `send_message` replays a recorded-style event stream through the real Channel
+ * `send_message` replays a recorded-style event stream (as `TurnUpdate`s) through the real Channel
  * machinery (runCallback with message indices), covering every node status, and an
  * MCP client's call (`window.__mcpCall`) is logged in the "MCP calls" session and
  * sent as `outside-call` events through the mocked event system, as the shell does.
@@ -202,7 +202,7 @@ const approvalOf = (turnId: string, callId = "") =>
  * made burst by burst, as they would arrive, so the mock's own work stays small.
  */
 async function replayBenchTurn(payload: Record<string, unknown>) {
-  const channel = payload.onEvent as { id: number };
+  const channel = payload.onUpdate as { id: number };
   const scale = Math.max(1, Number(new URLSearchParams(location.search).get("bench")) || 1);
   const callCount = 1_000 * scale;
   const deltaCount = 20_000 * scale;
@@ -255,7 +255,7 @@ async function replayBenchTurn(payload: Record<string, unknown>) {
   for (let start = 0; start < total; start += 60) {
     for (let index = start; index < Math.min(total, start + 60); index++) {
       const event = { seq: index + 1, ts_ms: Date.now(), ...eventAt(index) };
-      window.__TAURI_INTERNALS__.runCallback(channel.id, { message: event, index });
+      window.__TAURI_INTERNALS__.runCallback(channel.id, { message: { phase: "event", event }, index });
     }
     await new Promise((resolve) => setTimeout(resolve, 4));
   }
@@ -646,7 +646,7 @@ mockIPC(
           agent: request.agent,
           ts_ms: Date.now(),
         });
-        const channel = payload.onEvent as { id: number };
+        const channel = payload.onUpdate as { id: number };
         const steps = script(request.message);
         const hold = new URLSearchParams(location.search).has("hold");
         // With ?hold, the turn pauses just before the streaming researcher (c2) finishes.
@@ -664,7 +664,7 @@ mockIPC(
             ...kind,
           } as CallEvent;
           log(request.session_id, { type: "event", turn_id: request.turn_id, event });
-          window.__TAURI_INTERNALS__.runCallback(channel.id, { message: event, index: seq - 1 });
+          window.__TAURI_INTERNALS__.runCallback(channel.id, { message: { phase: "event", event }, index: seq - 1 });
         };
         // Approval requests in a row wait side by side; the turn goes on once all are answered.
         let answering: Array<Promise<void>> = [];

@@ -8,13 +8,11 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use switchboard_core::runner::ending_signal;
-use switchboard_core::sessions::{ChatSessions, SessionTurn};
+use switchboard_core::sessions::{ChatSessions, SessionTurn, Show, Tracer, TurnPipeline, TurnUpdate};
 use switchboard_core::{
     ApprovalDecision, ApprovalPolicy, CallEvent, CallStatus, Dispatcher, EventKind, Session, SteerRefusal, Steering,
     TurnControl, TurnRequest,
 };
-
-use switchboard_otel::Telemetry;
 
 use crate::sessions::find_or_create_session;
 use crate::terminal::printable;
@@ -40,6 +38,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
     let session = match &arguments.session {
         Some(name) => {
             let chats = Arc::new(ChatSessions::open(data_dir.join("sessions"))?);
+            chats.set_tracer(telemetry.clone().map(|telemetry| telemetry as Arc<dyn Tracer>));
             let id = find_or_create_session(&chats, name)?;
             Some((chats, id))
         }
@@ -57,7 +56,6 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
     let terminal = Arc::new(Terminal::new(handle.clone(), running.clone()));
     let printer = Arc::new(Mutex::new(Printer::new(arguments.events)));
     let sink_printer = printer.clone();
-    let conversation = session.as_ref().map(|(_, id)| id.clone());
     let prompts = terminal.clone();
     let print = move |event: CallEvent| {
         running.lock().unwrap().follow(&event);
@@ -70,7 +68,13 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
         }
         sink_printer.lock().unwrap().print(&event)
     };
-    let print = Telemetry::wrap(telemetry.as_ref(), &dispatcher.config(), conversation, print);
+    // Shown after it is logged (in a session) and traced: the turn's pipeline calls this.
+    let show: Show = Arc::new(move |update: TurnUpdate| {
+        if let TurnUpdate::Event { event } = update {
+            print(*event);
+        }
+    });
+    let tracer = telemetry.clone().map(|telemetry| telemetry as Arc<dyn Tracer>);
     if interactive {
         // Lines typed while the turn runs answer its prompts, or steer its calls.
         std::thread::spawn(move || terminal.read_lines());
@@ -90,11 +94,14 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
         match session {
             Some((chats, session_id)) => {
                 let turn = SessionTurn { session_id, turn_id, handoff_typed: agent.is_some(), agent, message };
-                chats.run_turn(&dispatcher, turn, policy, print).await
+                chats.run_turn(&dispatcher, turn, policy, show).await
             }
             None => {
+                let pipeline = TurnPipeline::unlogged(tracer.as_deref(), &dispatcher.config(), None, show);
                 let request = TurnRequest { agent, history: Vec::new(), message };
-                Ok(dispatcher.run_turn(request, Arc::new(print), control).await)
+                let outcome = dispatcher.run_turn(request, pipeline.sink(), control).await;
+                pipeline.end(outcome.status, &outcome.text, &outcome.answered_by).await?;
+                Ok(outcome)
             }
         }
     })?;

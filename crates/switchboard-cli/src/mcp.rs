@@ -2,17 +2,19 @@
 //! to MCP clients, on stdio or on a loopback streamable HTTP endpoint, following
 //! the config file as it changes (clients are told when their tool list did).
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::pin::Pin;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use switchboard_core::live::{ConfigChange, LiveConfig};
-use switchboard_core::Dispatcher;
-use switchboard_core::{CallEvent, ToolCallOutcome, TurnControl};
+use switchboard_core::sessions::{Show, TurnPipeline};
+use switchboard_core::{CallEvent, Dispatcher, EventSink, ToolCallOutcome, TurnControl};
 use switchboard_mcp::http::{self, HttpOptions};
 use switchboard_mcp::{CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
-use switchboard_otel::{Telemetry, TurnRecorder};
+use switchboard_otel::Telemetry;
 use tokio_util::sync::CancellationToken;
 
 use crate::{load, Failure, McpArgs};
@@ -51,7 +53,7 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
     let live = LiveConfig::from_loaded(path, &loaded);
     let dispatcher = live.dispatcher().clone();
     let keepalive = Some(std::time::Duration::from_secs(arguments.keepalive.max(1)));
-    let telemetry = crate::traces::start(&loaded.config).map(Arc::new);
+    let telemetry = crate::traces::start(&loaded.config);
     let observer = telemetry
         .clone()
         .map(|telemetry| Arc::new(Traced { telemetry, dispatcher: dispatcher.clone() }) as Arc<dyn CallObserver>);
@@ -109,7 +111,7 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
     // its SIGKILL before this program exits.
     runtime.shutdown_timeout(std::time::Duration::from_secs(3));
     exiting.runners().shutdown();
-    crate::traces::finish(telemetry.and_then(Arc::into_inner));
+    crate::traces::finish(telemetry);
     outcome.map(|()| ExitCode::SUCCESS)
 }
 
@@ -136,15 +138,19 @@ async fn serve_http(
     Ok(())
 }
 
-/// Each served call exported as a trace (when telemetry is on).
+/// Each served call exported as a trace (when telemetry is on), through the turn
+/// pipeline every turn goes through (no session log: `switchboard mcp` keeps none).
 struct Traced {
     telemetry: Arc<Telemetry>,
     dispatcher: Arc<Dispatcher>,
 }
 
 impl CallObserver for Traced {
-    fn started(&self, _call: &IncomingCall, _control: &TurnControl) -> Box<dyn ObservedCall> {
-        Box::new(TracedCall(self.telemetry.turn(&self.dispatcher.config(), None)))
+    fn started(&self, call: &IncomingCall, _control: &TurnControl) -> Box<dyn ObservedCall> {
+        let shown_nowhere: Show = Arc::new(|_| {});
+        let config = self.dispatcher.config();
+        let pipeline = TurnPipeline::unlogged(Some(self.telemetry.as_ref()), &config, None, shown_nowhere);
+        Box::new(TracedCall { sink: pipeline.sink(), pipeline: Mutex::new(Some(pipeline)), agent: call.agent.clone() })
     }
 
     fn answers_approvals(&self) -> bool {
@@ -152,12 +158,25 @@ impl CallObserver for Traced {
     }
 }
 
-struct TracedCall(TurnRecorder);
+struct TracedCall {
+    sink: EventSink,
+    pipeline: Mutex<Option<TurnPipeline>>,
+    agent: String,
+}
 
 impl ObservedCall for TracedCall {
     fn event(&self, event: &CallEvent) {
-        self.0.record(event);
+        (self.sink)(event.clone());
     }
 
-    fn finished(&self, _outcome: &ToolCallOutcome) {}
+    fn finished(&self, outcome: &ToolCallOutcome) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        let pipeline = self.pipeline.lock().unwrap().take();
+        let (status, text, agent) = (outcome.status, outcome.text.clone(), self.agent.clone());
+        Box::pin(async move {
+            if let Some(pipeline) = pipeline {
+                // No log to fail: the trace is complete once the pipeline ends.
+                let _ = pipeline.end(status, &text, &agent).await;
+            }
+        })
+    }
 }

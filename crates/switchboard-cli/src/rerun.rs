@@ -31,6 +31,9 @@ pub(crate) fn rerun(path: &Path, data_dir: &Path, arguments: RerunArgs) -> Resul
         .enable_all()
         .build()
         .map_err(|error| Failure { code: 1, message: format!("cannot start the runtime: {error}") })?;
+    // Traced like any turn when trace export is on (the pipeline records it).
+    let telemetry = crate::traces::start(&loaded.config);
+    chats.set_tracer(telemetry.clone().map(|telemetry| telemetry as Arc<dyn switchboard_core::sessions::Tracer>));
     let dispatcher = Dispatcher::new(loaded.config);
     let registry = dispatcher.runners().registry().clone();
     let policy = arguments.approve.unwrap_or(ApprovalPolicy::DenyAll);
@@ -52,9 +55,10 @@ pub(crate) fn rerun(path: &Path, data_dir: &Path, arguments: RerunArgs) -> Resul
                 stopping.cancel_turn(&turn_id);
             }
         });
-        chats.rerun_call(&dispatcher, rerun, policy, |_| {}, |_| {}).await
+        chats.rerun_call(&dispatcher, rerun, policy, Arc::new(|_| {})).await
     });
     registry.shutdown();
+    crate::traces::finish(telemetry);
     let outcome = outcome?;
     let signal = signalled.load(Ordering::SeqCst);
     if signal != 0 {

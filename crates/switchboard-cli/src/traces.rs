@@ -4,6 +4,8 @@
 //! stored session's turns after the fact. A failing exporter is a warning on
 //! stderr, never a failed turn.
 
+use std::sync::Arc;
+
 use std::process::ExitCode;
 
 use switchboard_core::config::Config;
@@ -13,9 +15,9 @@ use switchboard_otel::Telemetry;
 use crate::Failure;
 
 /// The exporter the config asks for, if any (a problem with it is a warning).
-pub(crate) fn start(config: &Config) -> Option<Telemetry> {
+pub(crate) fn start(config: &Config) -> Option<Arc<Telemetry>> {
     match Telemetry::from_config(config) {
-        Ok(telemetry) => telemetry,
+        Ok(telemetry) => telemetry.map(Arc::new),
         Err(message) => {
             eprintln!("switchboard: warning: traces are not exported: {message}");
             None
@@ -24,7 +26,7 @@ pub(crate) fn start(config: &Config) -> Option<Telemetry> {
 }
 
 /// Sends what is queued and says so when the collector could not take it.
-pub(crate) fn finish(telemetry: Option<Telemetry>) {
+pub(crate) fn finish(telemetry: Option<Arc<Telemetry>>) {
     if let Some(Err(message)) = telemetry.map(|telemetry| telemetry.finish()) {
         eprintln!("switchboard: warning: {message}");
     }

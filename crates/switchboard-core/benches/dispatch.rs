@@ -7,7 +7,11 @@
 //!     bare loop handing the same deltas to a closure;
 //! (c) memory per concurrent call with 100 calls in flight (counted, not assumed),
 //!     from the process RSS, beside 100 idle tasks that stay alive meanwhile (so
-//!     the dispatcher cannot reuse the baseline's freed memory).
+//!     the dispatcher cannot reuse the baseline's freed memory);
+//! (d) a turn of 8 parallel streaming delegates run in a chat session, its log on
+//!     (every event written by the turn's pipeline, in batches, off the async
+//!     workers) against the same turn with no log, and against each event written
+//!     under the turn's lock as it is emitted (how turns were logged before).
 //! Run: `make bench`.
 
 #[path = "support/loopback.rs"]
@@ -20,12 +24,16 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use switchboard_core::contract::{DeltaSink, ModelDelta, ModelReply, ModelRequest, Runner, RunnerError, ToolCall};
-use switchboard_core::{AgentConfig, AgentToolEntry, Config, Dispatcher, Provider, TurnControl, TurnRequest, Usage};
+use switchboard_core::{
+    AgentConfig, AgentToolEntry, CallEvent, Config, Dispatcher, Provider, TurnControl, TurnRequest, Usage,
+};
 use tokio::sync::Semaphore;
 
 const NESTED_ROUNDS: usize = 400;
 const DELTAS: usize = 200_000;
 const CONCURRENT: usize = 100;
+const LOGGED_DELEGATES: usize = 8;
+const LOGGED_DELTAS: usize = 25_000;
 
 fn http_agent(name: &str, base: &str) -> AgentConfig {
     let mut agent = AgentConfig::new(name, Provider::OpenAiCompatible);
@@ -334,9 +342,92 @@ impl Runner for ManyCalls {
     }
 }
 
+/// The turn of (d): `LOGGED_DELEGATES` children streaming `LOGGED_DELTAS` deltas each, in parallel.
+fn logged_turn_dispatcher() -> Dispatcher {
+    let dispatcher = Dispatcher::new(in_process_config(LOGGED_DELEGATES as u32));
+    dispatcher.runners().insert("parent", Arc::new(ManyCalls { calls: LOGGED_DELEGATES }));
+    let waiting = Arc::new(AtomicU64::new(0));
+    dispatcher
+        .runners()
+        .insert("child", Arc::new(Streamer { deltas: LOGGED_DELTAS, delegate: false, gate: None, waiting }));
+    dispatcher
+}
+
+async fn session_log_cost() {
+    use switchboard_core::sessions::{ChatSessions, SessionRecord, SessionStore, SessionTurn, Show};
+    let request = || TurnRequest { message: "go".into(), ..Default::default() };
+    let count = |events: &Arc<AtomicU64>| {
+        let seen = events.clone();
+        move |_: CallEvent| {
+            seen.fetch_add(1, Ordering::Relaxed);
+        }
+    };
+
+    // Baseline: the same turn, no log.
+    let events = Arc::new(AtomicU64::new(0));
+    let counting = count(&events);
+    let sink: switchboard_core::EventSink = Arc::new(counting);
+    let start = Instant::now();
+    logged_turn_dispatcher().run_turn(request(), sink, TurnControl::approving_all()).await;
+    let off = start.elapsed();
+    let total = events.load(Ordering::Relaxed);
+
+    // Each event written (one write(2)) under the turn's lock as it is emitted.
+    let folder = tempfile::tempdir().unwrap();
+    let store = Arc::new(SessionStore::open(folder.path().join("inline")).unwrap());
+    store.create("s", "inline", 0).unwrap();
+    let writing = store.clone();
+    let sink: switchboard_core::EventSink = Arc::new(move |event| {
+        writing.append("s", &SessionRecord::Event { turn_id: "t".into(), event }).unwrap();
+    });
+    let start = Instant::now();
+    logged_turn_dispatcher().run_turn(request(), sink, TurnControl::approving_all()).await;
+    let inline = start.elapsed();
+
+    // The session's turn pipeline: logged in batches by the turn's own thread, then shown.
+    let chats = ChatSessions::open(folder.path().join("piped")).unwrap();
+    let session = chats.create("piped").unwrap();
+    let shown = Arc::new(AtomicU64::new(0));
+    let seen = shown.clone();
+    let show: Show = Arc::new(move |_| {
+        seen.fetch_add(1, Ordering::Relaxed);
+    });
+    let turn = SessionTurn {
+        session_id: session.id.clone(),
+        turn_id: "t1".into(),
+        message: "go".into(),
+        ..Default::default()
+    };
+    let start = Instant::now();
+    chats.run_turn(&logged_turn_dispatcher(), turn, switchboard_core::ApprovalPolicy::ApproveAll, show).await.unwrap();
+    let piped = start.elapsed();
+    let logged = chats.turn_events(&session.id, "t1").unwrap().len() as u64;
+    assert_eq!(logged, total, "every event of the turn is in the log");
+    assert!(shown.load(Ordering::Relaxed) >= total, "every event was shown");
+
+    let rate = |elapsed: Duration| total as f64 / elapsed.as_secs_f64();
+    println!(
+        "(d) a turn of {LOGGED_DELEGATES} parallel delegates streaming {LOGGED_DELTAS} deltas each ({total} events):"
+    );
+    println!("    no session log                 {:>12.0} events/s  {:>8.1} ms", rate(off), off.as_secs_f64() * 1e3);
+    println!(
+        "    each event written under lock  {:>12.0} events/s  {:>8.1} ms  ({:.2}x the time with no log)",
+        rate(inline),
+        inline.as_secs_f64() * 1e3,
+        inline.as_secs_f64() / off.as_secs_f64()
+    );
+    println!(
+        "    the turn pipeline (batched)    {:>12.0} events/s  {:>8.1} ms  ({:.2}x the time with no log)",
+        rate(piped),
+        piped.as_secs_f64() * 1e3,
+        piped.as_secs_f64() / off.as_secs_f64()
+    );
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     nested_overhead().await;
     relay_throughput().await;
     memory_per_call().await;
+    session_log_cost().await;
 }

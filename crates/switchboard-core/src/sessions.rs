@@ -1,14 +1,17 @@
 //! Chat sessions: `store.rs` keeps each session's log on disk (every event of every
-//! turn, append-only); `chat.rs` runs a turn *in* a session (the log written as the
-//! turn streams, the history and "approve always" answers read back from it) and
-//! steers running turns by id; `markdown.rs` writes a session as Markdown for a
+//! turn, append-only); `chat.rs` runs a turn *in* a session (the history and
+//! "approve always" answers read back from its log) and steers running turns by
+//! id; `pipeline.rs` is every turn's one way out (logged, then traced, then shown,
+//! off the async workers, in batches); `markdown.rs` writes a session as Markdown for a
 //! person to keep; `report.rs` reads every log into the delegation report. The app and `switchboard
 //! ask --session` run their turns through `ChatSessions`, and the app's MCP endpoint
-//! logs its calls there as outside turns; `switchboard mcp` keeps no session.
+//! logs its calls there as outside turns; `switchboard mcp` and `ask` without a
+//! session keep no log, and trace and show through an unlogged `TurnPipeline`.
 
 mod chat;
 pub mod interrupted;
 pub mod markdown;
+pub mod pipeline;
 pub mod report;
 pub mod rerun;
 mod store;
@@ -16,8 +19,9 @@ mod store;
 mod test_records;
 
 pub use chat::{
-    default_data_dir, ChatSessions, OutsideTurn, Rerun, RerunBegun, RerunOutcome, SessionTurn, DATA_DIR_ENV, NOTE_BYTES,
+    default_data_dir, ChatSessions, OutsideTurn, Rerun, RerunOutcome, SessionTurn, DATA_DIR_ENV, NOTE_BYTES,
 };
+pub use pipeline::{Show, Tracer, TurnPipeline, TurnTrace, TurnUpdate};
 pub use store::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
 
 /// A new turn id: `{prefix}{now_ms}-{12 random hex digits}`, time-ordered and unique

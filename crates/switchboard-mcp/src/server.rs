@@ -59,8 +59,9 @@ pub trait CallObserver: Send + Sync {
 pub trait ObservedCall: Send + Sync {
     /// Each event, in order (called under the turn's event lock: be quick).
     fn event(&self, event: &CallEvent);
-    /// The call ended.
-    fn finished(&self, outcome: &ToolCallOutcome);
+    /// The call ended; the client is answered once what is returned is done (the
+    /// call's log and trace complete).
+    fn finished(&self, outcome: &ToolCallOutcome) -> futures::future::BoxFuture<'static, ()>;
 }
 
 /// What the server needs besides the dispatcher.
@@ -245,7 +246,7 @@ impl McpServer {
         done.cancel();
         let report = relay_task.await.unwrap_or_default();
         if let Some(observed) = &observed {
-            observed.finished(&outcome);
+            observed.finished(&outcome).await;
         }
         let hint = report.unanswered.then(|| {
             format!(

@@ -1,6 +1,7 @@
 //! Switchboard's call trees as OpenTelemetry traces: one more consumer of the
-//! ordered event stream (beside the UI, the CLI and the session log). A turn's
-//! events are recorded as they pass (a push onto a list); when the turn ends its
+//! ordered event stream (beside the UI, the CLI and the session log). `Telemetry`
+//! is the core's `Tracer`: a turn's pipeline records each event after it is logged
+//! and before it is shown (a push onto a list, on the turn's own thread); when the turn ends its
 //! spans are built (`spans.rs`) and handed to the SDK's batch processor, which
 //! exports them over OTLP/HTTP from its own thread, off the turn's path. A failed
 //! export is kept as the exporter's health (a warning to show), never a turn error.
@@ -102,27 +103,6 @@ impl Telemetry {
         }
     }
 
-    /// `sink` with each event also recorded into a trace of this turn (of
-    /// `conversation`, on `config`'s agents) when `telemetry` is on; `sink` as it is
-    /// when it is off. What every shell wraps its event sink with.
-    pub fn wrap<S>(
-        telemetry: Option<&Telemetry>,
-        config: &Config,
-        conversation: Option<String>,
-        sink: S,
-    ) -> impl Fn(CallEvent) + Send + Sync + 'static
-    where
-        S: Fn(CallEvent) + Send + Sync + 'static,
-    {
-        let recorder = telemetry.map(|telemetry| telemetry.turn(config, conversation));
-        move |event: CallEvent| {
-            if let Some(recorder) = &recorder {
-                recorder.record(&event);
-            }
-            sink(event)
-        }
-    }
-
     /// Exports the spans of a turn already recorded (a stored session's turns).
     pub fn export_events(&self, config: &Config, conversation: Option<String>, events: &[CallEvent]) -> usize {
         export_turn(&self.tracer, events, &TurnContext::new(config, conversation, self.include_content))
@@ -217,5 +197,18 @@ impl<E: SpanExporter> SpanExporter for Reporting<E> {
 
     fn set_resource(&mut self, resource: &Resource) {
         self.inner.set_resource(resource);
+    }
+}
+
+/// The core's turn pipeline traces through this: one recorder per turn.
+impl switchboard_core::sessions::Tracer for Telemetry {
+    fn turn(&self, config: &Config, conversation: Option<&str>) -> Box<dyn switchboard_core::sessions::TurnTrace> {
+        Box::new(Telemetry::turn(self, config, conversation.map(str::to_string)))
+    }
+}
+
+impl switchboard_core::sessions::TurnTrace for TurnRecorder {
+    fn record(&self, event: &CallEvent) {
+        TurnRecorder::record(self, event);
     }
 }

@@ -3,17 +3,17 @@
 //! running turn (cancel it or a call, answer an approval or a remote agent's
 //! question). Turns, approvals and exports are `ChatSessions`' work.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use switchboard_core::sessions::report::{day_start_ms, DelegationReport, ReportRange};
-use switchboard_core::sessions::{Rerun, RerunBegun, RerunOutcome, SessionLog, SessionSummary, SessionTurn};
-use switchboard_core::{ApprovalDecision, ApprovalPolicy, CallEvent, SteerRefusal, TurnOutcome};
-use switchboard_otel::Telemetry;
+use switchboard_core::sessions::{Rerun, RerunOutcome, SessionLog, SessionSummary, SessionTurn, Show, TurnUpdate};
+use switchboard_core::{ApprovalDecision, ApprovalPolicy, SteerRefusal, TurnOutcome};
 use tauri::ipc::Channel;
 use tauri::State;
 
 use crate::error::{AppError, AppErrorKind};
-use crate::mcp::{OutsideCall, OutsideUpdate};
 use crate::state::AppState;
 
 /// A user turn as the chat sends it; the history comes from the session's log.
@@ -32,14 +32,15 @@ pub struct SendRequest {
     pub message: String,
 }
 
-/// Runs one user turn in its session; every event of its call tree goes through
-/// `on_event`, after it is in the session's log.
+/// Runs one user turn in its session; its start, every event of its call tree and
+/// its end go through `on_update`, each after it is in the session's log (and the
+/// trace, when export is on).
 #[tauri::command]
 #[specta::specta]
 pub(crate) async fn send_message(
     state: State<'_, AppState>,
     request: SendRequest,
-    on_event: Channel<CallEvent>,
+    on_update: Channel<TurnUpdate>,
 ) -> Result<TurnOutcome, AppError> {
     let turn = SessionTurn {
         session_id: request.session_id,
@@ -48,10 +49,8 @@ pub(crate) async fn send_message(
         handoff_typed: request.handoff_typed,
         message: request.message,
     };
-    let dispatcher = state.live.dispatcher();
-    let show = move |event: CallEvent| drop(on_event.send(event));
-    let show = Telemetry::wrap(state.telemetry.as_deref(), &dispatcher.config(), Some(turn.session_id.clone()), show);
-    Ok(state.sessions.run_turn(dispatcher, turn, ApprovalPolicy::Ask, show).await?)
+    let show: Show = Arc::new(move |update: TurnUpdate| drop(on_update.send(update)));
+    Ok(state.sessions.run_turn(state.live.dispatcher(), turn, ApprovalPolicy::Ask, show).await?)
 }
 
 /// The chat sessions, most recently used first.
@@ -90,8 +89,8 @@ pub(crate) async fn delegation_report(
 
 /// Runs one logged tool-agent call again (`of_call` of `of_turn`, with `request`
 /// or the logged one) as turn `turn_id` of its session, through the same caller's
-/// entries, limits and approvals. The window follows it as it follows an outside
-/// call (`OutsideCall` updates: the chat and the tree show it live, its approvals
+/// entries, limits and approvals. Its start, events and end come through
+/// `on_update` as a turn's do (the chat and the tree show it live, its approvals
 /// are answered there); the answer is both runs, to be set side by side.
 #[tauri::command]
 #[specta::specta]
@@ -102,44 +101,11 @@ pub(crate) async fn rerun_call(
     of_turn: String,
     of_call: String,
     request: Option<String>,
+    on_update: Channel<TurnUpdate>,
 ) -> Result<RerunOutcome, AppError> {
-    let emit = state.emit_outside.clone();
-    let update =
-        |update: OutsideUpdate| OutsideCall { session_id: session_id.clone(), turn_id: turn_id.clone(), update };
-    // Once the core has read the call back and logged the turn, the window shows it.
-    let mut begun: Option<String> = None;
-    let on_begin = |started: &RerunBegun| {
-        begun = Some(started.agent.clone());
-        emit(update(OutsideUpdate::Started { line: started.line.clone(), agent: started.agent.clone() }));
-    };
-    let (events, of_events) = (emit.clone(), (session_id.clone(), turn_id.clone()));
-    let show = move |event: CallEvent| {
-        events(OutsideCall {
-            session_id: of_events.0.clone(),
-            turn_id: of_events.1.clone(),
-            update: OutsideUpdate::Event { event: Box::new(event) },
-        })
-    };
-    let dispatcher = state.live.dispatcher();
-    let show = Telemetry::wrap(state.telemetry.as_deref(), &dispatcher.config(), Some(session_id.clone()), show);
-    let rerun = Rerun {
-        session_id: session_id.clone(),
-        turn_id: turn_id.clone(),
-        of_turn: Some(of_turn),
-        of_call,
-        request,
-        context: None,
-    };
-    let outcome = state.sessions.rerun_call(dispatcher, rerun, ApprovalPolicy::Ask, on_begin, show).await;
-    // A call that could not be read back never began: nothing to finish.
-    if let Some(agent) = begun {
-        let (status, text) = match &outcome {
-            Ok(outcome) => (outcome.rerun.status, outcome.rerun.text.clone()),
-            Err(error) => (switchboard_core::CallStatus::Error, error.to_string()),
-        };
-        emit(update(OutsideUpdate::Finished { status, text, answered_by: agent }));
-    }
-    Ok(outcome?)
+    let show: Show = Arc::new(move |update: TurnUpdate| drop(on_update.send(update)));
+    let rerun = Rerun { session_id, turn_id, of_turn: Some(of_turn), of_call, request, context: None };
+    Ok(state.sessions.rerun_call(state.live.dispatcher(), rerun, ApprovalPolicy::Ask, show).await?)
 }
 
 /// Starts a chat session.

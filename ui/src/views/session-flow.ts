@@ -2,13 +2,16 @@
  * What the window does across domains when the user acts on a session or a turn:
  * opening a session replays its log into the chat and the call trees, a new chat
  * empties both, a message streams its calls into the tree store, and taking a turn
- * back drops its tree; an MCP client's call streams into the chat and the tree
- * when its session is open, and is a note on the session's row when it is not (and,
- * while it waits for the user, one of the waiting calls the window counts); a clicked
+ * back drops its tree; a turn the chat did not send (an MCP client's call, heard as
+ * an `outside-call` event, or a re-run the user started, through its command's
+ * channel: the same `TurnUpdate`s, keyed by turn) streams into the chat and the
+ * tree when its session is open, and is a note on the session's row when it is not
+ * (and, while it waits for the user, one of the waiting calls the window counts); a clicked
  * notification shows its call. The stores stay unaware of each other; this module is
  * the one place that moves them together.
  */
 import { events, type OutsideCall_Serialize as OutsideCall } from "../bindings";
+import { reruns } from "../lib/tree/rerun.svelte";
 import { chatAgents } from "../lib/chat/chat-agents.svelte";
 import { chatStore, type TurnSink } from "../lib/chat/state.svelte";
 import { configStore } from "../lib/config/state.svelte";
@@ -79,13 +82,17 @@ export async function openSession(id: string): Promise<void> {
   }
 }
 
-/** Follows the calls MCP clients make, for as long as the window lives; call once, at start. */
+/**
+ * Follows the turns the chat does not send, for as long as the window lives: the
+ * calls MCP clients make and the re-runs the user starts. Call once, at start.
+ */
 export async function followOutsideCalls(): Promise<() => void> {
-  return events.outsideCall.listen(({ payload }) => showOutsideCall(payload));
+  reruns.follow = (sessionId, turnId, update) => followTurn({ session_id: sessionId, turn_id: turnId, update });
+  return events.outsideCall.listen(({ payload }) => followTurn(payload));
 }
 
-/** One update of an outside call: into the chat and the tree if its session is open, else a note on its row. */
-function showOutsideCall(outside: OutsideCall): void {
+/** One update of a turn the chat did not send: into the chat and the tree if its session is open, else a note on its row. */
+function followTurn(outside: OutsideCall): void {
   const turnId = outside.turn_id;
   const call = hearCall(heardCalls, outside, Date.now());
   const isOpen = sessionStore.currentId === outside.session_id;

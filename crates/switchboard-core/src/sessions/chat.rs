@@ -1,8 +1,10 @@
 //! Turns run in a chat session: the user's message, every event of the call tree as
-//! it streams (logged before the shell shows it) and the turn's end go into the
-//! session's log; the history and the "approve always" answers come back from it,
-//! after a restart too. Running turns are steered by their id (cancel the turn or
-//! a call, answer an approval), whichever shell started them.
+//! it streams and the turn's end go into the session's log, then into the trace,
+//! then to the shell (`pipeline.rs`, the one way out of every kind of turn: a chat
+//! turn, a re-run, an MCP client's call); the history and the "approve always"
+//! answers come back from the log, after a restart too. Running turns are steered
+//! by their id (cancel the turn or a call, answer an approval), whichever shell
+//! started them.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -12,9 +14,14 @@ pub const NOTE_BYTES: usize = 16 * 1024;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::pipeline::{LogTarget, Show, Tracer, TurnPipeline};
 use super::store::{SessionError, SessionLog, SessionRecord, SessionStore, SessionSummary};
+use crate::config::Config;
 use crate::dispatch::{ApprovalPolicy, Dispatcher, Session, SteerRefusal, TurnControl, TurnOutcome, TurnRequest};
 use crate::event::{now_ms, ApprovalDecision, CallEvent};
+
+/// The turns running now, by turn id, with what steers each.
+type Running = Arc<Mutex<HashMap<String, TurnControl>>>;
 
 /// Names a folder for session logs other than the platform's data folder.
 pub const DATA_DIR_ENV: &str = "SWITCHBOARD_DATA_DIR";
@@ -63,14 +70,6 @@ pub struct RerunOutcome {
     pub rerun: super::rerun::CallSummary,
 }
 
-/// A re-run that has begun: logged as a turn, before its call runs; what a shell
-/// shows first (the turn's line, the agent that answers it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RerunBegun {
-    pub line: String,
-    pub agent: String,
-}
-
 /// A call made from outside the chat (an MCP client's tool call), kept as a turn
 /// of a session so a window shows it like any other turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,8 +84,16 @@ pub struct OutsideTurn {
 pub struct ChatSessions {
     store: Arc<SessionStore>,
     live: Mutex<HashMap<String, Session>>,
-    running: Mutex<HashMap<String, TurnControl>>,
+    running: Running,
     next_id: AtomicU64,
+    /// Trace export, when it is on: every turn is traced after it is logged.
+    tracer: Mutex<Option<Arc<dyn Tracer>>>,
+}
+
+impl std::fmt::Debug for dyn Tracer {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("Tracer")
+    }
 }
 
 impl ChatSessions {
@@ -95,9 +102,15 @@ impl ChatSessions {
         Ok(ChatSessions {
             store: Arc::new(SessionStore::open(folder)?),
             live: Mutex::new(HashMap::new()),
-            running: Mutex::new(HashMap::new()),
+            running: Running::default(),
             next_id: AtomicU64::new(1),
+            tracer: Mutex::new(None),
         })
+    }
+
+    /// Traces every turn from now on with `tracer` (none: trace export is off).
+    pub fn set_tracer(&self, tracer: Option<Arc<dyn Tracer>>) {
+        *self.tracer.lock().unwrap() = tracer;
     }
 
     pub fn list(&self) -> Result<Vec<SessionSummary>, SessionError> {
@@ -117,15 +130,15 @@ impl ChatSessions {
     /// Runs one logged tool-agent call again as a new turn of its session, marked
     /// as a re-run of it (never history): the same caller's entries, limits and
     /// approvals apply (through `Dispatcher::run_tool_call`), with the logged
-    /// request and context unless edited ones are given. Every event is logged
-    /// before `on_event` sees it. Returns both calls, summed up alike.
+    /// request and context unless edited ones are given. The turn is logged, traced
+    /// and shown as any turn is (its start line says what runs again). Returns both
+    /// calls, summed up alike.
     pub async fn rerun_call(
         &self,
         dispatcher: &Dispatcher,
         rerun: Rerun,
         policy: ApprovalPolicy,
-        on_begin: impl FnOnce(&RerunBegun),
-        on_event: impl Fn(CallEvent) + Send + Sync + 'static,
+        show: Show,
     ) -> Result<RerunOutcome, SessionError> {
         let log = self.store.load(&rerun.session_id)?;
         let no_call = || SessionError::NoCall {
@@ -139,31 +152,24 @@ impl ChatSessions {
         let context = rerun.context.clone().or_else(|| original.context.clone());
         let control = TurnControl::new(policy, self.engine_session(&rerun.session_id)?);
         let line = super::rerun::rerun_line(&original.summary, &request);
-        self.begin(&rerun.session_id, &rerun.turn_id, &line, (Some(agent.clone()), Some(false)), &control)?;
-        on_begin(&RerunBegun { line, agent: agent.clone() });
-        self.store.append(
-            &rerun.session_id,
-            &SessionRecord::Rerun {
-                turn_id: rerun.turn_id.clone(),
-                of_turn: original.summary.turn_id.clone(),
-                of_call: original.summary.call_id.clone(),
-            },
-        )?;
-        let (store, session_id, turn_id) = (self.store.clone(), rerun.session_id.clone(), rerun.turn_id.clone());
+        let start = TurnStart {
+            session_id: &rerun.session_id,
+            turn_id: &rerun.turn_id,
+            line: &line,
+            agent: Some(agent.clone()),
+            handoff: Some(false),
+        };
+        let mark = SessionRecord::Rerun {
+            turn_id: rerun.turn_id.clone(),
+            of_turn: original.summary.turn_id.clone(),
+            of_call: original.summary.call_id.clone(),
+        };
+        let pipeline = self.open_turn(&dispatcher.config(), start, Some(mark), &control, show)?;
         let first_call: Arc<Mutex<Option<String>>> = Arc::default();
-        let (seen, log_failure): (_, Arc<Mutex<Option<SessionError>>>) = (first_call.clone(), Arc::default());
-        let (failure, stopping) = (log_failure.clone(), control.clone());
-        let sink = Arc::new(move |event: CallEvent| {
-            if let Err(error) = append_event(&store, &session_id, &turn_id, &event) {
-                let mut failure = failure.lock().unwrap();
-                if failure.is_none() {
-                    *failure = Some(error);
-                    stopping.cancel_turn();
-                }
-                return;
-            }
+        let (seen, inner) = (first_call.clone(), pipeline.sink());
+        let sink: crate::event::EventSink = Arc::new(move |event: CallEvent| {
             seen.lock().unwrap().get_or_insert_with(|| event.call_id.clone());
-            on_event(event);
+            inner(event);
         });
         let request = crate::ToolCallRequest {
             caller: original.caller.clone(),
@@ -173,11 +179,7 @@ impl ChatSessions {
             limits: None,
         };
         let outcome = dispatcher.run_tool_call(request, sink, control).await;
-        let ended = self.end(&rerun.session_id, &rerun.turn_id, outcome.status, &outcome.text, &agent);
-        if let Some(error) = log_failure.lock().unwrap().take() {
-            return Err(error);
-        }
-        ended?;
+        pipeline.end(outcome.status, &outcome.text, &agent).await?;
         let call_id = first_call.lock().unwrap().clone().ok_or_else(no_call)?;
         let log = self.store.load(&rerun.session_id)?;
         let again = super::rerun::logged_call(&log, Some(&rerun.turn_id), &call_id).ok_or_else(no_call)?;
@@ -262,88 +264,64 @@ impl ChatSessions {
         Ok(self.live.lock().unwrap().entry(id.to_string()).or_insert(session).clone())
     }
 
-    /// Runs one turn in its session: logs the user's message, then every event
-    /// (each appended to the log before `on_event` sees it), then the turn's end.
+    /// Runs one turn in its session: logs the user's message, then every event and
+    /// the turn's end, each traced and shown after it is logged (`TurnPipeline`).
     /// The history is the session's, from its log. Approvals are answered by
     /// `policy`, or through `resolve_approval` while the turn runs. Returns how the
-    /// turn ended; the details came through the events.
+    /// turn ended; the details came through the updates.
     pub async fn run_turn(
         &self,
         dispatcher: &Dispatcher,
         turn: SessionTurn,
         policy: ApprovalPolicy,
-        on_event: impl Fn(CallEvent) + Send + Sync + 'static,
+        show: Show,
     ) -> Result<TurnOutcome, SessionError> {
         let history = self.store.conversation(&turn.session_id)?.history();
         let control = TurnControl::new(policy, self.engine_session(&turn.session_id)?);
-        let handoff = turn.agent.as_ref().map(|_| turn.handoff_typed);
-        self.begin(&turn.session_id, &turn.turn_id, &turn.message, (turn.agent.clone(), handoff), &control)?;
-        let (store, session_id, turn_id) = (self.store.clone(), turn.session_id.clone(), turn.turn_id.clone());
-        let log_failure: Arc<Mutex<Option<SessionError>>> = Arc::default();
-        let (failure, stopping) = (log_failure.clone(), control.clone());
-        let sink = Arc::new(move |event: CallEvent| {
-            // Logged before it is shown: what the window saw, a restart sees. An
-            // event that cannot be logged is not shown, and the turn is stopped.
-            if let Err(error) = append_event(&store, &session_id, &turn_id, &event) {
-                let mut failure = failure.lock().unwrap();
-                if failure.is_none() {
-                    tracing::warn!(%error, "the session log cannot be written: the turn is stopped");
-                    *failure = Some(error);
-                    stopping.cancel_turn();
-                }
-                return;
-            }
-            on_event(event);
-        });
+        let start = TurnStart {
+            session_id: &turn.session_id,
+            turn_id: &turn.turn_id,
+            line: &turn.message,
+            agent: turn.agent.clone(),
+            handoff: turn.agent.as_ref().map(|_| turn.handoff_typed),
+        };
+        let pipeline = self.open_turn(&dispatcher.config(), start, None, &control, show)?;
         let request = TurnRequest { agent: turn.agent.clone(), history, message: turn.message.clone() };
-        let outcome = dispatcher.run_turn(request, sink, control).await;
-        let ended = self.end(&turn.session_id, &turn.turn_id, outcome.status, &outcome.text, &outcome.answered_by);
-        if let Some(error) = log_failure.lock().unwrap().take() {
-            return Err(error);
-        }
-        ended?;
+        let outcome = dispatcher.run_turn(request, pipeline.sink(), control).await;
+        pipeline.end(outcome.status, &outcome.text, &outcome.answered_by).await?;
         Ok(outcome)
     }
 
-    /// A turn starts: its user message is logged, and it can be steered by its id.
-    fn begin(
+    /// A turn starts: its user message (and `mark`, a re-run's) is logged, it can
+    /// be steered by its id until it ends, and its pipeline shows its start.
+    fn open_turn(
         &self,
-        session_id: &str,
-        turn_id: &str,
-        text: &str,
-        (agent, handoff): (Option<String>, Option<bool>),
+        config: &Config,
+        start: TurnStart<'_>,
+        mark: Option<SessionRecord>,
         control: &TurnControl,
-    ) -> Result<(), SessionError> {
+        show: Show,
+    ) -> Result<TurnPipeline, SessionError> {
+        let TurnStart { session_id, turn_id, line, agent, handoff } = start;
         let record = SessionRecord::UserMessage {
             turn_id: turn_id.to_string(),
-            text: text.to_string(),
-            agent,
+            text: line.to_string(),
+            agent: agent.clone(),
             handoff,
             process: super::interrupted::TurnProcess::current(),
             ts_ms: now_ms(),
         };
-        self.store.append(session_id, &record)?;
+        let records: Vec<SessionRecord> = std::iter::once(record).chain(mark).collect();
+        self.store.append_all(session_id, &records)?;
         self.running.lock().unwrap().insert(turn_id.to_string(), control.clone());
-        Ok(())
-    }
-
-    /// A turn ends: it can no longer be steered, and its end is logged.
-    fn end(
-        &self,
-        session_id: &str,
-        turn_id: &str,
-        status: crate::event::CallStatus,
-        text: &str,
-        answered_by: &str,
-    ) -> Result<(), SessionError> {
-        self.running.lock().unwrap().remove(turn_id);
-        let record = SessionRecord::TurnEnded {
-            turn_id: turn_id.to_string(),
-            status,
-            text: text.to_string(),
-            answered_by: answered_by.to_string(),
-        };
-        self.store.append(session_id, &record)
+        let tracer = self.tracer.lock().unwrap().clone();
+        let trace = tracer.map(|tracer| tracer.turn(config, Some(session_id)));
+        let log = LogTarget { store: self.store.clone(), session_id: session_id.into(), turn_id: turn_id.into() };
+        let (running, ended) = (self.running.clone(), turn_id.to_string());
+        let pipeline = TurnPipeline::start(Some(log), trace, show, Some(control.clone()))
+            .on_end(move || drop(running.lock().unwrap().remove(&ended)));
+        pipeline.show_started(line, agent.as_deref().unwrap_or(""));
+        Ok(pipeline)
     }
 
     /// The session `id`, created with `title` when there is none yet.
@@ -354,33 +332,26 @@ impl ChatSessions {
         }
     }
 
-    /// Starts logging an outside call as a turn: `line` (who asked whom what) is
-    /// its user message, and while it runs it is steered by its turn id through
-    /// `control`, as a turn is (cancel it or a call, answer an approval).
+    /// Starts an outside call as a turn: `line` (who asked whom what) is its user
+    /// message, and while it runs it is steered by its turn id through `control`,
+    /// as a turn is (cancel it or a call, answer an approval). Its events go
+    /// through the returned pipeline (logged, traced, shown), ended by its end.
     pub fn begin_outside_turn(
         &self,
+        config: &Config,
         turn: &OutsideTurn,
-        line: &str,
-        agent: &str,
+        (line, agent): (&str, &str),
         control: &TurnControl,
-    ) -> Result<(), SessionError> {
-        self.begin(&turn.session_id, &turn.turn_id, line, (Some(agent.to_string()), Some(false)), control)
-    }
-
-    /// Logs one event of an outside call (before the shell shows it).
-    pub fn log_outside_event(&self, turn: &OutsideTurn, event: &CallEvent) -> Result<(), SessionError> {
-        append_event(&self.store, &turn.session_id, &turn.turn_id, event)
-    }
-
-    /// Logs the end of an outside call; it can no longer be steered.
-    pub fn end_outside_turn(
-        &self,
-        turn: &OutsideTurn,
-        status: crate::event::CallStatus,
-        text: &str,
-        answered_by: &str,
-    ) -> Result<(), SessionError> {
-        self.end(&turn.session_id, &turn.turn_id, status, text, answered_by)
+        show: Show,
+    ) -> Result<TurnPipeline, SessionError> {
+        let start = TurnStart {
+            session_id: &turn.session_id,
+            turn_id: &turn.turn_id,
+            line,
+            agent: Some(agent.to_string()),
+            handoff: Some(false),
+        };
+        self.open_turn(config, start, None, control, show)
     }
 
     /// Cancels a running turn; false when it is not running.
@@ -413,7 +384,11 @@ impl ChatSessions {
     }
 }
 
-/// Appends one event of a turn to its session's log.
-fn append_event(store: &SessionStore, session_id: &str, turn_id: &str, event: &CallEvent) -> Result<(), SessionError> {
-    store.append(session_id, &SessionRecord::Event { turn_id: turn_id.to_string(), event: event.clone() })
+/// What a turn's first record says.
+struct TurnStart<'a> {
+    session_id: &'a str,
+    turn_id: &'a str,
+    line: &'a str,
+    agent: Option<String>,
+    handoff: Option<bool>,
 }

@@ -322,7 +322,22 @@ impl SessionStore {
 
     /// Appends one record and flushes it to the operating system.
     pub fn append(&self, id: &str, record: &SessionRecord) -> Result<(), SessionError> {
+        self.append_all(id, std::slice::from_ref(record))
+    }
+
+    /// Appends records in order with one write(2) (a streaming turn's batch of
+    /// events): records of turns that other processes append to the same session
+    /// never interleave inside a line, nor inside the batch.
+    pub fn append_all(&self, id: &str, records: &[SessionRecord]) -> Result<(), SessionError> {
+        if records.is_empty() {
+            return Ok(());
+        }
         let path = self.path_of(id)?;
+        let mut lines = Vec::with_capacity(records.len() * 160);
+        for record in records {
+            serde_json::to_writer(&mut lines, record).expect("records serialize");
+            lines.push(b'\n');
+        }
         let mut writers = self.writers.lock().unwrap();
         if !writers.contains_key(id) {
             if !path.exists() {
@@ -333,12 +348,7 @@ impl SessionStore {
             writers.insert(id.to_string(), file);
         }
         let file = writers.get_mut(id).expect("inserted above");
-        let mut line = serde_json::to_vec(record).expect("records serialize");
-        line.push(b'\n');
-        // One write(2) of the whole line on a file opened to append: records of
-        // turns that other processes append to the same session never interleave
-        // inside a line.
-        file.write_all(&line).map_err(io_error(&path))
+        file.write_all(&lines).map_err(io_error(&path))
     }
 
     /// Every record of a session, skipping lines that do not parse (a torn write).

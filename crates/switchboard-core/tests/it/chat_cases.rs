@@ -9,13 +9,13 @@ use std::sync::{Arc, Mutex};
 
 use switchboard_core::config::Approval;
 use switchboard_core::contract::Message;
-use switchboard_core::sessions::{ChatSessions, OutsideTurn, SessionError, SessionRecord};
+use switchboard_core::sessions::{ChatSessions, OutsideTurn, SessionError, SessionRecord, TurnUpdate};
 use switchboard_core::{
     ApprovalDecision, ApprovalPolicy, CallErrorKind, CallEvent, CallStatus, Dispatcher, EventKind, ToolCallRequest,
     TurnControl,
 };
 
-use crate::support::{agent, call, config, entry, session_turn as turn, Recorder, Scripted, Step};
+use crate::support::{agent, call, config, entry, on_events, session_turn as turn, Recorder, Scripted, Step};
 
 #[tokio::test]
 async fn a_turn_in_a_session_is_logged_before_it_is_shown_and_becomes_history() {
@@ -40,18 +40,24 @@ async fn a_turn_in_a_session_is_logged_before_it_is_shown_and_becomes_history() 
             seen.lock().unwrap().push(event.seq);
         }
     };
-    let first = chats.run_turn(&dispatcher, turn(&session.id, "t1", "first question"), ApprovalPolicy::Ask, show).await;
+    let first = chats
+        .run_turn(&dispatcher, turn(&session.id, "t1", "first question"), ApprovalPolicy::Ask, on_events(show))
+        .await;
     assert_eq!(first.unwrap().text, "first answer");
     assert_eq!(*unlogged.lock().unwrap(), Vec::<u64>::new(), "events shown before they were logged");
 
-    let failed = chats.run_turn(&dispatcher, turn(&session.id, "t2", "second question"), ApprovalPolicy::Ask, |_| {});
+    let failed =
+        chats.run_turn(&dispatcher, turn(&session.id, "t2", "second question"), ApprovalPolicy::Ask, on_events(|_| {}));
     let failed = failed.await.unwrap();
     assert_eq!(
         (failed.status, failed.error.map(|error| error.kind)),
         (CallStatus::Error, Some(CallErrorKind::Unreachable))
     );
     chats.retract_turn(&session.id, "t2").unwrap();
-    chats.run_turn(&dispatcher, turn(&session.id, "t3", "third question"), ApprovalPolicy::Ask, |_| {}).await.unwrap();
+    chats
+        .run_turn(&dispatcher, turn(&session.id, "t3", "third question"), ApprovalPolicy::Ask, on_events(|_| {}))
+        .await
+        .unwrap();
 
     let requests = main.requests.lock().unwrap();
     assert_eq!(requests[0].messages, vec![Message::user("first question")]);
@@ -112,20 +118,28 @@ async fn an_event_that_cannot_be_logged_is_not_shown_and_the_turn_stops() {
     let main = Scripted::new(vec![Step::Slow { deltas: 1000, pause: std::time::Duration::from_millis(1) }]);
     dispatcher.runners().insert("main", main);
     let shown = Arc::new(Mutex::new(Vec::<CallEvent>::new()));
-    let (deleting, session_id, kept) = (chats.clone(), session.id.clone(), shown.clone());
+    // What the log held when it went: events are logged in batches, each batch
+    // before any of its events is shown, so the rest of the batch being shown
+    // when the session is deleted is in it too.
+    let logged_when_deleted = Arc::new(Mutex::new(None::<Vec<CallEvent>>));
+    let (deleting, session_id, kept, logged) =
+        (chats.clone(), session.id.clone(), shown.clone(), logged_when_deleted.clone());
     let show = move |event: CallEvent| {
         let deltas =
             kept.lock().unwrap().iter().filter(|event| matches!(event.kind, EventKind::TextDelta { .. })).count();
-        if deltas == 2 {
+        if deltas == 2 && logged.lock().unwrap().is_none() {
+            *logged.lock().unwrap() = Some(deleting.load(&session_id).unwrap().turn_events("t1"));
             deleting.delete(&session_id).unwrap();
         }
         kept.lock().unwrap().push(event);
     };
-    let failed = chats.run_turn(&dispatcher, turn(&session.id, "t1", "go"), ApprovalPolicy::Ask, show).await;
+    let failed = chats.run_turn(&dispatcher, turn(&session.id, "t1", "go"), ApprovalPolicy::Ask, on_events(show)).await;
     assert!(matches!(failed, Err(SessionError::NotFound(_))), "{failed:?}");
     let shown = shown.lock().unwrap();
-    // What was shown is what was logged before the log went: the start and three deltas.
-    assert_eq!(shown.len(), 4, "{shown:#?}");
+    // What was shown is exactly what was logged before the log went.
+    let logged = logged_when_deleted.lock().unwrap().clone().expect("the session was deleted mid-turn");
+    assert_eq!(*shown, logged);
+    assert!(shown.len() >= 3 && shown.len() < 1000, "{}", shown.len());
     assert!(
         shown.iter().all(|event| !matches!(event.kind, EventKind::CallFinished { .. })),
         "nothing after the failure"
@@ -152,7 +166,8 @@ async fn approve_always_comes_back_from_the_log_after_a_restart() {
                 assert!(answering.resolve_approval("t1", &event.call_id, ApprovalDecision::ApproveAlways));
             }
         };
-        let first = chats.run_turn(&dispatcher, turn(&session.id, "t1", "go"), ApprovalPolicy::Ask, answer).await;
+        let first =
+            chats.run_turn(&dispatcher, turn(&session.id, "t1", "go"), ApprovalPolicy::Ask, on_events(answer)).await;
         assert_eq!(first.unwrap().status, CallStatus::Ok);
         session.id
     };
@@ -160,8 +175,12 @@ async fn approve_always_comes_back_from_the_log_after_a_restart() {
     let chats = ChatSessions::open(folder.path()).unwrap();
     let recorder = Recorder::default();
     let sink = recorder.sink();
-    let second = chats
-        .run_turn(&dispatcher, turn(&session_id, "t2", "again"), ApprovalPolicy::DenyAll, move |event| sink(event));
+    let second = chats.run_turn(
+        &dispatcher,
+        turn(&session_id, "t2", "again"),
+        ApprovalPolicy::DenyAll,
+        on_events(move |event| sink(event)),
+    );
     assert_eq!(second.await.unwrap().status, CallStatus::Ok);
     let events = recorder.take();
     assert!(events.iter().all(|event| !matches!(event.kind, EventKind::ApprovalRequested { .. })));
@@ -287,17 +306,26 @@ async fn an_outside_call_is_a_turn_of_its_session_steered_by_its_turn_id() {
 
     let turn = OutsideTurn { session_id: "mcp-calls".into(), turn_id: "mcp-1".into() };
     let control = TurnControl::new(ApprovalPolicy::Ask, Default::default());
-    chats.begin_outside_turn(&turn, "MCP client probe → agent_helper: x", "helper", &control).unwrap();
     // The approval is answered by turn id, as the window answers a turn's.
-    let (steering, logging, logged_turn) = (chats.clone(), chats.clone(), turn.clone());
-    let sink: switchboard_core::EventSink = Arc::new(move |event: CallEvent| {
-        logging.log_outside_event(&logged_turn, &event).unwrap();
-        if let EventKind::ApprovalRequested { .. } = event.kind {
-            assert!(steering.resolve_approval("mcp-1", &event.call_id, ApprovalDecision::ApproveOnce));
+    let steering = chats.clone();
+    let updates = Arc::new(Mutex::new(Vec::<TurnUpdate>::new()));
+    let seen = updates.clone();
+    let show: switchboard_core::sessions::Show = Arc::new(move |update: TurnUpdate| {
+        if let TurnUpdate::Event { event } = &update {
+            if let EventKind::ApprovalRequested { .. } = event.kind {
+                assert!(steering.resolve_approval("mcp-1", &event.call_id, ApprovalDecision::ApproveOnce));
+            }
         }
+        seen.lock().unwrap().push(update);
     });
-    let outcome = dispatcher.run_tool_call(tool_call(None, "helper", "x"), sink, control).await;
-    chats.end_outside_turn(&turn, outcome.status, &outcome.text, "helper").unwrap();
+    let line = ("MCP client probe → agent_helper: x", "helper");
+    let pipeline = chats.begin_outside_turn(&dispatcher.config(), &turn, line, &control, show).unwrap();
+    let outcome = dispatcher.run_tool_call(tool_call(None, "helper", "x"), pipeline.sink(), control).await;
+    pipeline.end(outcome.status, &outcome.text, "helper").await.unwrap();
+    // Shown in order: its start, its events, its end (each after it was logged).
+    let updates = updates.lock().unwrap();
+    assert!(matches!(updates.first(), Some(TurnUpdate::Started { agent, .. }) if agent == "helper"), "{updates:?}");
+    assert!(matches!(updates.last(), Some(TurnUpdate::Finished { text, .. }) if text == "helped"), "{updates:?}");
     assert_eq!(outcome.text, "helped");
     assert!(!chats.cancel_turn("mcp-1"), "an ended outside turn can no longer be steered");
 
@@ -370,7 +398,10 @@ async fn a_logged_call_runs_again_beside_the_first_under_the_same_rules() {
     );
     let worker = Scripted::new(vec![Step::Say("a long rambling summary"), Step::Say("short")]);
     dispatcher.runners().insert("worker", worker.clone());
-    chats.run_turn(&dispatcher, turn(&session.id, "t1", "go"), ApprovalPolicy::ApproveAll, |_| {}).await.unwrap();
+    chats
+        .run_turn(&dispatcher, turn(&session.id, "t1", "go"), ApprovalPolicy::ApproveAll, on_events(|_| {}))
+        .await
+        .unwrap();
 
     let again = Rerun {
         session_id: session.id.clone(),
@@ -380,14 +411,17 @@ async fn a_logged_call_runs_again_beside_the_first_under_the_same_rules() {
         request: Some("sum it up in one word".into()),
         context: None,
     };
-    let mut begun = None;
-    let outcome = chats
-        .rerun_call(&dispatcher, again, ApprovalPolicy::ApproveAll, |started| begun = Some(started.clone()), |_| {})
-        .await
-        .unwrap();
-    let begun = begun.expect("the shell is told the re-run began");
-    assert_eq!(begun.agent, outcome.original.agent);
-    assert!(begun.line.starts_with("Run again:"), "{}", begun.line);
+    let updates = Arc::new(Mutex::new(Vec::<TurnUpdate>::new()));
+    let seen = updates.clone();
+    let show: switchboard_core::sessions::Show = Arc::new(move |update| seen.lock().unwrap().push(update));
+    let outcome = chats.rerun_call(&dispatcher, again, ApprovalPolicy::ApproveAll, show).await.unwrap();
+    // The shell is shown the re-run as a turn: its start line first, its end last.
+    let updates = updates.lock().unwrap().clone();
+    let Some(TurnUpdate::Started { line, agent }) = updates.first() else { panic!("starts: {updates:?}") };
+    assert_eq!(agent, &outcome.original.agent);
+    assert!(line.starts_with("Run again:"), "{line}");
+    let Some(TurnUpdate::Finished { text, .. }) = updates.last() else { panic!("ends: {updates:?}") };
+    assert_eq!(text, &outcome.rerun.text);
     assert_eq!((outcome.original.turn_id.as_str(), outcome.original.agent.as_str()), ("t1", "worker"));
     assert_eq!((outcome.original.text.as_str(), outcome.rerun.text.as_str()), ("a long rambling summary", "short"));
     assert_eq!((outcome.original.status, outcome.rerun.status), (CallStatus::Ok, CallStatus::Ok));
@@ -425,7 +459,7 @@ async fn a_logged_call_runs_again_beside_the_first_under_the_same_rules() {
             context: None,
         }
     };
-    let outcome = chats.rerun_call(&dispatcher, denied, ApprovalPolicy::ApproveAll, |_| {}, |_| {}).await.unwrap();
+    let outcome = chats.rerun_call(&dispatcher, denied, ApprovalPolicy::ApproveAll, on_events(|_| {})).await.unwrap();
     assert_eq!(outcome.rerun.status, CallStatus::Denied);
     let missing = Rerun {
         turn_id: "t4".into(),
@@ -435,9 +469,80 @@ async fn a_logged_call_runs_again_beside_the_first_under_the_same_rules() {
         context: None,
         session_id: session.id.clone(),
     };
-    let mut begun = false;
-    let error =
-        chats.rerun_call(&dispatcher, missing, ApprovalPolicy::ApproveAll, |_| begun = true, |_| {}).await.unwrap_err();
-    assert!(!begun, "a call that is not in the log never begins");
+    let shown = Arc::new(Mutex::new(0));
+    let counted = shown.clone();
+    let show: switchboard_core::sessions::Show = Arc::new(move |_| *counted.lock().unwrap() += 1);
+    let error = chats.rerun_call(&dispatcher, missing, ApprovalPolicy::ApproveAll, show).await.unwrap_err();
+    assert_eq!(*shown.lock().unwrap(), 0, "a call that is not in the log never begins");
     assert!(matches!(error, SessionError::NoCall { .. }), "{error}");
+}
+
+/// A tracer that checks each event it is given is in the session's log already.
+struct LogCheckingTracer {
+    chats: Arc<ChatSessions>,
+    session_id: String,
+    traced: Arc<Mutex<Vec<(u64, bool)>>>,
+}
+
+struct LogCheckingTrace {
+    chats: Arc<ChatSessions>,
+    session_id: String,
+    traced: Arc<Mutex<Vec<(u64, bool)>>>,
+}
+
+impl switchboard_core::sessions::Tracer for LogCheckingTracer {
+    fn turn(
+        &self,
+        _config: &switchboard_core::Config,
+        conversation: Option<&str>,
+    ) -> Box<dyn switchboard_core::sessions::TurnTrace> {
+        assert_eq!(conversation, Some(self.session_id.as_str()), "a turn is traced as its session's");
+        Box::new(LogCheckingTrace {
+            chats: self.chats.clone(),
+            session_id: self.session_id.clone(),
+            traced: self.traced.clone(),
+        })
+    }
+}
+
+impl switchboard_core::sessions::TurnTrace for LogCheckingTrace {
+    fn record(&self, event: &CallEvent) {
+        let logged = self.chats.load(&self.session_id).unwrap().turn_events("t1").contains(event);
+        self.traced.lock().unwrap().push((event.seq, logged));
+    }
+}
+
+#[tokio::test]
+async fn every_event_is_logged_then_traced_then_shown() {
+    let folder = tempfile::tempdir().unwrap();
+    let chats = Arc::new(ChatSessions::open(folder.path()).unwrap());
+    let session = chats.create("Traced").unwrap();
+    let dispatcher = Dispatcher::new(config(vec![agent("boss"), agent("worker")], vec![entry("worker", "Works.")]));
+    dispatcher
+        .runners()
+        .insert("boss", Scripted::new(vec![Step::Call(vec![call("agent_worker", "do it")]), Step::Say("boss done")]));
+    dispatcher.runners().insert("worker", Scripted::new(vec![Step::Say("worked")]));
+    let traced = Arc::new(Mutex::new(Vec::new()));
+    let tracer = LogCheckingTracer { chats: chats.clone(), session_id: session.id.clone(), traced: traced.clone() };
+    chats.set_tracer(Some(Arc::new(tracer)));
+
+    let (seen_traced, shown) = (traced.clone(), Arc::new(Mutex::new(Vec::<(u64, bool)>::new())));
+    let showing = shown.clone();
+    let show = on_events(move |event: CallEvent| {
+        let traced_first = seen_traced.lock().unwrap().iter().any(|(seq, _)| *seq == event.seq);
+        showing.lock().unwrap().push((event.seq, traced_first));
+    });
+    let outcome = chats.run_turn(&dispatcher, turn(&session.id, "t1", "go"), ApprovalPolicy::ApproveAll, show).await;
+    assert_eq!(outcome.unwrap().text, "boss done");
+
+    let logged = chats.turn_events(&session.id, "t1").unwrap();
+    let traced = traced.lock().unwrap().clone();
+    let shown = shown.lock().unwrap().clone();
+    assert!(logged.len() >= 6, "a turn with a delegate: {}", logged.len());
+    assert_eq!(traced.len(), logged.len(), "every event traced");
+    assert!(traced.iter().all(|(_, logged)| *logged), "an event was traced before it was logged: {traced:?}");
+    assert_eq!(shown.len(), logged.len(), "every event shown");
+    assert!(shown.iter().all(|(_, traced)| *traced), "an event was shown before it was traced: {shown:?}");
+    let order: Vec<u64> = shown.iter().map(|(seq, _)| *seq).collect();
+    assert_eq!(order, (1..=logged.len() as u64).collect::<Vec<_>>(), "shown in order");
 }

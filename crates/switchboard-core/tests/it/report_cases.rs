@@ -7,7 +7,7 @@ use switchboard_core::sessions::report::{day_start_ms, utc_day, ReportRange};
 use switchboard_core::sessions::ChatSessions;
 use switchboard_core::{ApprovalPolicy, Dispatcher};
 
-use crate::support::{agent, call, config, entry, session_turn as turn, Scripted, Step};
+use crate::support::{agent, call, config, entry, on_events, session_turn as turn, Scripted, Step};
 
 #[tokio::test]
 async fn the_report_counts_each_delegation_by_its_end_and_the_multiple_of_delegating_turns() {
@@ -33,9 +33,9 @@ async fn the_report_counts_each_delegation_by_its_end_and_the_multiple_of_delega
     let first = chats.create("Delegating").unwrap();
     let second = chats.create("Plain").unwrap();
     let auto = ApprovalPolicy::ApproveAll;
-    chats.run_turn(&dispatcher, turn(&first.id, "t1", "go"), auto, |_| {}).await.unwrap();
-    chats.run_turn(&dispatcher, turn(&second.id, "t2", "alone"), auto, |_| {}).await.unwrap();
-    chats.run_turn(&dispatcher, turn(&second.id, "t3", "alone again"), auto, |_| {}).await.unwrap();
+    chats.run_turn(&dispatcher, turn(&first.id, "t1", "go"), auto, on_events(|_| {})).await.unwrap();
+    chats.run_turn(&dispatcher, turn(&second.id, "t2", "alone"), auto, on_events(|_| {})).await.unwrap();
+    chats.run_turn(&dispatcher, turn(&second.id, "t3", "alone again"), auto, on_events(|_| {})).await.unwrap();
 
     let report = chats.report(ReportRange::default()).unwrap();
     assert_eq!((report.sessions, report.turns), (2, 3));

@@ -339,3 +339,12 @@ pub fn session_turn(session_id: &str, turn_id: &str, message: &str) -> switchboa
         message: message.into(),
     }
 }
+
+/// A shell that is shown only a turn's events (its start and end left out).
+pub fn on_events(show: impl Fn(CallEvent) + Send + Sync + 'static) -> switchboard_core::sessions::Show {
+    Arc::new(move |update| {
+        if let switchboard_core::sessions::TurnUpdate::Event { event } = update {
+            show(*event);
+        }
+    })
+}

@@ -1,7 +1,7 @@
 /**
  * The chat of the open session: messages, the turn in flight, sending a turn
- * through the IPC channel (its call events go to a `TurnSink` the caller gives,
- * as they arrive), stopping it, and taking the last exchange back. Turns that run
+ * through the IPC channel (its updates arrive there, each after it is logged; its
+ * call events go to a `TurnSink` the caller gives), stopping it, and taking the last exchange back. Turns that run
  * outside the window (an MCP client's calls) are shown too, but are not the chat's
  * turn in flight: they never make it busy.
  */
@@ -9,9 +9,10 @@ import { Channel } from "@tauri-apps/api/core";
 import {
   commands,
   type CallError,
-  type CallEvent_Deserialize,
   type CallEvent_Serialize as CallEvent,
   type CallStatus,
+  type TurnUpdate_Deserialize,
+  type TurnUpdate_Serialize as TurnUpdate,
 } from "../../bindings";
 import { finishReply, fullAnswer, type ChatEntry, type CommandNote } from "./entry";
 
@@ -122,12 +123,15 @@ class ChatStore {
     const reply = this.entries[this.entries.length - 1];
     this.activeTurn = turnId;
     sink.start(turnId, text.trim());
-    const channel = new Channel<CallEvent>();
-    channel.onmessage = (event) => sink.push(turnId, event);
+    const channel = new Channel<TurnUpdate>();
+    // Its start and end are the chat's own (the message shown, the command's answer).
+    channel.onmessage = (update) => {
+      if (update.phase === "event") sink.push(turnId, update.event);
+    };
     try {
       // The generated signature names the Deserialize shape for a channel argument;
       // what arrives is what Rust serializes, so the channel is typed by that.
-      const wireChannel = channel as unknown as Channel<CallEvent_Deserialize>;
+      const wireChannel = channel as unknown as Channel<TurnUpdate_Deserialize>;
       const result = await commands.sendMessage(
         { session_id: sessionId, turn_id: turnId, agent, handoff_typed: handoff.agent !== null, message },
         wireChannel,
