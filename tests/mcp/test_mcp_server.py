@@ -71,7 +71,7 @@ def test_lists_the_tool_agents_with_the_dispatchers_schema(workspace):
     assert set(schema["properties"]) == {"request", "context"}
     assert tools["agent_researcher"].description == "Research agent: returns findings."
     output = tools["agent_planner"].output_schema
-    assert {"status", "usage", "usage_total", "cost", "cost_total", "turns"} <= set(output["required"])
+    assert {"status", "usage", "usage_total", "cost", "cost_total", "steps"} <= set(output["required"])
 
 
 def test_a_nested_call_streams_progress_and_returns_usage_and_cost(workspace):
@@ -93,7 +93,7 @@ def test_a_nested_call_streams_progress_and_returns_usage_and_cost(workspace):
     # are more than the planner's own.
     assert structured["usage_total"]["total_tokens"] > structured["usage"]["total_tokens"] > 0
     assert structured["cost"] is None and structured["cost_total"] > 0
-    assert structured["turns"] >= 2
+    assert structured["steps"] >= 2
     text = result.content[0].text
     assert text.startswith("<<<AGENT_RESULT ") and 'agent="planner"' in text, "the answer comes fenced"
     # Clients that give their model only the structured content (Claude Code, Codex)

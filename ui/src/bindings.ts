@@ -137,7 +137,7 @@ export const events = {
 };
 
 /* Constants */
-export const PROVIDERS = [{"provider":"local","wire":"local","aliases":["openai"],"label":"OpenAI-compatible HTTP server","family":"http_model","fields":["url","model","key_source","api_key","api_key_env","timeout_secs","idle_timeout_secs","prices","system_prompt","approval"],"required":["url"],"keyring":true,"autonomy":null,"otel_name":"openai"},{"provider":"anthropic","wire":"anthropic","aliases":[],"label":"Anthropic Messages API (HTTP)","family":"http_model","fields":["url","model","key_source","api_key","api_key_env","timeout_secs","idle_timeout_secs","prices","system_prompt","approval"],"required":["url","model"],"keyring":true,"autonomy":null,"otel_name":"anthropic"},{"provider":"aider-cli","wire":"aider-cli","aliases":[],"label":"aider (command line)","family":"program","fields":["model","url","api_key_env","autonomy","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--dry-run","--no-auto-commits","--no-dirty-commits","--no-gitignore","--no-detect-urls","--no-suggest-shell-commands"],["--no-detect-urls","--no-suggest-shell-commands"],[]],"otel_name":"aider"},{"provider":"smolagents","wire":"smolagents","aliases":[],"label":"smolagents (command line)","family":"program","fields":["model","url","api_key_env","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":["model"],"keyring":false,"autonomy":null,"otel_name":"smolagents"},{"provider":"claude-code","wire":"claude-code","aliases":[],"label":"Claude Code, run once per call (command line)","family":"program","fields":["model","url","api_key_env","autonomy","system_prompt","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--permission-mode=dontAsk"],["--permission-mode=acceptEdits"],["--permission-mode=bypassPermissions"]],"otel_name":"anthropic"},{"provider":"codex","wire":"codex","aliases":[],"label":"Codex (command line)","family":"program","fields":["model","url","api_key_env","autonomy","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--sandbox=read-only"],["--sandbox=workspace-write"],["--sandbox=danger-full-access"]],"otel_name":"openai"},{"provider":"gemini-cli","wire":"gemini-cli","aliases":[],"label":"Gemini CLI (command line)","family":"program","fields":["model","url","api_key_env","autonomy","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--approval-mode=default"],["--approval-mode=auto_edit"],["--approval-mode=yolo"]],"otel_name":"gcp.gemini"},{"provider":"qwen-code","wire":"qwen-code","aliases":[],"label":"Qwen Code (command line)","family":"program","fields":["model","url","api_key_env","autonomy","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--approval-mode=default"],["--approval-mode=auto-edit"],["--approval-mode=yolo"]],"otel_name":"qwen-code"},{"provider":"subprocess","wire":"subprocess","aliases":[],"label":"Any command-line program","family":"program","fields":["command","args","request_via","cwd","env","api_key_env","output","timeout_secs","prices","approval"],"required":["command"],"keyring":false,"autonomy":null,"otel_name":"subprocess"},{"provider":"claude-cli","wire":"claude-cli","aliases":[],"label":"Claude Code as a calling agent (command line, keeps a session)","family":"claude_session","fields":["command","args","cwd","model","url","api_key_env","system_prompt","experimental_cli_tool_calls","timeout_secs"],"required":[],"keyring":false,"autonomy":null,"otel_name":"anthropic"},{"provider":"demo","wire":"demo","aliases":[],"label":"Built-in demo agent","family":"demo","fields":["model","system_prompt","approval"],"required":[],"keyring":false,"autonomy":null,"otel_name":"switchboard.demo"},{"provider":"mcp","wire":"mcp","aliases":[],"label":"One tool of an MCP server","family":"mcp","fields":["transport","command","args","cwd","url","api_key_env","tool","request_argument","context_argument","timeout_secs","idle_timeout_secs","approval"],"required":[],"keyring":false,"autonomy":null,"otel_name":"mcp"},{"provider":"a2a","wire":"a2a","aliases":[],"label":"Agent2Agent (A2A) agent","family":"a2a","fields":["url","api_key_env","timeout_secs","idle_timeout_secs","approval"],"required":["url"],"keyring":false,"autonomy":null,"otel_name":"a2a"}] as const;
+export const PROVIDERS = [{"provider":"local","wire":"local","aliases":["openai"],"label":"OpenAI-compatible HTTP server","family":"http_model","fields":["url","model","key_source","api_key","api_key_env","timeout_secs","idle_timeout_secs","prices","system_prompt","approval"],"required":["url"],"keyring":true,"autonomy":null,"otel_name":"openai","program":null},{"provider":"anthropic","wire":"anthropic","aliases":[],"label":"Anthropic Messages API (HTTP)","family":"http_model","fields":["url","model","key_source","api_key","api_key_env","timeout_secs","idle_timeout_secs","prices","system_prompt","approval"],"required":["url","model"],"keyring":true,"autonomy":null,"otel_name":"anthropic","program":null},{"provider":"aider-cli","wire":"aider-cli","aliases":[],"label":"aider (command line)","family":"program","fields":["model","url","api_key_env","autonomy","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--dry-run","--no-auto-commits","--no-dirty-commits","--no-gitignore","--no-detect-urls","--no-suggest-shell-commands"],["--no-detect-urls","--no-suggest-shell-commands"],[]],"otel_name":"aider","program":{"command":"aider","name":"aider","agent_name":"aider","install":"install aider-chat","tool_description":"Specialist code-editing agent. Send it a natural-language edit request; it applies the changes and returns a summary."}},{"provider":"smolagents","wire":"smolagents","aliases":[],"label":"smolagents (command line)","family":"program","fields":["model","url","api_key_env","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":["model"],"keyring":false,"autonomy":null,"otel_name":"smolagents","program":{"command":"smolagent","name":"smolagents","agent_name":"smolagents","install":"install smolagents","tool_description":"Python tool-using agent. Send it a self-contained task; it writes and runs Python to solve it and returns the answer."}},{"provider":"claude-code","wire":"claude-code","aliases":[],"label":"Claude Code, run once per call (command line)","family":"program","fields":["model","url","api_key_env","autonomy","system_prompt","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--permission-mode=dontAsk"],["--permission-mode=acceptEdits"],["--permission-mode=bypassPermissions"]],"otel_name":"anthropic","program":{"command":"claude","name":"Claude Code","agent_name":"claude-code","install":"npm install -g @anthropic-ai/claude-code","tool_description":"Claude Code, a coding agent working in its own folder. Send it a self-contained task; it reads the code (read-only unless its autonomy allows more) and returns its answer."}},{"provider":"codex","wire":"codex","aliases":[],"label":"Codex (command line)","family":"program","fields":["model","url","api_key_env","autonomy","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--sandbox=read-only"],["--sandbox=workspace-write"],["--sandbox=danger-full-access"]],"otel_name":"openai","program":{"command":"codex","name":"Codex","agent_name":"codex","install":"npm install -g @openai/codex","tool_description":"Codex, a coding agent working in its own folder. Send it a self-contained task; it reads the code (read-only unless its autonomy allows more) and returns its answer."}},{"provider":"gemini-cli","wire":"gemini-cli","aliases":[],"label":"Gemini CLI (command line)","family":"program","fields":["model","url","api_key_env","autonomy","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--approval-mode=default"],["--approval-mode=auto_edit"],["--approval-mode=yolo"]],"otel_name":"gcp.gemini","program":{"command":"gemini","name":"Gemini CLI","agent_name":"gemini","install":"npm install -g @google/gemini-cli","tool_description":"Gemini CLI, a coding agent working in its own folder. Send it a self-contained task; it reads the code (read-only unless its autonomy allows more) and returns its answer."}},{"provider":"qwen-code","wire":"qwen-code","aliases":[],"label":"Qwen Code (command line)","family":"program","fields":["model","url","api_key_env","autonomy","command","args","cwd","env","output","timeout_secs","prices","approval"],"required":[],"keyring":false,"autonomy":[["--approval-mode=default"],["--approval-mode=auto-edit"],["--approval-mode=yolo"]],"otel_name":"qwen-code","program":{"command":"qwen","name":"Qwen Code","agent_name":"qwen","install":"npm install -g @qwen-code/qwen-code","tool_description":"Qwen Code, a coding agent working in its own folder. Send it a self-contained task; it reads the code (read-only unless its autonomy allows more) and returns its answer."}},{"provider":"subprocess","wire":"subprocess","aliases":[],"label":"Any command-line program","family":"program","fields":["command","args","request_via","cwd","env","api_key_env","output","timeout_secs","prices","approval"],"required":["command"],"keyring":false,"autonomy":null,"otel_name":"subprocess","program":null},{"provider":"claude-cli","wire":"claude-cli","aliases":[],"label":"Claude Code as a calling agent (command line, keeps a session)","family":"claude_session","fields":["command","args","cwd","model","url","api_key_env","system_prompt","experimental_cli_tool_calls","timeout_secs"],"required":[],"keyring":false,"autonomy":null,"otel_name":"anthropic","program":null},{"provider":"demo","wire":"demo","aliases":[],"label":"Built-in demo agent","family":"demo","fields":["model","system_prompt","approval"],"required":[],"keyring":false,"autonomy":null,"otel_name":"switchboard.demo","program":null},{"provider":"mcp","wire":"mcp","aliases":[],"label":"One tool of an MCP server","family":"mcp","fields":["transport","command","args","cwd","url","api_key_env","tool","request_argument","context_argument","timeout_secs","idle_timeout_secs","approval"],"required":[],"keyring":false,"autonomy":null,"otel_name":"mcp","program":null},{"provider":"a2a","wire":"a2a","aliases":[],"label":"Agent2Agent (A2A) agent","family":"a2a","fields":["url","api_key_env","timeout_secs","idle_timeout_secs","approval"],"required":["url"],"keyring":false,"autonomy":null,"otel_name":"a2a","program":null}] as const;
 
 /* Types */
 /**  Why an entry of an agent's list is not offered to it. */
@@ -634,7 +634,72 @@ export type CallEvent_Deserialize = {
 	agent: string,
 	/**  0 for the root. */
 	depth: number,
-} & EventKind_Deserialize;
+} & (({ type: "call_started"; role: CallRole; 
+/**  The tool the parent called (`agent_x`, `escalate`); `None` for the root. */
+tool_name?: string | null; 
+/**  What the child was asked: `{request, context}` for a tool call. */
+input?: unknown | null; 
+/**  The tool names this call is offered, in the order sent to the model. */
+tools: string[]; model?: string | null; 
+/**  Whether a message can be sent into the call while it runs, and how. */
+steering?: Steering }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; limits?: never; message?: never; question?: never; reason?: never; taken?: never; text?: never; to?: never; usage?: never; usage_total?: never; why?: never } | 
+/**
+ *  A message was sent into the running call (`steer_call`). `taken`: the call
+ *  took it in (an HTTP agent, as a user message before its next model step; an
+ *  A2A agent accepted it on its task); false when the call ended first and
+ *  never saw it, or the remote agent refused it (`why`).
+ */
+({ type: "call_steered"; message: string; 
+/**  `user` (the app, a terminal). */
+by: string; taken: boolean; 
+/**  Why a message was not taken, when more is known than that the call ended. */
+why?: string | null }) & { answer?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never } | ({ type: "text_delta"; text: string }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "reasoning_delta"; text: string }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "tool_progress"; message: string; data?: unknown | null }) & { answer?: never; by?: never; cost?: never; cost_total?: never; decision?: never; from?: never; input?: never; limits?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
+/**  The call's own usage and its subtree total changed (live, while it runs). */
+({ type: "usage_updated"; usage: Usage; usage_total: Usage; 
+/**  Cost of `usage` at the agent's prices; null when it has none. */
+cost?: number | null; 
+/**  Cost of the subtree, over the calls whose agents have prices. */
+cost_total?: number | null }) & { answer?: never; by?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; why?: never } | 
+/**  The call waits for the user's yes before it runs. */
+({ type: "approval_requested"; tool_name: string; 
+/**  What the delegate would be sent: `{request, context}`. */
+input?: unknown | null; 
+/**  The limits the call would run under. */
+limits: ApprovalLimits_Deserialize }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "approval_resolved"; decision: ApprovalDecision; 
+/**  `user`, or `policy` when the turn answers every request itself (`--approve`). */
+by: string }) & { answer?: never; cost?: never; cost_total?: never; data?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
+/**
+ *  A remote agent asks the user a question before it can go on (an A2A task in
+ *  `input-required`); the call waits for `answer_input` (its timeout still runs).
+ */
+({ type: "input_requested"; question: string }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
+/**
+ *  The question was answered (`answer`), or declined: no answer, and the call
+ *  ends with a `remote` error. `by`: `user`, or `policy` when no one can answer
+ *  (`--approve all|none`, no terminal).
+ */
+({ type: "input_answered"; answer?: string | null; by: string }) & { cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "escalated"; from: string; to: string; reason?: string | null }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; role?: never; steering?: never; taken?: never; text?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | {
+	type: "call_finished",
+} & {
+	status: CallStatus,
+	/**  The final text (for a tool call: as the child produced it, before fencing). */
+	result?: string | null,
+	usage?: Usage | null,
+	usage_total?: Usage | null,
+	cost?: number | null,
+	cost_total?: number | null,
+	error?: CallError | null,
+	/**  What the parent model received as the tool result (fenced), if any. */
+	delivered?: string | null,
+} & ({
+	/**  Model steps the call took (`turns` in logs written before 2026-12-05). */
+	steps: number,
+	turns?: never,
+} | {
+	/**  Model steps the call took (`turns` in logs written before 2026-12-05). */
+	turns: number,
+	steps?: never,
+}));
 
 /**  One event of a turn's call tree. */
 export type CallEvent_Serialize = {
@@ -648,7 +713,57 @@ export type CallEvent_Serialize = {
 	agent: string,
 	/**  0 for the root. */
 	depth: number,
-} & EventKind_Serialize;
+} & ({ type: "call_started"; role: CallRole; 
+/**  The tool the parent called (`agent_x`, `escalate`); `None` for the root. */
+tool_name: string | null; 
+/**  What the child was asked: `{request, context}` for a tool call. */
+input: unknown | null; 
+/**  The tool names this call is offered, in the order sent to the model. */
+tools: string[]; model: string | null; 
+/**  Whether a message can be sent into the call while it runs, and how. */
+steering: Steering } | 
+/**
+ *  A message was sent into the running call (`steer_call`). `taken`: the call
+ *  took it in (an HTTP agent, as a user message before its next model step; an
+ *  A2A agent accepted it on its task); false when the call ended first and
+ *  never saw it, or the remote agent refused it (`why`).
+ */
+{ type: "call_steered"; message: string; 
+/**  `user` (the app, a terminal). */
+by: string; taken: boolean; 
+/**  Why a message was not taken, when more is known than that the call ended. */
+why?: string } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data: unknown | null } | 
+/**  The call's own usage and its subtree total changed (live, while it runs). */
+{ type: "usage_updated"; usage: Usage; usage_total: Usage; 
+/**  Cost of `usage` at the agent's prices; null when it has none. */
+cost: number | null; 
+/**  Cost of the subtree, over the calls whose agents have prices. */
+cost_total: number | null } | 
+/**  The call waits for the user's yes before it runs. */
+{ type: "approval_requested"; tool_name: string; 
+/**  What the delegate would be sent: `{request, context}`. */
+input: unknown | null; 
+/**  The limits the call would run under. */
+limits: ApprovalLimits_Serialize } | { type: "approval_resolved"; decision: ApprovalDecision; 
+/**  `user`, or `policy` when the turn answers every request itself (`--approve`). */
+by: string } | 
+/**
+ *  A remote agent asks the user a question before it can go on (an A2A task in
+ *  `input-required`); the call waits for `answer_input` (its timeout still runs).
+ */
+{ type: "input_requested"; question: string } | 
+/**
+ *  The question was answered (`answer`), or declined: no answer, and the call
+ *  ends with a `remote` error. `by`: `user`, or `policy` when no one can answer
+ *  (`--approve all|none`, no terminal).
+ */
+{ type: "input_answered"; answer: string | null; by: string } | { type: "escalated"; from: string; to: string; reason: string | null } | { type: "call_finished"; status: CallStatus; 
+/**  The final text (for a tool call: as the child produced it, before fencing). */
+result: string | null; usage: Usage | null; usage_total: Usage | null; cost: number | null; cost_total: number | null; 
+/**  Model steps the call took (`turns` in logs written before 2026-12-05). */
+steps: number; error: CallError | null; 
+/**  What the parent model received as the tool result (fenced), if any. */
+delivered: string | null });
 
 /**  Why a call is running: the user's turn, a tool-agent call, or an escalation. */
 export type CallRole = "turn" | "tool" | "escalation" | 
@@ -996,7 +1111,7 @@ export type EntryFate =
 export type EventKind = EventKind_Serialize | EventKind_Deserialize;
 
 /**  What happened. */
-export type EventKind_Deserialize = { type: "call_started"; role: CallRole; 
+export type EventKind_Deserialize = ({ type: "call_started"; role: CallRole; 
 /**  The tool the parent called (`agent_x`, `escalate`); `None` for the root. */
 tool_name?: string | null; 
 /**  What the child was asked: `{request, context}` for a tool call. */
@@ -1004,47 +1119,64 @@ input?: unknown | null;
 /**  The tool names this call is offered, in the order sent to the model. */
 tools: string[]; model?: string | null; 
 /**  Whether a message can be sent into the call while it runs, and how. */
-steering?: Steering } | 
+steering?: Steering }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; limits?: never; message?: never; question?: never; reason?: never; taken?: never; text?: never; to?: never; usage?: never; usage_total?: never; why?: never } | 
 /**
  *  A message was sent into the running call (`steer_call`). `taken`: the call
  *  took it in (an HTTP agent, as a user message before its next model step; an
  *  A2A agent accepted it on its task); false when the call ended first and
  *  never saw it, or the remote agent refused it (`why`).
  */
-{ type: "call_steered"; message: string; 
+({ type: "call_steered"; message: string; 
 /**  `user` (the app, a terminal). */
 by: string; taken: boolean; 
 /**  Why a message was not taken, when more is known than that the call ended. */
-why?: string | null } | { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string } | { type: "tool_progress"; message: string; data?: unknown | null } | 
+why?: string | null }) & { answer?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never } | ({ type: "text_delta"; text: string }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "reasoning_delta"; text: string }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "tool_progress"; message: string; data?: unknown | null }) & { answer?: never; by?: never; cost?: never; cost_total?: never; decision?: never; from?: never; input?: never; limits?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
 /**  The call's own usage and its subtree total changed (live, while it runs). */
-{ type: "usage_updated"; usage: Usage; usage_total: Usage; 
+({ type: "usage_updated"; usage: Usage; usage_total: Usage; 
 /**  Cost of `usage` at the agent's prices; null when it has none. */
 cost?: number | null; 
 /**  Cost of the subtree, over the calls whose agents have prices. */
-cost_total?: number | null } | 
+cost_total?: number | null }) & { answer?: never; by?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; why?: never } | 
 /**  The call waits for the user's yes before it runs. */
-{ type: "approval_requested"; tool_name: string; 
+({ type: "approval_requested"; tool_name: string; 
 /**  What the delegate would be sent: `{request, context}`. */
 input?: unknown | null; 
 /**  The limits the call would run under. */
-limits: ApprovalLimits_Deserialize } | { type: "approval_resolved"; decision: ApprovalDecision; 
+limits: ApprovalLimits_Deserialize }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "approval_resolved"; decision: ApprovalDecision; 
 /**  `user`, or `policy` when the turn answers every request itself (`--approve`). */
-by: string } | 
+by: string }) & { answer?: never; cost?: never; cost_total?: never; data?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
 /**
  *  A remote agent asks the user a question before it can go on (an A2A task in
  *  `input-required`); the call waits for `answer_input` (its timeout still runs).
  */
-{ type: "input_requested"; question: string } | 
+({ type: "input_requested"; question: string }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
 /**
  *  The question was answered (`answer`), or declined: no answer, and the call
  *  ends with a `remote` error. `by`: `user`, or `policy` when no one can answer
  *  (`--approve all|none`, no terminal).
  */
-{ type: "input_answered"; answer?: string | null; by: string } | { type: "escalated"; from: string; to: string; reason?: string | null } | { type: "call_finished"; status: CallStatus; 
-/**  The final text (for a tool call: as the child produced it, before fencing). */
-result?: string | null; usage?: Usage | null; usage_total?: Usage | null; cost?: number | null; cost_total?: number | null; turns: number; error?: CallError | null; 
-/**  What the parent model received as the tool result (fenced), if any. */
-delivered?: string | null };
+({ type: "input_answered"; answer?: string | null; by: string }) & { cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "escalated"; from: string; to: string; reason?: string | null }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; role?: never; steering?: never; taken?: never; text?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | {
+	type: "call_finished",
+} & {
+	status: CallStatus,
+	/**  The final text (for a tool call: as the child produced it, before fencing). */
+	result?: string | null,
+	usage?: Usage | null,
+	usage_total?: Usage | null,
+	cost?: number | null,
+	cost_total?: number | null,
+	error?: CallError | null,
+	/**  What the parent model received as the tool result (fenced), if any. */
+	delivered?: string | null,
+} & ({
+	/**  Model steps the call took (`turns` in logs written before 2026-12-05). */
+	steps: number,
+	turns?: never,
+} | {
+	/**  Model steps the call took (`turns` in logs written before 2026-12-05). */
+	turns: number,
+	steps?: never,
+});
 
 /**  What happened. */
 export type EventKind_Serialize = { type: "call_started"; role: CallRole; 
@@ -1093,7 +1225,9 @@ by: string } |
  */
 { type: "input_answered"; answer: string | null; by: string } | { type: "escalated"; from: string; to: string; reason: string | null } | { type: "call_finished"; status: CallStatus; 
 /**  The final text (for a tool call: as the child produced it, before fencing). */
-result: string | null; usage: Usage | null; usage_total: Usage | null; cost: number | null; cost_total: number | null; turns: number; error: CallError | null; 
+result: string | null; usage: Usage | null; usage_total: Usage | null; cost: number | null; cost_total: number | null; 
+/**  Model steps the call took (`turns` in logs written before 2026-12-05). */
+steps: number; error: CallError | null; 
 /**  What the parent model received as the tool result (fenced), if any. */
 delivered: string | null };
 
@@ -1516,6 +1650,20 @@ export type Problem = {
 	message: string,
 };
 
+/**  A preset's program: what setup looks for, offers and says about it. */
+export type ProgramInfo = {
+	/**  The command on `PATH`. */
+	command: string,
+	/**  Its name in words. */
+	name: string,
+	/**  The agent name setup gives it. */
+	agent_name: string,
+	/**  How to install it. */
+	install: string,
+	/**  A first description of it as a tool-agent (the wizard's, editable). */
+	tool_description: string,
+};
+
 /**  How an agent is run. */
 export type Provider = Provider_Serialize | Provider_Deserialize;
 
@@ -1544,6 +1692,8 @@ export type ProviderInfo_Deserialize = {
 	autonomy?: [string[], string[], string[]] | null,
 	/**  `gen_ai.provider.name` on its spans. */
 	otel_name: string,
+	/**  The program setup looks for on `PATH`, for a preset's provider. */
+	program?: ProgramInfo | null,
 };
 
 /**  One provider's row. */
@@ -1568,6 +1718,8 @@ export type ProviderInfo_Serialize = {
 	autonomy: [string[], string[], string[]] | null,
 	/**  `gen_ai.provider.name` on its spans. */
 	otel_name: string,
+	/**  The program setup looks for on `PATH`, for a preset's provider. */
+	program: ProgramInfo | null,
 };
 
 /**  How an agent is run. */

@@ -101,7 +101,7 @@ const done = (status: string, total: number | null, error: string | null = null)
   usage_total: total ? usage(total) : null,
   cost: total ? total / 1000 : null,
   cost_total: total ? total / 1000 : null,
-  turns: 1,
+  steps: 1,
   error: error ? { kind: status === "error" ? "timeout" : status, message: error } : null,
   delivered: `<<<AGENT_RESULT n agent="x" status="${status}">>>\n…\n<<<END_AGENT_RESULT n>>>`,
 });
@@ -247,7 +247,7 @@ async function replayBenchTurn(payload: Record<string, unknown>) {
       usage_total: usage(10),
       cost: null,
       cost_total: null,
-      turns: 1,
+      steps: 1,
       error: null,
       delivered: null,
     };

@@ -27,7 +27,7 @@ pub use merge::{
 };
 pub use output::{OutputFormat, OutputRules, ResultPick, UsageCombine};
 pub use provider::{Autonomy, Provider, RequestVia, SMOLAGENTS_AUTONOMY};
-pub use providers::{AgentField, Family, ProviderInfo, PROVIDERS};
+pub use providers::{preset_programs, AgentField, Family, ProgramInfo, ProviderInfo, PROVIDERS};
 pub use telemetry::TelemetryConfig;
 pub use validate::{validate, Problem, Severity};
 

@@ -339,7 +339,9 @@ pub enum EventKind {
         usage_total: Option<Usage>,
         cost: Option<f64>,
         cost_total: Option<f64>,
-        turns: u32,
+        /// Model steps the call took (`turns` in logs written before 2026-12-05).
+        #[serde(alias = "turns")]
+        steps: u32,
         error: Option<CallError>,
         /// What the parent model received as the tool result (fenced), if any.
         delivered: Option<String>,
@@ -439,5 +441,25 @@ mod tests {
             assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
             assert_eq!(serde_json::from_value::<CallErrorKind>(kind.as_str().into()).unwrap(), kind);
         }
+    }
+
+    #[test]
+    fn a_log_written_before_steps_were_named_so_still_reads() {
+        let old = r#"{"type":"call_finished","status":"ok","result":"x","usage":null,"usage_total":null,"cost":null,"cost_total":null,"turns":3,"error":null,"delivered":null}"#;
+        let EventKind::CallFinished { steps, .. } = serde_json::from_str(old).unwrap() else { panic!("a finish") };
+        assert_eq!(steps, 3);
+        let new = serde_json::to_value(EventKind::CallFinished {
+            status: CallStatus::Ok,
+            result: None,
+            usage: None,
+            usage_total: None,
+            cost: None,
+            cost_total: None,
+            steps: 2,
+            error: None,
+            delivered: None,
+        })
+        .unwrap();
+        assert_eq!((new.get("steps"), new.get("turns")), (Some(&serde_json::json!(2)), None));
     }
 }

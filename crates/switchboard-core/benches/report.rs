@@ -48,7 +48,7 @@ fn finished(status: CallStatus, tokens: u64) -> EventKind {
         usage_total: Some(Usage::new(tokens * 3, tokens)),
         cost: Some(0.001),
         cost_total: Some(0.003),
-        turns: 1,
+        steps: 1,
         error: None,
         delivered: None,
     }

@@ -11,7 +11,8 @@
 //! `call_started` to its `call_finished` (`spec.rs` holds what it needs); `tool_loop.rs` is one call's model steps;
 //! `admit.rs` decides whether a delegation may run; `messages.rs` builds what a child
 //! is sent; `approval.rs` waits for a yes; `turn.rs` is what the calls of a turn
-//! share; `control.rs` steers a turn from outside and keeps a session's answers.
+//! share; `control.rs` controls a turn from outside (cancel, approve, answer, send a
+//! message into a call) and keeps a session's answers.
 
 mod admit;
 mod approval;
@@ -105,7 +106,7 @@ pub struct ToolCallOutcome {
     pub cost: Option<f64>,
     pub cost_total: Option<f64>,
     /// Model steps the call took.
-    pub turns: u32,
+    pub steps: u32,
     pub error: Option<CallError>,
 }
 
@@ -259,7 +260,7 @@ impl Dispatcher {
             usage_total: outcome.figures.usage_total,
             cost: outcome.figures.cost,
             cost_total: outcome.figures.cost_total,
-            turns: outcome.turns,
+            steps: outcome.steps,
             error: outcome.error,
         }
     }

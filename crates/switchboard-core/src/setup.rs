@@ -153,12 +153,12 @@ pub(crate) enum ModelsError {
 pub fn find_cli_agents(path: Option<OsString>) -> Vec<FoundCliAgent> {
     let path = path.unwrap_or_default();
     let mut found = Vec::new();
-    for (program, name, provider, _) in crate::runner::cli::presets::PRESET_PROGRAMS {
-        if let Some(location) = crate::runner::cli::presets::find_program(program, &path) {
+    for (provider, program) in crate::config::preset_programs() {
+        if let Some(location) = crate::runner::cli::presets::find_program(program.command, &path) {
             found.push(FoundCliAgent {
-                program: program.into(),
+                program: program.command.into(),
                 path: location.display().to_string(),
-                agent: AgentConfig::new(name, provider),
+                agent: AgentConfig::new(program.agent_name, provider),
             });
         }
     }

@@ -44,14 +44,14 @@ pub fn output_schema() -> Value {
             "usage_total": usage,
             "cost": { "type": ["number", "null"], "description": "Cost of the agent's own usage at its prices." },
             "cost_total": { "type": ["number", "null"], "description": "Cost of the call and its subtree." },
-            "turns": { "type": "integer", "description": "Model steps the call took." },
+            "steps": { "type": "integer", "description": "Model steps the call took." },
             "error": {
                 "type": ["object", "null"],
                 "properties": { "kind": { "type": "string" }, "message": { "type": "string" } },
                 "required": ["kind", "message"]
             }
         },
-        "required": ["result", "agent", "status", "usage", "usage_total", "cost", "cost_total", "turns", "error"]
+        "required": ["result", "agent", "status", "usage", "usage_total", "cost", "cost_total", "steps", "error"]
     })
 }
 
@@ -65,7 +65,7 @@ pub fn structured(agent: &str, outcome: &ToolCallOutcome, hint: Option<&str>) ->
         "usage_total": outcome.usage_total,
         "cost": outcome.cost,
         "cost_total": outcome.cost_total,
-        "turns": outcome.turns,
+        "steps": outcome.steps,
         "error": outcome.error,
     })
 }

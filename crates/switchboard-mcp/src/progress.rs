@@ -130,7 +130,7 @@ mod tests {
                 usage_total: Some(Usage::new(3, 4)),
                 cost: None,
                 cost_total: None,
-                turns: 1,
+                steps: 1,
                 error: None,
                 delivered: None,
             },

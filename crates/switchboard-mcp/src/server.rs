@@ -295,7 +295,7 @@ fn refused(agent: &str, message: String) -> CallToolResult {
         usage_total: None,
         cost: None,
         cost_total: None,
-        turns: 0,
+        steps: 0,
         error: Some(CallError::new(CallErrorKind::BadArguments, message)),
     };
     result(agent, &outcome, None)

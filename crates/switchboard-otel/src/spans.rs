@@ -197,7 +197,7 @@ where
         .start_with_context(tracer, &agent_parent);
     let agent_context = agent_span.span_context().clone();
 
-    if ending.turns > 0 {
+    if ending.steps > 0 {
         // The runner reports usage per call, not per step: one span stands for the
         // call's model steps, so backends that count tokens on model spans see them.
         let model_name = model.clone().unwrap_or_else(|| agent.to_string());
@@ -205,7 +205,7 @@ where
             KeyValue::new(attribute::OPERATION, "chat"),
             KeyValue::new(attribute::PROVIDER, provider),
             KeyValue::new(attribute::REQUEST_MODEL, model_name.clone()),
-            KeyValue::new("switchboard.model_steps", i64::from(ending.turns)),
+            KeyValue::new("switchboard.model_steps", i64::from(ending.steps)),
         ];
         if let Some(usage) = ending.usage {
             chat.push(KeyValue::new(attribute::INPUT_TOKENS, usage.input_tokens as i64));
@@ -291,7 +291,7 @@ struct Ending {
     usage_total: Option<Usage>,
     cost: Option<f64>,
     cost_total: Option<f64>,
-    turns: u32,
+    steps: u32,
     result: Option<String>,
     delivered: Option<String>,
 }
@@ -306,7 +306,7 @@ impl Ending {
                 usage_total,
                 cost,
                 cost_total,
-                turns,
+                steps,
                 error,
                 delivered,
             }) => Ending {
@@ -316,7 +316,7 @@ impl Ending {
                 usage_total: *usage_total,
                 cost: *cost,
                 cost_total: *cost_total,
-                turns: *turns,
+                steps: *steps,
                 result: result.clone(),
                 delivered: delivered.clone(),
             },

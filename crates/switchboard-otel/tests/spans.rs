@@ -198,7 +198,7 @@ fn a_dead_endpoint_is_health_not_a_failure() {
         usage_total: None,
         cost: None,
         cost_total: None,
-        turns: 0,
+        steps: 0,
         error: None,
         delivered: None,
     };

@@ -1,7 +1,8 @@
-//! The chat commands: a turn in its session (every event through its channel,
-//! after it is in the session's log), the sessions themselves, and steering a
-//! running turn (cancel it or a call, answer an approval or a remote agent's
-//! question). Turns, approvals and exports are `ChatSessions`' work.
+//! The chat commands: a turn in its session and a call run again (each update
+//! through its channel, after it is in the session's log), the sessions
+//! themselves, and controlling a running turn (cancel it or a call, answer an
+//! approval or a remote agent's question, send a message into a call). Turns,
+//! approvals and exports are `ChatSessions`' work.
 
 use std::sync::Arc;
 

@@ -149,7 +149,7 @@ describe("replaySession", () => {
       usage_total: null,
       cost: null,
       cost_total: null,
-      turns: 1,
+      steps: 1,
       error: { kind: "unreachable", message: "the model server did not answer" },
       delivered: null,
     };

@@ -85,6 +85,34 @@ pub struct ProviderInfo {
     pub autonomy: Option<AutonomySwitches>,
     /// `gen_ai.provider.name` on its spans.
     pub otel_name: &'static str,
+    /// The program setup looks for on `PATH`, for a preset's provider.
+    pub program: Option<ProgramInfo>,
+}
+
+/// A preset's program: what setup looks for, offers and says about it.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ProgramInfo {
+    /// The command on `PATH`.
+    pub command: &'static str,
+    /// Its name in words.
+    pub name: &'static str,
+    /// The agent name setup gives it.
+    pub agent_name: &'static str,
+    /// How to install it.
+    pub install: &'static str,
+    /// A first description of it as a tool-agent (the wizard's, editable).
+    pub tool_description: &'static str,
+}
+
+/// A coding agent's CLI as a tool: what its first description says.
+macro_rules! coding_agent_description {
+    ($name:literal) => {
+        concat!(
+            $name,
+            ", a coding agent working in its own folder. Send it a self-contained task; it reads the code \
+             (read-only unless its autonomy allows more) and returns its answer."
+        )
+    };
 }
 
 use AgentField as F;
@@ -132,6 +160,7 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
         keyring: true,
         autonomy: None,
         otel_name: "openai",
+        program: None,
     },
     ProviderInfo {
         provider: Provider::Anthropic,
@@ -144,6 +173,7 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
         keyring: true,
         autonomy: None,
         otel_name: "anthropic",
+        program: None,
     },
     ProviderInfo {
         provider: Provider::AiderCli,
@@ -168,6 +198,13 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
             &[],
         ]),
         otel_name: "aider",
+        program: Some(ProgramInfo {
+            command: "aider",
+            name: "aider",
+            agent_name: "aider",
+            install: "install aider-chat",
+            tool_description: "Specialist code-editing agent. Send it a natural-language edit request; it applies the changes and returns a summary.",
+        }),
     },
     ProviderInfo {
         provider: Provider::Smolagents,
@@ -192,6 +229,13 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
         keyring: false,
         autonomy: None,
         otel_name: "smolagents",
+        program: Some(ProgramInfo {
+            command: "smolagent",
+            name: "smolagents",
+            agent_name: "smolagents",
+            install: "install smolagents",
+            tool_description: "Python tool-using agent. Send it a self-contained task; it writes and runs Python to solve it and returns the answer.",
+        }),
     },
     ProviderInfo {
         provider: Provider::ClaudeCode,
@@ -223,6 +267,13 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
             &["--permission-mode=bypassPermissions"],
         ]),
         otel_name: "anthropic",
+        program: Some(ProgramInfo {
+            command: "claude",
+            name: "Claude Code",
+            agent_name: "claude-code",
+            install: "npm install -g @anthropic-ai/claude-code",
+            tool_description: coding_agent_description!("Claude Code"),
+        }),
     },
     ProviderInfo {
         provider: Provider::Codex,
@@ -236,6 +287,13 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
         // `exec` never asks for approval; the sandbox is what bounds it.
         autonomy: Some([&["--sandbox=read-only"], &["--sandbox=workspace-write"], &["--sandbox=danger-full-access"]]),
         otel_name: "openai",
+        program: Some(ProgramInfo {
+            command: "codex",
+            name: "Codex",
+            agent_name: "codex",
+            install: "npm install -g @openai/codex",
+            tool_description: coding_agent_description!("Codex"),
+        }),
     },
     ProviderInfo {
         provider: Provider::GeminiCli,
@@ -248,6 +306,13 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
         keyring: false,
         autonomy: Some([&["--approval-mode=default"], &["--approval-mode=auto_edit"], &["--approval-mode=yolo"]]),
         otel_name: "gcp.gemini",
+        program: Some(ProgramInfo {
+            command: "gemini",
+            name: "Gemini CLI",
+            agent_name: "gemini",
+            install: "npm install -g @google/gemini-cli",
+            tool_description: coding_agent_description!("Gemini CLI"),
+        }),
     },
     ProviderInfo {
         provider: Provider::QwenCode,
@@ -260,6 +325,13 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
         keyring: false,
         autonomy: Some([&["--approval-mode=default"], &["--approval-mode=auto-edit"], &["--approval-mode=yolo"]]),
         otel_name: "qwen-code",
+        program: Some(ProgramInfo {
+            command: "qwen",
+            name: "Qwen Code",
+            agent_name: "qwen",
+            install: "npm install -g @qwen-code/qwen-code",
+            tool_description: coding_agent_description!("Qwen Code"),
+        }),
     },
     ProviderInfo {
         provider: Provider::Subprocess,
@@ -283,6 +355,7 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
         keyring: false,
         autonomy: None,
         otel_name: "subprocess",
+        program: None,
     },
     ProviderInfo {
         provider: Provider::ClaudeCli,
@@ -305,6 +378,7 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
         keyring: false,
         autonomy: None,
         otel_name: "anthropic",
+        program: None,
     },
     ProviderInfo {
         provider: Provider::Demo,
@@ -317,6 +391,7 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
         keyring: false,
         autonomy: None,
         otel_name: "switchboard.demo",
+        program: None,
     },
     ProviderInfo {
         provider: Provider::Mcp,
@@ -342,6 +417,7 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
         keyring: false,
         autonomy: None,
         otel_name: "mcp",
+        program: None,
     },
     ProviderInfo {
         provider: Provider::A2a,
@@ -354,8 +430,14 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
         keyring: false,
         autonomy: None,
         otel_name: "a2a",
+        program: None,
     },
 ];
+
+/// The providers whose preset runs a program setup looks for, with that program.
+pub fn preset_programs() -> impl Iterator<Item = (Provider, &'static ProgramInfo)> {
+    PROVIDERS.iter().filter_map(|row| Some((row.provider, row.program.as_ref()?)))
+}
 
 impl Provider {
     /// Its row of the provider table.
@@ -365,6 +447,11 @@ impl Provider {
 
     pub fn family(self) -> Family {
         self.info().family
+    }
+
+    /// Its preset's program, if it has one.
+    pub fn program(self) -> Option<&'static ProgramInfo> {
+        self.info().program.as_ref()
     }
 
     /// Its program's switches at `autonomy`; `None` where the provider has none.

@@ -26,7 +26,7 @@ pub(super) struct CallOutcome {
     pub text: String,
     pub answered_by: String,
     pub figures: Figures,
-    pub turns: u32,
+    pub steps: u32,
     pub error: Option<CallError>,
     /// The tool result the parent model receives (fenced), for delegate calls.
     pub delivered: Option<String>,
@@ -36,7 +36,7 @@ pub(super) fn finished(
     status: CallStatus,
     result: Option<String>,
     figures: Figures,
-    turns: u32,
+    steps: u32,
     error: Option<CallError>,
     delivered: Option<String>,
 ) -> EventKind {
@@ -47,7 +47,7 @@ pub(super) fn finished(
         usage_total: figures.usage_total,
         cost: figures.cost,
         cost_total: figures.cost_total,
-        turns,
+        steps,
         error,
         delivered,
     }
@@ -151,14 +151,14 @@ pub(super) fn run_call(turn: Arc<Turn>, mut spec: CallSpec) -> BoxFuture<'static
         let result = (!outcome.text.is_empty() || outcome.status == CallStatus::Ok).then(|| outcome.text.clone());
         turn.emit(
             &spec.header,
-            finished(outcome.status, result, figures, outcome.turns, outcome.error.clone(), delivered.clone()),
+            finished(outcome.status, result, figures, outcome.steps, outcome.error.clone(), delivered.clone()),
         );
         CallOutcome {
             status: outcome.status,
             text: outcome.text,
             answered_by: outcome.answered_by.unwrap_or_else(|| spec.agent.name.clone()),
             figures,
-            turns: outcome.turns,
+            steps: outcome.steps,
             error: outcome.error,
             delivered,
         }
@@ -239,7 +239,7 @@ fn refuse(turn: &Turn, header: &Header, delegation: &Delegation, refusal: CallEr
         text: String::new(),
         answered_by: header.agent.clone(),
         figures: Figures::default(),
-        turns: 0,
+        steps: 0,
         error: Some(refusal),
         delivered: Some(delivered),
     }

@@ -26,7 +26,7 @@ use super::turn::{Header, Turn};
 pub(super) struct LoopEnd {
     pub status: CallStatus,
     pub text: String,
-    pub turns: u32,
+    pub steps: u32,
     pub error: Option<CallError>,
     pub answered_by: Option<String>,
     /// The call's messages at the end, its final answer included.
@@ -39,7 +39,7 @@ impl LoopEnd {
         LoopEnd {
             status: error.status(),
             text: String::new(),
-            turns: 0,
+            steps: 0,
             error: Some(error),
             answered_by: None,
             conversation: Vec::new(),
@@ -76,10 +76,10 @@ pub(super) async fn tool_loop(
     let max_steps = spec.limits.effective_max_steps();
     let budget = BudgetStop::default();
     let mut text = String::new();
-    let end = |text: String, turns: u32, error: Option<CallError>, conversation: Vec<Message>| LoopEnd {
+    let end = |text: String, steps: u32, error: Option<CallError>, conversation: Vec<Message>| LoopEnd {
         status: error.as_ref().map(CallError::status).unwrap_or(CallStatus::Ok),
         text,
-        turns,
+        steps,
         error,
         answered_by: None,
         conversation,
@@ -321,7 +321,7 @@ async fn escalate(turn: &Arc<Turn>, spec: &CallSpec, call: &ToolCall, step: u32)
     LoopEnd {
         status: outcome.status,
         text: outcome.text,
-        turns: step,
+        steps: step,
         error: outcome.error,
         answered_by: Some(outcome.answered_by),
         conversation: Vec::new(),

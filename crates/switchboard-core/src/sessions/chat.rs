@@ -2,9 +2,9 @@
 //! it streams and the turn's end go into the session's log, then into the trace,
 //! then to the shell (`pipeline.rs`, the one way out of every kind of turn: a chat
 //! turn, a re-run, an MCP client's call); the history and the "approve always"
-//! answers come back from the log, after a restart too. Running turns are steered
-//! by their id (cancel the turn or a call, answer an approval), whichever shell
-//! started them.
+//! answers come back from the log, after a restart too. Running turns are controlled
+//! by their id (cancel the turn or a call, answer an approval, send a message into
+//! a call), whichever shell started them.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -20,7 +20,7 @@ use crate::config::Config;
 use crate::dispatch::{ApprovalPolicy, Dispatcher, Session, SteerRefusal, TurnControl, TurnOutcome, TurnRequest};
 use crate::event::{now_ms, ApprovalDecision, CallEvent};
 
-/// The turns running now, by turn id, with what steers each.
+/// The turns running now, by turn id, with the control of each.
 type Running = Arc<Mutex<HashMap<String, TurnControl>>>;
 
 /// Names a folder for session logs other than the platform's data folder.
@@ -40,7 +40,7 @@ pub fn default_data_dir() -> PathBuf {
 #[derive(Debug, Clone, Default)]
 pub struct SessionTurn {
     pub session_id: String,
-    /// Chosen by the caller, so it can steer the turn while it runs.
+    /// Chosen by the caller, so it can control the turn while it runs.
     pub turn_id: String,
     /// `@agent` handoff; the primary when `None`.
     pub agent: Option<String>,
@@ -53,7 +53,7 @@ pub struct SessionTurn {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rerun {
     pub session_id: String,
-    /// The new turn's id, chosen by the caller so it can steer it while it runs.
+    /// The new turn's id, chosen by the caller so it can control it while it runs.
     pub turn_id: String,
     /// The turn of the call (the latest with such a call id when none).
     pub of_turn: Option<String>,
@@ -293,7 +293,7 @@ impl ChatSessions {
     }
 
     /// A turn starts: its user message (and `mark`, a re-run's) is logged, it can
-    /// be steered by its id until it ends, and its pipeline shows its start.
+    /// be controlled by its id until it ends, and its pipeline shows its start.
     fn open_turn(
         &self,
         config: &Config,
@@ -333,7 +333,7 @@ impl ChatSessions {
     }
 
     /// Starts an outside call as a turn: `line` (who asked whom what) is its user
-    /// message, and while it runs it is steered by its turn id through `control`,
+    /// message, and while it runs it is controlled by its turn id through `control`,
     /// as a turn is (cancel it or a call, answer an approval). Its events go
     /// through the returned pipeline (logged, traced, shown), ended by its end.
     pub fn begin_outside_turn(

@@ -44,7 +44,7 @@ pub(super) fn finished(status: CallStatus, tokens: u64) -> EventKind {
         usage_total: Some(Usage::new(tokens, 0)),
         cost: None,
         cost_total: None,
-        turns: 1,
+        steps: 1,
         error: None,
         delivered: None,
     }

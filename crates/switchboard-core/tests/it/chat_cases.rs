@@ -229,7 +229,7 @@ async fn one_tool_agent_call_from_outside_follows_the_same_rules() {
     let outcome = dispatcher
         .run_tool_call(tool_call(None, "helper", "please"), recorder.sink(), TurnControl::approving_all())
         .await;
-    assert_eq!((outcome.status, outcome.text.as_str(), outcome.turns), (CallStatus::Ok, "helped", 1));
+    assert_eq!((outcome.status, outcome.text.as_str(), outcome.steps), (CallStatus::Ok, "helped", 1));
     assert!(outcome.delivered.contains("helped") && outcome.delivered.ends_with("<<<END_AGENT_RESULT NONCE>>>"));
     assert_eq!(outcome.usage.map(|usage| usage.total_tokens), Some(15));
     let events = recorder.take();

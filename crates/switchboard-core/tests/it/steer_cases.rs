@@ -104,12 +104,12 @@ async fn a_delegate_that_keeps_calling_tools_is_steered_to_a_summary() {
     let searches =
         events.iter().filter(|event| event.agent == "search" && matches!(event.kind, EventKind::CallStarted { .. }));
     assert_eq!(searches.count(), 1);
-    let EventKind::CallFinished { status, result, usage, turns, .. } = finish_of(&events, "worker") else {
+    let EventKind::CallFinished { status, result, usage, steps, .. } = finish_of(&events, "worker") else {
         unreachable!()
     };
     assert_eq!(*status, CallStatus::Ok);
     assert_eq!(result.as_deref(), Some("Summary: one search so far, nothing found."));
-    assert_eq!(*turns, 2);
+    assert_eq!(*steps, 2);
 
     // The worker's second request carried the message last, after the tool result;
     // its usage counts both steps as aimock reported them.

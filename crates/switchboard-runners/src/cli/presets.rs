@@ -68,17 +68,6 @@ pub fn as_text_for(provider: Provider, request: &str) -> std::borrow::Cow<'_, st
     }
 }
 
-/// The programs with a preset: (program, the agent name the wizard offers, provider,
-/// what to install).
-pub const PRESET_PROGRAMS: [(&str, &str, Provider, &str); 6] = [
-    ("aider", "aider", Provider::AiderCli, "install aider-chat"),
-    ("smolagent", "smolagents", Provider::Smolagents, "install smolagents"),
-    ("claude", "claude-code", Provider::ClaudeCode, "npm install -g @anthropic-ai/claude-code"),
-    ("codex", "codex", Provider::Codex, "npm install -g @openai/codex"),
-    ("gemini", "gemini", Provider::GeminiCli, "npm install -g @google/gemini-cli"),
-    ("qwen", "qwen", Provider::QwenCode, "npm install -g @qwen-code/qwen-code"),
-];
-
 /// aider's "Tokens: 2.4k sent, 40 received. Cost: $0.01 message, $0.02 session." (one a model call).
 const AIDER_USAGE: &str = r"^Tokens: (?P<input>[\d.,]+[kKmM]?) sent, (?P<output>[\d.,]+[kKmM]?) received\.(?: Cost: \$(?P<cost>[\d.,]+) message)?";
 /// smolagents' running total: "[Step 2: Duration 0.5 seconds| Input tokens: 2,000 | Output tokens: 45]".
@@ -129,10 +118,8 @@ pub fn missing_programs(agents: &[AgentConfig]) -> Vec<(usize, String)> {
         }
         let Some(command) = invocation(agent).command else { continue };
         if find_program(&command, &search_path).is_none() {
-            let how = PRESET_PROGRAMS
-                .iter()
-                .find(|(_, _, provider, _)| *provider == agent.provider)
-                .map(|(_, _, _, install)| format!(" ({install}, or set `command` to its path)"))
+            let how = (agent.provider.program())
+                .map(|program| format!(" ({}, or set `command` to its path)", program.install))
                 .unwrap_or_default();
             missing.push((index, format!("agent {:?}: the program {command:?} was not found{how}", agent.name)));
         }
@@ -153,15 +140,10 @@ pub fn autonomy_note(agent: &AgentConfig) -> Option<String> {
         Provider::AiderCli => {
             let flags = aider_autonomy_flags(autonomy).join(" ");
             let flags = if flags.is_empty() { "its own defaults".to_string() } else { flags };
-            ("aider", flags, aider_autonomy_words(autonomy))
+            (agent.provider.program()?.name, flags, aider_autonomy_words(autonomy))
         }
         Provider::ClaudeCode | Provider::Codex | Provider::GeminiCli | Provider::QwenCode => {
-            let program = match agent.provider {
-                Provider::ClaudeCode => "Claude Code",
-                Provider::Codex => "Codex",
-                Provider::GeminiCli => "Gemini CLI",
-                _ => "Qwen Code",
-            };
+            let program = agent.provider.program()?.name;
             let what = match autonomy {
                 Autonomy::ReadOnly => "may read files and answer; edits and commands are refused, never waited for",
                 Autonomy::Edit => "may edit files in its working folder; commands are refused or sandboxed",

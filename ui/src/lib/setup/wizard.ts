@@ -12,6 +12,7 @@ import type {
   LocalServer,
   Provider_Serialize as Provider,
 } from "../../bindings";
+import { PROVIDERS } from "../../bindings";
 import { onItsOwn } from "../config/agent-form";
 
 /** One model of a server, offered as an agent. */
@@ -140,8 +141,13 @@ export function runsOnItsOwn(agent: FoundCliAgent): boolean {
   return onItsOwn(agent.agent.provider as Provider);
 }
 
-/** The programs setup looks for on PATH, in words. */
-export const lookedFor = "aider, smolagent, claude, codex, gemini or qwen";
+/** The programs setup looks for on PATH, in words (from the provider table). */
+export const lookedFor = inWords(PROVIDERS.flatMap((row) => (row.program ? [row.program.command] : [])));
+
+/** `a, b or c`. */
+function inWords(names: string[]): string {
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}`;
+}
 
 /** Whether an agent becomes a tool-agent for all agents, and its description. */
 export interface ToolChoice {
@@ -285,19 +291,9 @@ export function steps(answers: Answers, current: CurrentConfig): Step[] {
 
 /** A first description of an agent as a tool for the others (required, so never empty). */
 export function defaultDescription(agent: AgentConfig, kind: string | null): string {
-  if (agent.provider === "aider-cli")
-    return "Specialist code-editing agent. Send it a natural-language edit request; it applies the changes and returns a summary.";
-  if (agent.provider === "smolagents")
-    return "Python tool-using agent. Send it a self-contained task; it writes and runs Python to solve it and returns the answer.";
-  const agentCli: Partial<Record<AgentConfig["provider"], string>> = {
-    "claude-code": "Claude Code",
-    codex: "Codex",
-    "gemini-cli": "Gemini CLI",
-    "qwen-code": "Qwen Code",
-  };
-  const program = agentCli[agent.provider];
-  if (program)
-    return `${program}, a coding agent working in its own folder. Send it a self-contained task; it reads the code (read-only unless its autonomy allows more) and returns its answer.`;
+  // A preset's program says what it is in the provider table.
+  const program = PROVIDERS.find((row) => row.provider === agent.provider)?.program;
+  if (program) return program.tool_description;
   const where = kind ? ` on ${kind}` : "";
   return `${agent.model ?? agent.name}${where}. Send it a self-contained request; it returns its answer.`;
 }

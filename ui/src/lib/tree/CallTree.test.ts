@@ -31,7 +31,7 @@ describe("CallTree", () => {
         usage_total: null,
         cost: null,
         cost_total: null,
-        turns: 1,
+        steps: 1,
         error: null,
         delivered: null,
       },

@@ -39,7 +39,7 @@ const finished = (status: string, total: number | null) => ({
   result: "r",
   usage: total === null ? null : { input_tokens: total, output_tokens: 0, total_tokens: total },
   usage_total: total === null ? null : { input_tokens: total, output_tokens: 0, total_tokens: total },
-  turns: 1,
+  steps: 1,
   error: status === "error" ? { kind: "timeout", message: "no answer within 5 s" } : null,
   delivered: null,
 });

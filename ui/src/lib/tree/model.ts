@@ -41,7 +41,7 @@ export interface CallNode {
   result: string | null;
   delivered: string | null;
   error: CallError | null;
-  turns: number;
+  steps: number;
   escalatedTo: string | null;
   /** The limits shown with a pending approval request. */
   approvalLimits: ApprovalLimits | null;
@@ -163,7 +163,7 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       result: null,
       delivered: null,
       error: null,
-      turns: 0,
+      steps: 0,
       escalatedTo: null,
       approvalLimits: null,
       waitedMs: 0,
@@ -258,7 +258,7 @@ export function applyEvent(tree: CallTree, event: CallEvent): void {
       node.result = event.result;
       node.delivered = event.delivered;
       node.error = event.error;
-      node.turns = event.turns;
+      node.steps = event.steps;
       if (event.usage) node.usage = event.usage;
       if (event.usage_total) node.usageTotal = event.usage_total;
       if (event.cost != null) node.cost = event.cost;

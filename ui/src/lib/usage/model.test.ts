@@ -31,7 +31,7 @@ function tree(calls: Array<[string, string | null, string, string, number, numbe
       usage_total: usage,
       cost,
       cost_total: cost,
-      turns: 1,
+      steps: 1,
       error: null,
       delivered: null,
     } as CallEvent);
