@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use specta::Type;
 
-use super::store::{SessionError, SessionRecord, SessionStore};
+use super::store::{encode_event_line, encode_line, SessionError, SessionRecord, SessionStore};
 use crate::config::Config;
 use crate::dispatch::TurnControl;
 use crate::event::{CallEvent, CallStatus, EventSink};
@@ -192,6 +192,7 @@ fn write(
 ) -> Result<(), SessionError> {
     let mut failure = None;
     let mut batch = Vec::new();
+    let mut lines = Vec::new();
     let mut ended = false;
     // The end is the last item: events that come after it (none should) are not kept.
     while !ended {
@@ -212,8 +213,15 @@ fn write(
             continue;
         }
         if let Some(log) = log {
-            let records: Vec<SessionRecord> = batch.iter().filter_map(|item| record(item, &log.turn_id)).collect();
-            if let Err(error) = log.store.append_all(&log.session_id, &records) {
+            lines.clear();
+            for item in &batch {
+                match item {
+                    Item::Event(event) => encode_event_line(&mut lines, &log.turn_id, event),
+                    Item::End(ending) => encode_line(&mut lines, &end_record(ending, &log.turn_id)),
+                    Item::Started { .. } => {}
+                }
+            }
+            if let Err(error) = log.store.append_lines(&log.session_id, &lines) {
                 // What the window saw, a restart sees: an event the log refused is
                 // not shown, and the turn is stopped.
                 tracing::warn!(%error, "the session log cannot be written: the turn is stopped");
@@ -242,16 +250,12 @@ fn write(
     failure.map_or(Ok(()), Err)
 }
 
-/// The log record of an item (none for a start line: the message is logged first).
-fn record(item: &Item, turn_id: &str) -> Option<SessionRecord> {
-    match item {
-        Item::Event(event) => Some(SessionRecord::Event { turn_id: turn_id.to_string(), event: event.clone() }),
-        Item::Started { .. } => None,
-        Item::End(Ending { status, text, answered_by }) => Some(SessionRecord::TurnEnded {
-            turn_id: turn_id.to_string(),
-            status: *status,
-            text: text.clone(),
-            answered_by: answered_by.clone(),
-        }),
+/// The log record of a turn's end.
+fn end_record(ending: &Ending, turn_id: &str) -> SessionRecord {
+    SessionRecord::TurnEnded {
+        turn_id: turn_id.to_string(),
+        status: ending.status,
+        text: ending.text.clone(),
+        answered_by: ending.answered_by.clone(),
     }
 }

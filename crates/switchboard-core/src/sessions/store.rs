@@ -203,6 +203,25 @@ pub enum SessionError {
     NoCall { session: String, turn: Option<String>, call: String },
 }
 
+/// One record as a log line (JSON and a newline), onto `lines`.
+pub(crate) fn encode_line(lines: &mut Vec<u8>, record: &SessionRecord) {
+    serde_json::to_writer(&mut *lines, record).expect("records serialize");
+    lines.push(b'\n');
+}
+
+/// The line of `SessionRecord::Event { turn_id, event }`, written from borrowed
+/// parts (a streaming turn's events are not cloned to be logged).
+pub(crate) fn encode_event_line(lines: &mut Vec<u8>, turn_id: &str, event: &CallEvent) {
+    #[derive(Serialize)]
+    #[serde(tag = "type", rename = "event")]
+    struct EventLine<'a> {
+        turn_id: &'a str,
+        event: &'a CallEvent,
+    }
+    serde_json::to_writer(&mut *lines, &EventLine { turn_id, event }).expect("events serialize");
+    lines.push(b'\n');
+}
+
 /// Ends a line left torn by a crash mid-write, so the next record starts on a line
 /// of its own (the torn one is skipped on load; the new one is not lost with it).
 fn end_torn_line(file: &mut File) -> std::io::Result<()> {
@@ -329,15 +348,19 @@ impl SessionStore {
     /// events): records of turns that other processes append to the same session
     /// never interleave inside a line, nor inside the batch.
     pub fn append_all(&self, id: &str, records: &[SessionRecord]) -> Result<(), SessionError> {
-        if records.is_empty() {
+        let mut lines = Vec::with_capacity(records.len() * 160);
+        for record in records {
+            encode_line(&mut lines, record);
+        }
+        self.append_lines(id, &lines)
+    }
+
+    /// Appends lines already encoded (`encode_line`, `encode_event_line`) with one write(2).
+    pub(crate) fn append_lines(&self, id: &str, lines: &[u8]) -> Result<(), SessionError> {
+        if lines.is_empty() {
             return Ok(());
         }
         let path = self.path_of(id)?;
-        let mut lines = Vec::with_capacity(records.len() * 160);
-        for record in records {
-            serde_json::to_writer(&mut lines, record).expect("records serialize");
-            lines.push(b'\n');
-        }
         let mut writers = self.writers.lock().unwrap();
         if !writers.contains_key(id) {
             if !path.exists() {
@@ -348,7 +371,7 @@ impl SessionStore {
             writers.insert(id.to_string(), file);
         }
         let file = writers.get_mut(id).expect("inserted above");
-        file.write_all(&lines).map_err(io_error(&path))
+        file.write_all(lines).map_err(io_error(&path))
     }
 
     /// Every record of a session, skipping lines that do not parse (a torn write).
@@ -456,5 +479,20 @@ impl SessionStore {
             std::io::ErrorKind::NotFound => SessionError::NotFound(id.to_string()),
             _ => SessionError::Io { path: path.clone(), source },
         })
+    }
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::*;
+
+    #[test]
+    fn an_event_line_from_borrowed_parts_is_the_records_line() {
+        for event in crate::sessions::test_records::sample_events() {
+            let (mut borrowed, mut owned) = (Vec::new(), Vec::new());
+            encode_event_line(&mut borrowed, "t7", &event);
+            encode_line(&mut owned, &SessionRecord::Event { turn_id: "t7".into(), event });
+            assert_eq!(String::from_utf8(borrowed).unwrap(), String::from_utf8(owned).unwrap());
+        }
     }
 }

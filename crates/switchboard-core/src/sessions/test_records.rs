@@ -49,3 +49,21 @@ pub(super) fn finished(status: CallStatus, tokens: u64) -> EventKind {
         delivered: None,
     }
 }
+
+/// A few events of different kinds, with text that needs escaping.
+pub(super) fn sample_events() -> Vec<CallEvent> {
+    let kinds = [
+        started(),
+        EventKind::TextDelta { text: "a \"quoted\"\nline ✓".into() },
+        finished(CallStatus::Ok, 7),
+        finished(CallStatus::Error, 0),
+    ];
+    kinds
+        .into_iter()
+        .enumerate()
+        .map(|(index, kind)| match event("c2", Some("c1"), "wörker", 1, index as u64 + 1, kind) {
+            SessionRecord::Event { event, .. } => event,
+            _ => unreachable!("event() makes an event"),
+        })
+        .collect()
+}
