@@ -193,6 +193,7 @@ pub async fn start(shared: Shared, port: u16, token: EndpointToken) -> Result<Ru
         observer: Some(observer),
         clients_answer_approvals: false,
         keepalive: None,
+        task_ttl: None,
     };
     let server = McpServer::new(dispatcher, options);
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));

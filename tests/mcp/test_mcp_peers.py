@@ -1,10 +1,14 @@
 """`switchboard mcp` against the MCP ecosystem's own tools: the MCP Inspector CLI
 (stdio, streamable HTTP, and launched from a Claude Code style `mcpServers` file,
-unchanged) and the official conformance suite, whose scenarios that apply must
-pass and whose others must fail exactly as `conformance-baseline.yml` says."""
+unchanged) and the official conformance suite: its active scenarios, whose ones
+that apply must pass and whose others must fail exactly as
+`conformance-baseline.yml` says, and every check MCP 2026-07-28 requires (the
+stateless core, HTTP headers, multi round-trip results, the tasks extension),
+which must pass but for exactly those `conformance-2026-07-28.txt` names, with why."""
 
 import json
 import pathlib
+import re
 import subprocess
 
 from conftest import ROOT, node22
@@ -14,6 +18,7 @@ PEERS = ROOT / "tests" / "peers" / "node_modules"
 INSPECTOR = PEERS / "@modelcontextprotocol" / "inspector" / "cli" / "build" / "cli.js"
 CONFORMANCE = PEERS / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 BASELINE = pathlib.Path(__file__).with_name("conformance-baseline.yml")
+BASELINE_2026 = pathlib.Path(__file__).with_name("conformance-2026-07-28.txt")
 
 
 def inspector(*arguments, env=None):
@@ -104,3 +109,44 @@ def test_the_conformance_suite_passes_every_scenario_that_applies(workspace):
         "dns-rebinding-protection",
         "server-sse-multiple-streams",
     } <= passed
+
+
+def test_every_check_mcp_2026_07_28_requires_passes_but_those_named_with_why(workspace, tmp_path):
+    server = HttpServer(workspace)
+    try:
+        finished = subprocess.run(
+            [node22(), str(CONFORMANCE), "server", "--url", server.url, "--requirements", "2026-07-28"]
+            + ["--output-dir", str(tmp_path / "results")],
+            capture_output=True,
+            text=True,
+            timeout=WAIT * 4,
+        )
+    finally:
+        server.stop()
+    results = sorted((tmp_path / "results").glob("*/checks.json"))
+    assert len(results) >= 40, finished.stdout[-3000:] + finished.stderr[-2000:]
+    passed, failed = set(), {}
+    for result in results:
+        scenario = re.sub(r"^server-(.*)-\d{4}-\d\d-\d\dT.*$", r"\1", result.parent.name)
+        for check in json.loads(result.read_text()):
+            name = f"{scenario} {check['id']}"
+            if check["status"] == "SUCCESS":
+                passed.add(name)
+            elif check["status"] == "FAILURE":
+                failed[name] = check.get("errorMessage", "")
+    expected = {
+        line.strip() for line in BASELINE_2026.read_text().splitlines() if line.strip() and not line.startswith("#")
+    }
+    print(f"{len(passed)} checks passed, {len(failed)} failed as expected")
+    unexpected = {name: why for name, why in failed.items() if name not in expected}
+    assert not unexpected, f"checks that fail and are not in {BASELINE_2026.name}: {unexpected}"
+    now_passing = expected - set(failed)
+    assert not now_passing, f"checks in {BASELINE_2026.name} that no longer fail (take them out): {now_passing}"
+    # What this server does for 2026-07-28 clients, checked by name.
+    assert {
+        "server-stateless sep-2575-http-server-method-not-found-404-initialize",
+        "tasks-capability-negotiation tasks-extension-advertised",
+        "tasks-capability-negotiation sep-2663-tasks-methods-non-declaring",
+        "input-required-result-validate-input sep-2322-validate-input-responses",
+        "http-header-validation sep-2243-server-reject-invalid-headers",
+    } <= passed - set(failed), sorted(passed)

@@ -194,6 +194,11 @@ struct McpArgs {
     /// so clients that reset their timeout on progress keep waiting.
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     keepalive: u64,
+    /// A call a client asked for as a task (the MCP tasks extension) lives this
+    /// long, running or ended, for the client to come back to with tasks/get; a
+    /// task still running then ends as failed.
+    #[arg(long, value_name = "SECS", default_value_t = 3600)]
+    task_ttl: u64,
     /// --http: a session silent this long is closed (a running call's progress is
     /// not silence).
     #[arg(long, value_name = "SECS", default_value_t = 900, requires = "http")]

@@ -63,6 +63,7 @@ pub(crate) fn mcp(path: &Path, arguments: McpArgs) -> Result<ExitCode, Failure> 
         observer,
         clients_answer_approvals: true,
         keepalive,
+        task_ttl: Some(std::time::Duration::from_secs(arguments.task_ttl.max(1))),
     };
     let exiting = dispatcher.clone();
     let server = McpServer::new(dispatcher, options);

@@ -128,6 +128,9 @@ pub async fn serve(server: McpServer, options: HttpOptions) -> Result<Endpoint, 
                     if let Some(refusal) = guard.check(&request) {
                         return Ok::<_, Infallible>(refusal);
                     }
+                    if modern_initialize(&request) {
+                        return Ok(removed_method(request).await);
+                    }
                     let json = request
                         .headers()
                         .get(hyper::header::CONTENT_TYPE)
@@ -180,6 +183,36 @@ impl Guard {
             .is_some_and(|presented| presented.iter().zip(expected.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0);
         (!matches).then(|| plain(StatusCode::UNAUTHORIZED, "unauthorized: a valid bearer token is required"))
     }
+}
+
+/// An `initialize` from a client that says it speaks 2026-07-28 (or later): that
+/// revision removed the method; older clients' `initialize` is served as ever.
+fn modern_initialize(request: &Request<Incoming>) -> bool {
+    let header = |name: &str| request.headers().get(name).and_then(|value| value.to_str().ok());
+    let modern = header("mcp-protocol-version").is_some_and(|version| version >= "2026-07-28" && version.len() == 10);
+    modern && header("mcp-method") == Some("initialize")
+}
+
+/// HTTP 404 with a JSON-RPC "method not found" (-32601) for a removed method,
+/// answering the request's id (its body read up to 64 KiB).
+async fn removed_method(request: Request<Incoming>) -> Response<BoxBody<Bytes, Infallible>> {
+    let body = http_body_util::Limited::new(request.into_body(), 64 * 1024).collect().await;
+    let id = body
+        .ok()
+        .and_then(|body| serde_json::from_slice::<serde_json::Value>(&body.to_bytes()).ok())
+        .and_then(|message| message.get("id").cloned())
+        .unwrap_or(serde_json::Value::Null);
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": -32601, "message": "initialize is not a method of MCP 2026-07-28 (a client of that revision sends server/discover)" }
+    });
+    let mut response = Response::new(Full::new(Bytes::from(error.to_string())).boxed());
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
+        .headers_mut()
+        .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
+    response
 }
 
 /// HTTP 400 with a JSON-RPC parse error (-32700), for a body that is not JSON-RPC.

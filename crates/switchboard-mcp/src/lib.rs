@@ -6,9 +6,12 @@
 //!
 //! The rooms: `catalog.rs` (the tool list, pure), `outcome.rs` (results, pure),
 //! `progress.rs` (events as progress lines, pure), `relay.rs` (one call's events to
-//! the client, approvals), `server.rs` (the handler), `http.rs` (the loopback
+//! the client, approvals), `asking.rs` (how the client's user is asked: on its
+//! session, on its task, or in rounds of its request), `server.rs` (the handler,
+//! calls made as tasks of the tasks extension), `http.rs` (the loopback
 //! streamable HTTP endpoint and its guards) and `stdio.rs`.
 
+mod asking;
 pub mod catalog;
 pub mod connect;
 pub mod http;
@@ -19,4 +22,4 @@ mod server;
 pub mod sessions;
 pub mod stdio;
 
-pub use server::{CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
+pub use server::{CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions, DEFAULT_TASK_TTL};

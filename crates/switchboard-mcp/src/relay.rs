@@ -1,9 +1,11 @@
 //! One running call's events on their way to the client: each batch that queued up
 //! is coalesced and sent as progress notifications (when the client sent a progress
-//! token), and each approval request is answered: by eliciting the user through
-//! the client, by leaving it to the observer's user, or (no one to ask) by a
-//! denial the result explains.
+//! token) or, for a task, kept as its status message; and each approval request is
+//! answered: by asking the client's user (`asking.rs`: on its session, on its task,
+//! or in a round of its request), by leaving it to the observer's user, or (no one
+//! to ask) by a denial the result explains.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -11,6 +13,7 @@ use rmcp::model::{
     ProgressNotificationParam, ProgressToken,
 };
 use rmcp::service::Peer;
+use rmcp::task_manager::TaskContext;
 use rmcp::RoleServer;
 use serde_json::{json, Value};
 use switchboard_core::dispatch::{Answerer, TurnControl};
@@ -18,17 +21,20 @@ use switchboard_core::event::{ApprovalDecision, CallEvent, EventKind};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
+use crate::asking::Asker;
 use crate::progress::{coalesce, describe, EVENT_META_KEY};
 
-/// The longest an elicitation waits for the user before the call is denied.
-const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
+/// Where a call's progress goes: the request that waits for it (a retry of a
+/// stateless call brings its own), or nowhere once that request is gone.
+pub(crate) type ProgressTarget = Arc<Mutex<Option<(Peer<RoleServer>, ProgressToken)>>>;
 
 pub(crate) struct Relay {
-    pub peer: Peer<RoleServer>,
-    pub progress_token: Option<ProgressToken>,
+    pub progress: ProgressTarget,
+    /// A task's status message follows the call's progress.
+    pub task: Option<TaskContext>,
     pub control: TurnControl,
-    /// The client supports elicitation and the server asks.
-    pub ask_client: bool,
+    /// How the client's user is asked, when the server asks the client.
+    pub asker: Option<Asker>,
     /// The observer's user answers what the client cannot.
     pub observer_answers: bool,
     /// Cancelled when the call has ended (pending elicitations are dropped).
@@ -55,12 +61,13 @@ pub(crate) async fn relay(mut receiver: UnboundedReceiver<Option<CallEvent>>, re
         let next = tokio::select! {
             next = receiver.recv() => next,
             () = tokio::time::sleep_until(silent_since + relay.keepalive) => {
-                if let Some(token) = &relay.progress_token {
+                let target = relay.progress.lock().unwrap().clone();
+                if let Some((peer, token)) = target {
                     progress += 1.0;
                     let waited = silent_since.elapsed().as_secs();
-                    let mut param = ProgressNotificationParam::new(token.clone(), progress);
+                    let mut param = ProgressNotificationParam::new(token, progress);
                     param.message = Some(format!("still working (no news for {waited} s)"));
-                    let _ = relay.peer.notify_progress(param).await;
+                    let _ = peer.notify_progress(param).await;
                 }
                 silent_since = tokio::time::Instant::now();
                 continue;
@@ -84,7 +91,13 @@ pub(crate) async fn relay(mut receiver: UnboundedReceiver<Option<CallEvent>>, re
                 _ => {}
             }
         }
-        let Some(token) = &relay.progress_token else { continue };
+        if let Some(task) = &relay.task {
+            if let Some(line) = batch.iter().rev().find_map(describe) {
+                task.set_status_message(line);
+            }
+        }
+        let target = relay.progress.lock().unwrap().clone();
+        let Some((peer, token)) = target else { continue };
         for event in coalesce(batch) {
             progress += 1.0;
             let mut param = ProgressNotificationParam::new(token.clone(), progress);
@@ -92,8 +105,10 @@ pub(crate) async fn relay(mut receiver: UnboundedReceiver<Option<CallEvent>>, re
             let mut meta = JsonObject::new();
             meta.insert(EVENT_META_KEY.into(), serde_json::to_value(&event).unwrap_or(Value::Null));
             param.meta = Some(NotificationMetaObject(meta.into()));
-            if relay.peer.notify_progress(param).await.is_err() {
-                // The client is gone; the call is cancelled through its request token.
+            if peer.notify_progress(param).await.is_err() {
+                // That request is gone (its call is cancelled through its token, or
+                // a retry brings a new one): no more progress to it.
+                relay.progress.lock().unwrap().take();
                 break;
             }
         }
@@ -102,8 +117,8 @@ pub(crate) async fn relay(mut receiver: UnboundedReceiver<Option<CallEvent>>, re
 }
 
 fn answer_approval(relay: &Relay, event: &CallEvent, report: &mut RelayReport) {
-    if relay.ask_client {
-        let (peer, control, done) = (relay.peer.clone(), relay.control.clone(), relay.done.clone());
+    if let Some(asker) = relay.asker.clone() {
+        let (control, done) = (relay.control.clone(), relay.done.clone());
         let (call_id, message) = (event.call_id.clone(), approval_message(event));
         // With an observer whose user answers too (the app's window), a client that
         // did not ask anyone (`claude -p` cancels every elicitation) leaves the
@@ -111,7 +126,7 @@ fn answer_approval(relay: &Relay, event: &CallEvent, report: &mut RelayReport) {
         let leave_to_observer = relay.observer_answers;
         tokio::spawn(async move {
             let (decision, answerer) = tokio::select! {
-                answered = elicit(&peer, message) => answered,
+                answered = elicit(&asker, format!("approve-{call_id}"), message) => answered,
                 () = done.cancelled() => return,
             };
             if answerer == Answerer::ClientDidNotAsk && leave_to_observer {
@@ -130,13 +145,15 @@ fn answer_approval(relay: &Relay, event: &CallEvent, report: &mut RelayReport) {
 /// A remote agent's question: asked of the client's user by elicitation (a text
 /// field), answered by the observer's user, or declined when no one can answer.
 fn answer_question(relay: &Relay, event: &CallEvent, question: &str, report: &mut RelayReport) {
-    if relay.ask_client {
-        let (peer, control, done) = (relay.peer.clone(), relay.control.clone(), relay.done.clone());
+    if let Some(asker) = relay.asker.clone() {
+        let (control, done) = (relay.control.clone(), relay.done.clone());
         let call_id = event.call_id.clone();
         let message = format!("Switchboard: {} asks:\n\n{question}", event.agent);
+        // A remote agent may ask more than once in a call: each question its own key.
+        let key = format!("answer-{call_id}-{}", event.seq);
         tokio::spawn(async move {
             let answer = tokio::select! {
-                answer = elicit_text(&peer, message) => answer,
+                answer = elicit_text(&asker, key, message) => answer,
                 () = done.cancelled() => return,
             };
             control.answer_input(&call_id, answer);
@@ -146,7 +163,7 @@ fn answer_question(relay: &Relay, event: &CallEvent, question: &str, report: &mu
     }
 }
 
-async fn elicit_text(peer: &Peer<RoleServer>, message: String) -> Option<String> {
+async fn elicit_text(asker: &Asker, key: String, message: String) -> Option<String> {
     let schema = json!({
         "type": "object",
         "properties": { "answer": { "type": "string", "title": "Your answer" } },
@@ -154,16 +171,13 @@ async fn elicit_text(peer: &Peer<RoleServer>, message: String) -> Option<String>
     });
     let requested_schema = ElicitationSchema::from_json_schema(schema.as_object().cloned().unwrap_or_default()).ok()?;
     let params = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema };
-    match peer.create_elicitation_with_timeout(params, Some(ELICITATION_TIMEOUT)).await {
-        Ok(result) if result.action == ElicitationAction::Accept => result
-            .content
-            .as_ref()
-            .and_then(|content| content.get("answer"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        Ok(_) => None,
-        Err(error) => {
-            tracing::warn!("elicitation failed, the question is declined: {error}");
+    match asker.elicit(key, params).await {
+        Some((ElicitationAction::Accept, content)) => {
+            content.as_ref().and_then(|content| content.get("answer")).and_then(Value::as_str).map(str::to_string)
+        }
+        Some(_) => None,
+        None => {
+            tracing::warn!("nobody answered the question: it is declined");
             None
         }
     }
@@ -185,7 +199,7 @@ fn approval_message(event: &CallEvent) -> String {
 
 /// The client's answer to an approval, and whether it answered at all (a decline
 /// may be the client's own; a cancel or a failure means nobody was asked).
-async fn elicit(peer: &Peer<RoleServer>, message: String) -> (ApprovalDecision, Answerer) {
+async fn elicit(asker: &Asker, key: String, message: String) -> (ApprovalDecision, Answerer) {
     let schema = json!({
         "type": "object",
         "properties": {
@@ -201,17 +215,17 @@ async fn elicit(peer: &Peer<RoleServer>, message: String) -> (ApprovalDecision, 
         return (ApprovalDecision::Deny, Answerer::ClientDidNotAsk);
     };
     let params = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema };
-    match peer.create_elicitation_with_timeout(params, Some(ELICITATION_TIMEOUT)).await {
-        Ok(result) if result.action == ElicitationAction::Accept => {
-            let always = result.content.as_ref().and_then(|content| content.get("always")).and_then(Value::as_bool);
+    match asker.elicit(key, params).await {
+        Some((ElicitationAction::Accept, content)) => {
+            let always = content.as_ref().and_then(|content| content.get("always")).and_then(Value::as_bool);
             let decision =
                 if always == Some(true) { ApprovalDecision::ApproveAlways } else { ApprovalDecision::ApproveOnce };
             (decision, Answerer::ClientAnswered)
         }
-        Ok(result) if result.action == ElicitationAction::Decline => (ApprovalDecision::Deny, Answerer::ClientAnswered),
-        Ok(_) => (ApprovalDecision::Deny, Answerer::ClientDidNotAsk),
-        Err(error) => {
-            tracing::warn!("elicitation failed, the call is denied: {error}");
+        Some((ElicitationAction::Decline, _)) => (ApprovalDecision::Deny, Answerer::ClientAnswered),
+        Some(_) => (ApprovalDecision::Deny, Answerer::ClientDidNotAsk),
+        None => {
+            tracing::warn!("nobody answered the approval: the call is denied");
             (ApprovalDecision::Deny, Answerer::ClientDidNotAsk)
         }
     }
