@@ -16,6 +16,7 @@ fn main() {
         "rename_session",
         "delete_session",
         "load_session",
+        "resume_turn",
         "retract_turn",
         "export_turn",
         "get_preferences",

@@ -62,6 +62,7 @@ impl From<SessionError> for AppError {
             | SessionError::NoTurn { .. }
             | SessionError::NoCall { .. } => AppErrorKind::NotFound,
             SessionError::Exists(_) => AppErrorKind::SessionExists,
+            SessionError::NotResumable { .. } => AppErrorKind::BadRequest,
             SessionError::Io { .. } => AppErrorKind::Io,
         };
         AppError::new(kind, error.to_string())

@@ -45,6 +45,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::chat::rename_session,
             commands::chat::delete_session,
             commands::chat::load_session,
+            commands::chat::resume_turn,
             commands::chat::retract_turn,
             commands::chat::export_turn,
             commands::app::get_preferences,

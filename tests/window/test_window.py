@@ -485,6 +485,62 @@ def test_a_session_survives_a_restart(tmp_path):
         WebDriverWait(session, 30).until(lambda s: "denied" in answer_text(s))
 
 
+def test_a_turn_killed_with_the_app_is_resumed_without_asking_again_what_had_finished(tmp_path):
+    """The app is killed (SIGKILL) while a turn waits on a slow delegate after a fast
+    one answered; started again, the chat shows the turn interrupted, with what had
+    finished and what was running, and Resume finishes it: the fast agent's program
+    (which counts its runs) is not run again, the slow one runs."""
+    runs, flag, pid_file = tmp_path / "fast.runs", tmp_path / "slow.may-finish", tmp_path / "slow.pid"
+    fast = f"echo run >> {runs}; echo fast answer"
+    slow = f"if [ -e {flag} ]; then echo slow answer; else sleep 60 & echo $! > {pid_file}; wait; fi"
+    config = {
+        "primary": "planner",
+        "agents": [
+            {"name": "planner", "provider": "demo", "model": "demo-planner"},
+            {"name": "fast", "provider": "subprocess", "command": "sh", "args": ["-c", fast]},
+            {"name": "slow", "provider": "subprocess", "command": "sh", "args": ["-c", slow]},
+        ],
+        "agent_tools": [
+            {"agent": "fast", "description": "Answers at once.", "approval": "auto"},
+            {"agent": "slow", "description": "Takes its time.", "approval": "auto"},
+        ],
+    }
+    path = tmp_path / "config" / "switchboard" / "config.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(config))
+    with launch(tmp_path) as session:
+        box = message_box(session)
+        box.send_keys("compare the two")
+        box.send_keys(Keys.ENTER)
+        treeitem(session, "fast, ok")
+        WebDriverWait(session, 30).until(lambda _: pid_file.exists() and pid_file.read_text().strip())
+        slow_pid = int(pid_file.read_text())
+        apps = [
+            found
+            for found in process_tree(os.getpid())
+            if Path(f"/proc/{found}/comm").exists()
+            and Path(f"/proc/{found}/comm").read_text().strip() == "switchboard-app"
+        ]
+        assert len(apps) == 1, apps
+        os.kill(apps[0], signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while (alive(slow_pid) or alive(apps[0])) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(slow_pid), "the slow agent outlived the killed app"
+    flag.write_text("")
+    with launch(tmp_path) as session:
+        reply = WebDriverWait(session, 30).until(
+            lambda s: s.find_element(By.XPATH, '//*[contains(., "Finished: fast. Was running:")][@role="alert"]')
+        )
+        assert "slow" in reply.text, reply.text
+        screenshot(ARTIFACTS / "window-interrupted.png")
+        click_button(session, "Resume the interrupted turn")
+        WebDriverWait(session, 30).until(lambda s: "fast answer" in answer_text(s) and "slow answer" in answer_text(s))
+        treeitem(session, "slow, ok")
+        assert runs.read_text().count("run") == 1, "the fast agent ran again"
+        assert not session.find_elements(By.XPATH, '//button[normalize-space()="Resume"]')
+
+
 def test_handoff_and_escalation_show_who_answered(window):
     session, _ = window
     box = message_box(session)

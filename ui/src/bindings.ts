@@ -54,8 +54,18 @@ export const commands = {
 	createSession: (title: string) => typedError<SessionSummary, AppError_Serialize>(__TAURI_INVOKE("create_session", { title })),
 	renameSession: (id: string, title: string) => typedError<null, AppError_Serialize>(__TAURI_INVOKE("rename_session", { id, title })),
 	deleteSession: (id: string) => typedError<null, AppError_Serialize>(__TAURI_INVOKE("delete_session", { id })),
-	/**  A session's log: its messages, every event of every turn, retractions. */
-	loadSession: (id: string) => typedError<SessionLog_Serialize, AppError_Serialize>(__TAURI_INVOKE("load_session", { id })),
+	/**
+	 *  A session's log: its messages, every event of every turn, retractions; and its
+	 *  interrupted turns.
+	 */
+	loadSession: (id: string) => typedError<OpenedSession_Serialize, AppError_Serialize>(__TAURI_INVOKE("load_session", { id })),
+	/**
+	 *  Resumes interrupted turn `of_turn` of a session as turn `turn_id`: the calls it
+	 *  had finished are handed back from the log, not run or paid again; its updates
+	 *  come through `on_update` as a turn's do. A turn that is not interrupted is
+	 *  refused in words, and nothing runs.
+	 */
+	resumeTurn: (sessionId: string, ofTurn: string, turnId: string, onUpdate: Channel<TurnUpdate_Deserialize>) => typedError<TurnOutcome_Serialize, AppError_Serialize>(__TAURI_INVOKE("resume_turn", { sessionId, ofTurn, turnId, onUpdate })),
 	/**  Takes a turn back (retry, edit and resend): it stays in the log, marked. */
 	retractTurn: (sessionId: string, turnId: string) => typedError<null, AppError_Serialize>(__TAURI_INVOKE("retract_turn", { sessionId, turnId })),
 	/**
@@ -1305,6 +1315,15 @@ export type HealthState =
 /**  Not checked without a call (a remote MCP server), or the server has no model list. */
 "unknown";
 
+/**  A turn that did not end because its process did not live to end it. */
+export type InterruptedTurn = {
+	turn_id: string,
+	/**  The delegates whose calls had finished (their results are in the log). */
+	finished: string[],
+	/**  The calls that were running when it stopped, the turn's own agent included. */
+	running: string[],
+};
+
 /**
  *  Delegation limits; every field optional so that a rewrite writes back only what
  *  the user set. The `effective_*` accessors apply the documented defaults.
@@ -1461,6 +1480,28 @@ export type McpServerStatus_Serialize = {
 	/**  The variable clients read the token from (`SWITCHBOARD_MCP_TOKEN`). */
 	token_env: string | null,
 };
+
+/**
+ *  A session as the window opens it: its log, and the turns the core finds
+ *  interrupted (no end, their process gone), with what they had finished.
+ */
+export type OpenedSession = OpenedSession_Serialize | OpenedSession_Deserialize;
+
+/**
+ *  A session as the window opens it: its log, and the turns the core finds
+ *  interrupted (no end, their process gone), with what they had finished.
+ */
+export type OpenedSession_Deserialize = {
+	interrupted: InterruptedTurn[],
+} & SessionLog_Deserialize;
+
+/**
+ *  A session as the window opens it: its log, and the turns the core finds
+ *  interrupted (no end, their process gone), with what they had finished.
+ */
+export type OpenedSession_Serialize = {
+	interrupted: InterruptedTurn[],
+} & SessionLog_Serialize;
 
 export type OutputFormat = "text" | 
 /**  Claude Code's `-p --output-format stream-json` (add `--verbose`). */
@@ -1933,6 +1974,11 @@ process?: TurnProcess | null; ts_ms: number } | { type: "event"; turn_id: string
  */
 { type: "rerun"; turn_id: string; of_turn: string; of_call: string } | 
 /**
+ *  Turn `turn_id` resumes interrupted turn `of_turn`: it asks the same, and
+ *  stands in its place in the history.
+ */
+{ type: "resumed"; turn_id: string; of_turn: string } | 
+/**
  *  A slash command typed in the chat and what it came to, as the chat showed it
  *  (never a turn: no model saw it, and it is not history).
  */
@@ -1964,6 +2010,11 @@ process?: TurnProcess; ts_ms: number } | { type: "event"; turn_id: string; event
  *  a side trial, never history.
  */
 { type: "rerun"; turn_id: string; of_turn: string; of_call: string } | 
+/**
+ *  Turn `turn_id` resumes interrupted turn `of_turn`: it asks the same, and
+ *  stands in its place in the history.
+ */
+{ type: "resumed"; turn_id: string; of_turn: string } | 
 /**
  *  A slash command typed in the chat and what it came to, as the chat showed it
  *  (never a turn: no model saw it, and it is not history).

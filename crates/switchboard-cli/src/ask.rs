@@ -18,7 +18,27 @@ use crate::sessions::find_or_create_session;
 use crate::terminal::printable;
 use crate::{load, AskArgs, EventFormat, Failure};
 
+/// What a turn run from the terminal asks: a new message, or an interrupted turn
+/// of a session resumed (`sessions resume`).
+pub(crate) enum Asked {
+    Message { agent: Option<String>, message: String },
+    Resume { of_turn: Option<String> },
+}
+
 pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<ExitCode, Failure> {
+    let AskArgs { agent, approve, events, session, message } = arguments;
+    run(path, data_dir, TurnArgs { approve, events, session, asked: Asked::Message { agent, message } })
+}
+
+/// A turn as the terminal runs it.
+pub(crate) struct TurnArgs {
+    pub approve: Option<ApprovalPolicy>,
+    pub events: EventFormat,
+    pub session: Option<String>,
+    pub asked: Asked,
+}
+
+pub(crate) fn run(path: &Path, data_dir: &Path, arguments: TurnArgs) -> Result<ExitCode, Failure> {
     let loaded = load(path)?;
     for warning in &loaded.warnings {
         eprintln!("{}: {warning}", path.display());
@@ -39,10 +59,27 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
         Some(name) => {
             let chats = Arc::new(ChatSessions::open(data_dir.join("sessions"))?);
             chats.set_tracer(telemetry.clone().map(|telemetry| telemetry as Arc<dyn Tracer>));
-            let id = find_or_create_session(&chats, name)?;
+            let id = match &arguments.asked {
+                Asked::Message { .. } => find_or_create_session(&chats, name)?,
+                // A turn is resumed in the session it was interrupted in: never a new one.
+                Asked::Resume { .. } => chats.load(name).map(|log| log.id)?,
+            };
             Some((chats, id))
         }
         None => None,
+    };
+    // The turn resumed: the one named, else the session's last interrupted turn.
+    let of_turn = match (&arguments.asked, &session) {
+        (Asked::Resume { of_turn: Some(turn) }, _) => Some(turn.clone()),
+        (Asked::Resume { of_turn: None }, Some((chats, id))) => {
+            let interrupted = chats.load(id)?.interrupted();
+            let last = interrupted.last().ok_or_else(|| Failure {
+                code: 1,
+                message: format!("session {id:?} has no interrupted turn to resume"),
+            })?;
+            Some(last.turn_id.clone())
+        }
+        _ => None,
     };
     let turn_id = switchboard_core::sessions::new_turn_id("t", switchboard_core::event::now_ms());
     let control = TurnControl::new(policy, Session::default());
@@ -80,7 +117,7 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
         std::thread::spawn(move || terminal.read_lines());
     }
     let interrupt = handle.clone();
-    let (agent, message) = (arguments.agent, arguments.message);
+    let asked = arguments.asked;
     let signalled = Arc::new(AtomicI32::new(0));
     let signal_seen = signalled.clone();
     let registry = dispatcher.runners().registry().clone();
@@ -91,18 +128,24 @@ pub(crate) fn ask(path: &Path, data_dir: &Path, arguments: AskArgs) -> Result<Ex
                 interrupt.cancel_turn();
             }
         });
-        match session {
-            Some((chats, session_id)) => {
+        match (session, asked) {
+            (Some((chats, session_id)), Asked::Message { agent, message }) => {
                 let turn = SessionTurn { session_id, turn_id, handoff_typed: agent.is_some(), agent, message };
                 chats.run_turn(&dispatcher, turn, policy, show).await
             }
-            None => {
+            (Some((chats, session_id)), Asked::Resume { .. }) => {
+                let of_turn = of_turn.unwrap_or_default();
+                eprintln!("switchboard: resuming turn {of_turn} of session {session_id} as {turn_id}");
+                chats.resume_turn(&dispatcher, (&session_id, &of_turn, &turn_id), policy, show).await
+            }
+            (None, Asked::Message { agent, message }) => {
                 let pipeline = TurnPipeline::unlogged(tracer.as_deref(), &dispatcher.config(), None, show);
-                let request = TurnRequest { agent, history: Vec::new(), message };
+                let request = TurnRequest { agent, history: Vec::new(), message, reuse: vec![] };
                 let outcome = dispatcher.run_turn(request, pipeline.sink(), control).await;
                 pipeline.end(outcome.status, &outcome.text, &outcome.answered_by).await?;
                 Ok(outcome)
             }
+            (None, Asked::Resume { .. }) => unreachable!("a resumed turn always has its session"),
         }
     })?;
     // Every agent and kept MCP stdio server still running is ended, and one that

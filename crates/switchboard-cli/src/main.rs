@@ -238,6 +238,25 @@ enum SessionsCommand {
     /// Run one logged tool-agent call again (CALL: `c2`, the latest turn's, or
     /// `TURN:c2`), as a turn of the session, and show both runs side by side.
     Rerun(RerunArgs),
+    /// Continue an interrupted turn (the session's last one unless `--turn`): the
+    /// tool-agent calls it had finished are not run or paid again; the ones that
+    /// were running run again. A turn that ended is not resumed.
+    Resume(ResumeArgs),
+}
+
+#[derive(Args)]
+struct ResumeArgs {
+    session: String,
+    /// The interrupted turn (`sessions show` marks them).
+    #[arg(long)]
+    turn: Option<String>,
+    /// Answer every approval request (`all` or `none`); without it a terminal is
+    /// asked each time, and a non-interactive run denies.
+    #[arg(long, value_parser = approval_words(&["all", "none"]))]
+    approve: Option<ApprovalPolicy>,
+    /// How to print the call-tree events.
+    #[arg(long, value_enum, default_value = "pretty")]
+    events: EventFormat,
 }
 
 #[derive(Args)]

@@ -45,6 +45,11 @@ pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: Sessions
     let chats = ChatSessions::open(data_dir.join("sessions"))?;
     match command {
         SessionsCommand::Rerun(arguments) => return crate::rerun::rerun(config, data_dir, arguments),
+        SessionsCommand::Resume(crate::ResumeArgs { session, turn, approve, events }) => {
+            let asked = crate::ask::Asked::Resume { of_turn: turn };
+            let arguments = crate::ask::TurnArgs { approve, events, session: Some(session), asked };
+            return crate::ask::run(config, data_dir, arguments);
+        }
         SessionsCommand::List { json } => {
             let list = chats.list()?;
             if json {
@@ -95,6 +100,9 @@ pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: Sessions
                     SessionRecord::Retracted { turn_id } => println!("({turn_id} was taken back)"),
                     SessionRecord::Rerun { turn_id, of_turn, of_call } => {
                         println!("({turn_id} runs call {of_call} of {of_turn} again)")
+                    }
+                    SessionRecord::Resumed { turn_id, of_turn } => {
+                        println!("({turn_id} resumes interrupted turn {of_turn}; its finished calls are not run again)")
                     }
                     SessionRecord::CommandNote { command, text, .. } => {
                         println!("\n{}: {}", printable(command), printable(text))

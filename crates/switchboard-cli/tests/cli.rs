@@ -483,6 +483,91 @@ fn a_turn_killed_with_sigkill_is_said_to_be_interrupted_and_leaves_nothing_runni
     assert_eq!(json["interrupted"][0]["running"], json!(["slow"]), "{json}");
 }
 
+/// A turn killed with SIGKILL after one of its two delegates answered, resumed with
+/// `sessions resume`: the answered delegate is not run again (its program counts
+/// its runs), the one that was running runs again, and the turn ends with both
+/// answers; a turn resumed once is not resumed again.
+#[test]
+fn an_interrupted_turn_is_resumed_without_running_what_had_finished() {
+    let folder = tempfile::tempdir().unwrap();
+    let (data, path) = (folder.path().join("data"), folder.path().join("config.json"));
+    let (runs, flag, pid_file) =
+        (folder.path().join("fast.runs"), folder.path().join("slow.may-finish"), folder.path().join("slow.pid"));
+    let fast = format!("echo run >> {}; echo fast answer", runs.display());
+    let slow = format!(
+        "if [ -e {flag} ]; then echo slow answer; else sleep 60 & echo $! > {pid}; wait; fi",
+        flag = flag.display(),
+        pid = pid_file.display()
+    );
+    let config = json!({
+        "primary": "planner",
+        "agents": [
+            { "name": "planner", "provider": "demo", "model": "demo-planner" },
+            { "name": "fast", "provider": "subprocess", "command": "sh", "args": ["-c", fast] },
+            { "name": "slow", "provider": "subprocess", "command": "sh", "args": ["-c", slow] },
+        ],
+        "agent_tools": [
+            { "agent": "fast", "description": "Answers at once." },
+            { "agent": "slow", "description": "Takes its time." },
+        ],
+    });
+    std::fs::write(&path, config.to_string()).unwrap();
+    let data_arg = data.to_str().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["--config", path.to_str().unwrap(), "--data-dir", data_arg])
+        .args(["ask", "--events", "none", "--approve", "all", "--session", "work", "compare the two"])
+        .env_remove("SWITCHBOARD_CONFIG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let agent_pid = agent_pid(&pid_file);
+    // Killed once fast's answer is in the log (the log, not the program, says so).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let log = switchboard(&path, &["--data-dir", data_arg, "sessions", "show", "work", "--json"]);
+        let log: serde_json::Value = serde_json::from_slice(&log.stdout).unwrap_or_default();
+        let answered = log["records"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|record| record["event"]["agent"] == "fast" && record["event"]["type"] == "call_finished");
+        if answered {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "fast never answered: {log}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Command::new("kill").args(["-KILL", &child.id().to_string()]).status().unwrap();
+    child.wait().unwrap();
+    wait_until_gone(&agent_pid, "SIGKILL");
+    let shown = text(&switchboard(&path, &["--data-dir", data_arg, "sessions", "show", "work"]).stdout);
+    assert!(shown.contains("[interrupted]") && shown.contains("finished: fast;"), "{shown}");
+
+    std::fs::write(&flag, "").unwrap();
+    let resumed = switchboard(&path, &["--data-dir", data_arg, "sessions", "resume", "work", "--approve", "all"]);
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    let answer = text(&resumed.stdout);
+    assert!(answer.contains("fast answer") && answer.contains("slow answer"), "{answer}");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap().lines().count(), 1, "fast ran again");
+    let shown = text(&switchboard(&path, &["--data-dir", data_arg, "sessions", "show", "work"]).stdout);
+    assert!(shown.contains("resumes interrupted turn") && !shown.contains("[interrupted]"), "{shown}");
+
+    let again = switchboard(&path, &["--data-dir", data_arg, "sessions", "resume", "work"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(text(&again.stderr).contains("has no interrupted turn to resume"), "{}", text(&again.stderr));
+    let log: serde_json::Value = serde_json::from_slice(
+        &switchboard(&path, &["--data-dir", data_arg, "sessions", "show", "work", "--json"]).stdout,
+    )
+    .unwrap();
+    let first = log["records"].as_array().unwrap().iter().find(|record| record["type"] == "user_message").unwrap();
+    let turn = first["turn_id"].as_str().unwrap();
+    let named = switchboard(&path, &["--data-dir", data_arg, "sessions", "resume", "work", "--turn", turn]);
+    assert_eq!(named.status.code(), Some(1));
+    assert!(text(&named.stderr).contains("it was resumed already"), "{}", text(&named.stderr));
+    assert_eq!(std::fs::read_to_string(&runs).unwrap().lines().count(), 1, "a refused resume runs nothing");
+}
+
 #[test]
 fn an_agent_that_ignores_sigterm_does_not_outlive_the_cli() {
     let folder = tempfile::tempdir().unwrap();

@@ -19,6 +19,7 @@ mod approval;
 mod call;
 mod control;
 mod messages;
+mod reuse;
 mod spec;
 mod tool_loop;
 mod turn;
@@ -29,6 +30,7 @@ use serde_json::Value;
 
 pub use crate::sources::{random_nonce, Clock, NonceSource};
 pub use control::{Answerer, ApprovalPolicy, Session, SteerRefusal, TurnControl};
+pub use reuse::ReusedCall;
 
 use crate::config::{Config, Limits};
 use crate::contract::Message;
@@ -62,6 +64,9 @@ pub struct TurnRequest {
     /// Earlier messages of the session, oldest first.
     pub history: Vec<Message>,
     pub message: String,
+    /// Tool-agent calls of an interrupted turn this one resumes, whose answers are
+    /// handed back instead of running them again (`reuse.rs`).
+    pub reuse: Vec<ReusedCall>,
 }
 
 /// How a turn ended (what the desktop's `send_message` returns; the details came
@@ -155,6 +160,7 @@ impl Dispatcher {
         let turn_limits =
             agent.as_ref().map(|agent| config.limits_for(agent, None)).unwrap_or_else(|| config.limits.clone());
         let turn = self.start_turn(config.clone(), turn_limits.clone(), sink, &control);
+        *turn.reuse.lock().unwrap() = request.reuse.clone();
         let call_id = turn.new_call_id();
         let Some(agent) = agent else {
             let name = agent_name.unwrap_or_else(|| "(none)".into());

@@ -10,10 +10,12 @@
 
 mod chat;
 pub mod interrupted;
+mod lines;
 pub mod markdown;
 pub mod pipeline;
 pub mod report;
 pub mod rerun;
+pub mod resume;
 mod store;
 #[cfg(test)]
 mod test_records;

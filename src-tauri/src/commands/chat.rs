@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
+use switchboard_core::sessions::interrupted::InterruptedTurn;
 use switchboard_core::sessions::report::{day_start_ms, DelegationReport, ReportRange};
 use switchboard_core::sessions::{Rerun, RerunOutcome, SessionLog, SessionSummary, SessionTurn, Show, TurnUpdate};
 use switchboard_core::{ApprovalDecision, ApprovalPolicy, SteerRefusal, TurnOutcome};
@@ -128,11 +129,41 @@ pub(crate) fn delete_session(state: State<'_, AppState>, id: String) -> Result<(
     Ok(state.sessions.delete(&id)?)
 }
 
-/// A session's log: its messages, every event of every turn, retractions.
+/// A session as the window opens it: its log, and the turns the core finds
+/// interrupted (no end, their process gone), with what they had finished.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct OpenedSession {
+    #[serde(flatten)]
+    pub log: SessionLog,
+    pub interrupted: Vec<InterruptedTurn>,
+}
+
+/// A session's log: its messages, every event of every turn, retractions; and its
+/// interrupted turns.
 #[tauri::command]
 #[specta::specta]
-pub(crate) fn load_session(state: State<'_, AppState>, id: String) -> Result<SessionLog, AppError> {
-    Ok(state.sessions.load(&id)?)
+pub(crate) fn load_session(state: State<'_, AppState>, id: String) -> Result<OpenedSession, AppError> {
+    let log = state.sessions.load(&id)?;
+    let interrupted = log.interrupted();
+    Ok(OpenedSession { log, interrupted })
+}
+
+/// Resumes interrupted turn `of_turn` of a session as turn `turn_id`: the calls it
+/// had finished are handed back from the log, not run or paid again; its updates
+/// come through `on_update` as a turn's do. A turn that is not interrupted is
+/// refused in words, and nothing runs.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn resume_turn(
+    state: State<'_, AppState>,
+    session_id: String,
+    of_turn: String,
+    turn_id: String,
+    on_update: Channel<TurnUpdate>,
+) -> Result<TurnOutcome, AppError> {
+    let show: Show = Arc::new(move |update: TurnUpdate| drop(on_update.send(update)));
+    let turn = (session_id.as_str(), of_turn.as_str(), turn_id.as_str());
+    Ok(state.sessions.resume_turn(state.live.dispatcher(), turn, ApprovalPolicy::Ask, show).await?)
 }
 
 /// Takes a turn back (retry, edit and resend): it stays in the log, marked.

@@ -54,6 +54,33 @@ describe("replaySession", () => {
     expect(replayed.trees.get("t1")?.nodes.get("c1")?.children).toEqual(["c2"]);
   });
 
+  it("marks a turn the core found interrupted as resumable, saying what finished, and drops one that was resumed", () => {
+    const records: SessionRecord[] = [
+      { type: "created", title: "Chat", created_ms: 1 },
+      { type: "user_message", turn_id: "t1", text: "do both", agent: null, ts_ms: 2 },
+      event("t1", 1, started),
+      { type: "user_message", turn_id: "t2", text: "again", agent: null, ts_ms: 3 },
+      event("t2", 1, started),
+      { type: "user_message", turn_id: "t3", text: "do both", agent: null, ts_ms: 4 },
+      { type: "resumed", turn_id: "t3", of_turn: "t1" },
+      { type: "turn_ended", turn_id: "t3", status: "ok", text: "both done", answered_by: "assistant" },
+    ];
+    const replayed = replaySession(records, new Set(), [{ turn_id: "t2", finished: ["fast"], running: ["slow"] }]);
+    expect(replayed.entries.map((entry) => [entry.turnId, entry.role, entry.status, entry.resumable ?? false])).toEqual(
+      [
+        ["t2", "user", "done", false],
+        ["t2", "assistant", "interrupted", true],
+        ["t3", "user", "done", false],
+        ["t3", "assistant", "done", false],
+      ],
+    );
+    expect(replayed.entries[1].error).toContain("Finished: fast. Was running: slow.");
+    expect([...replayed.trees.keys()]).toEqual(["t2", "t3"]);
+    // Nothing runs the interrupted turn's calls now: the tree says so, its clock stopped.
+    const root = replayed.trees.get("t2")?.nodes.get("c1");
+    expect([root?.status, root?.finishedMs]).toEqual(["interrupted", 1]);
+  });
+
   it("keeps a handoff's @agent on the message and every step of the answer, as the chat showed them", () => {
     const records: SessionRecord[] = [
       { type: "created", title: "Chat", created_ms: 1 },

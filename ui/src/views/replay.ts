@@ -1,13 +1,14 @@
 /**
  * Rebuilds a chat from its session log: messages, slash commands' notes, each turn's call tree (from every
- * logged event), retracted turns dropped, a turn the app never finished (it was
- * killed) shown as interrupted with what had streamed, and one that is still running
+ * logged event), retracted turns dropped (and interrupted ones another turn resumed), a
+ * turn the core found interrupted (its process died) shown as such with what had
+ * streamed and what had finished, ready to resume, and one that is still running
  * elsewhere (an MCP client's call) shown streaming. Pure; it lives with the views
  * because it composes two domains (the chat's entries, the tree's calls) from a third's log.
  */
-import type { CallEvent_Serialize, SessionRecord } from "../bindings";
+import type { CallEvent_Serialize, InterruptedTurn, SessionRecord } from "../bindings";
 import { finishReply, fullAnswer, type ChatEntry } from "../lib/chat/entry";
-import { answerOf, applyEvent, emptyTree, rootOf, type CallTree } from "../lib/tree/model";
+import { answerOf, applyEvent, emptyTree, markInterrupted, rootOf, type CallTree } from "../lib/tree/model";
 
 export interface ReplayedSession {
   title: string;
@@ -17,8 +18,15 @@ export interface ReplayedSession {
   turns: Array<{ turnId: string; label: string }>;
 }
 
-/** Replays `records`; the turns in `running` have not ended yet, and their replies stream on. */
-export function replaySession(records: SessionRecord[], running: ReadonlySet<string> = new Set()): ReplayedSession {
+/**
+ * Replays `records`; the turns in `running` have not ended yet, and their replies
+ * stream on; `interrupted` is what the core says of the turns whose process died.
+ */
+export function replaySession(
+  records: SessionRecord[],
+  running: ReadonlySet<string> = new Set(),
+  interrupted: InterruptedTurn[] = [],
+): ReplayedSession {
   let title = "";
   const entries: ChatEntry[] = [];
   const trees = new Map<string, CallTree>();
@@ -80,6 +88,10 @@ export function replaySession(records: SessionRecord[], running: ReadonlySet<str
       case "retracted":
         retracted.add(record.turn_id);
         break;
+      // The turn that resumed an interrupted one stands in its place.
+      case "resumed":
+        retracted.add(record.of_turn);
+        break;
       // A call run again is a turn of its own (its message says which call), not the user's to retry.
       case "rerun":
         for (const entry of entries) if (entry.turnId === record.turn_id) entry.outside = true;
@@ -100,6 +112,7 @@ export function replaySession(records: SessionRecord[], running: ReadonlySet<str
       }
     }
   }
+  const stopped = new Map(interrupted.map((turn) => [turn.turn_id, turn]));
   for (const entry of entries) {
     if (entry.role === "assistant" && entry.turnId && !ended.has(entry.turnId) && !running.has(entry.turnId)) {
       const tree = trees.get(entry.turnId);
@@ -107,7 +120,10 @@ export function replaySession(records: SessionRecord[], running: ReadonlySet<str
       entry.content = partial.text;
       entry.agent = partial.agent ?? entry.agent;
       entry.status = "interrupted";
-      entry.error = "The app stopped before this turn finished; this is what had arrived.";
+      const turn = stopped.get(entry.turnId);
+      entry.error = turn ? interruptedWords(turn) : "This turn did not finish; this is what had arrived.";
+      entry.resumable = turn !== undefined;
+      if (tree) markInterrupted(tree);
     }
   }
   const kept = entries.filter((entry) => !(entry.turnId && retracted.has(entry.turnId)));
@@ -116,4 +132,10 @@ export function replaySession(records: SessionRecord[], running: ReadonlySet<str
     .filter((entry) => entry.role === "user" && entry.turnId)
     .map((entry) => ({ turnId: entry.turnId as string, label: entry.content.slice(0, 40) }));
   return { title, entries: kept, trees, turns };
+}
+
+/** What the chat says of an interrupted turn: what had finished, what was running. */
+export function interruptedWords(turn: InterruptedTurn): string {
+  const list = (agents: string[]) => (agents.length ? agents.join(", ") : "nothing");
+  return `The app stopped before this turn finished; this is what had arrived. Finished: ${list(turn.finished)}. Was running: ${list(turn.running)}. Resume runs what was running; what finished is not asked again.`;
 }

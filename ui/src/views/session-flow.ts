@@ -67,7 +67,7 @@ export async function openSession(id: string): Promise<void> {
   try {
     const log = await sessionStore.read(id);
     const records = withHeardCalls(log.records, heardCalls, id);
-    const replayed = replaySession(records, runningTurns(heardCalls, id));
+    const replayed = replaySession(records, runningTurns(heardCalls, id), log.interrupted);
     sessionStore.opened(id, log.skipped_lines);
     chatStore.show(id, replayed.entries);
     treeStore.reset(replayed.trees, replayed.turns);
@@ -188,6 +188,20 @@ export async function sendMessage(text: string): Promise<void> {
 export function pickedAgent(sessionId: string | null): string | null {
   const agents = (configStore.state?.config.agents ?? []).map((agent) => agent.name);
   return chatAgents.effective(sessionId, agents);
+}
+
+/**
+ * Resumes an interrupted turn of the open session: its entries and tree give way
+ * to the new turn, which streams like a sent one (what had finished is not asked again).
+ */
+export async function resumeTurn(ofTurn: string): Promise<void> {
+  const sessionId = chatStore.sessionId;
+  const message = chatStore.entries.find((entry) => entry.turnId === ofTurn && entry.role === "user");
+  const reply = chatStore.entries.find((entry) => entry.turnId === ofTurn && entry.role === "assistant");
+  if (!sessionId || !message || chatStore.busy) return;
+  treeStore.dropTurn(ofTurn);
+  await chatStore.resume(sessionId, ofTurn, message.content, reply?.agent ?? null, treeSink);
+  void sessionStore.refresh();
 }
 
 /** Takes the last exchange back (its tree too) and returns its message, for editing. */

@@ -176,6 +176,10 @@ pub(super) async fn run_delegation(turn: &Arc<Turn>, caller: &Caller<'_>, delega
         agent: delegation.target.clone(),
         depth: caller.depth + 1,
     };
+    // A resumed turn hands back what its interrupted turn's delegate answered.
+    if let Some(reused) = super::reuse::take(turn, caller, &delegation) {
+        return super::reuse::answer(turn, &header, reused);
+    }
     let admitted = match admit(turn, caller, &delegation, header.depth) {
         Ok(admitted) => admitted,
         Err(refusal) => return refuse(turn, &header, &delegation, refusal),
@@ -189,13 +193,7 @@ pub(super) async fn run_delegation(turn: &Arc<Turn>, caller: &Caller<'_>, delega
     };
     let shared = SharedContext { caller: caller_name, messages: caller.messages, count: admitted.shared_messages };
     let messages = child_messages(&admitted.target, earlier, shared, request.context.as_ref(), &request.request);
-    let mut input = json!({ "request": request.request });
-    if let Some(context) = &request.context {
-        input["context"] = context.clone();
-    }
-    if let Some(model) = &request.model {
-        input["model"] = json!(model);
-    }
+    let input = super::reuse::node_input(&delegation).expect("an admitted delegation has a request");
     let standing =
         if request.role == CallRole::Advisor { Standing::Escalation } else { Standing::Tool { depth: header.depth } };
     let child = CallSpec {
@@ -247,7 +245,7 @@ fn refuse(turn: &Turn, header: &Header, delegation: &Delegation, refusal: CallEr
 
 /// The tool result string the parent model receives: the child's text or a
 /// structured error, fenced as untrusted data.
-fn deliver(turn: &Turn, agent: &str, status: CallStatus, text: &str, error: Option<&CallError>) -> String {
+pub(super) fn deliver(turn: &Turn, agent: &str, status: CallStatus, text: &str, error: Option<&CallError>) -> String {
     let body = match status {
         CallStatus::Ok => text.to_string(),
         status => json!({

@@ -35,6 +35,8 @@ pub(crate) struct Turn {
     /// Tool-agent calls started (or reserved) in this turn.
     pub delegations: AtomicU32,
     pub control: TurnControl,
+    /// Answers of an interrupted turn's calls this turn may hand back (each once).
+    pub reuse: Mutex<Vec<super::reuse::ReusedCall>>,
 }
 
 /// Sequence numbers, the usage tree and the still-streaming estimates; one lock, so
@@ -85,6 +87,7 @@ impl Turn {
             next_call: AtomicU64::new(0),
             delegations: AtomicU32::new(0),
             control,
+            reuse: Mutex::new(Vec::new()),
         }
     }
 

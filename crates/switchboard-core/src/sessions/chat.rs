@@ -286,7 +286,41 @@ impl ChatSessions {
             handoff: turn.agent.as_ref().map(|_| turn.handoff_typed),
         };
         let pipeline = self.open_turn(&dispatcher.config(), start, None, &control, show)?;
-        let request = TurnRequest { agent: turn.agent.clone(), history, message: turn.message.clone() };
+        let request = TurnRequest { agent: turn.agent.clone(), history, message: turn.message.clone(), reuse: vec![] };
+        let outcome = dispatcher.run_turn(request, pipeline.sink(), control).await;
+        pipeline.end(outcome.status, &outcome.text, &outcome.answered_by).await?;
+        Ok(outcome)
+    }
+
+    /// Resumes interrupted turn `of_turn` as turn `turn_id` (`resume.rs`): the same
+    /// message with the history it had; the calls it had finished answered from the
+    /// log, not run or paid again; logged, traced and shown as any turn, its
+    /// records naming the turn they resume. A turn that is not interrupted is
+    /// refused, and nothing runs.
+    pub async fn resume_turn(
+        &self,
+        dispatcher: &Dispatcher,
+        (session_id, of_turn, turn_id): (&str, &str, &str),
+        policy: ApprovalPolicy,
+        show: Show,
+    ) -> Result<TurnOutcome, SessionError> {
+        let resumable = self.store.load(session_id)?.resumable(of_turn)?;
+        let control = TurnControl::new(policy, self.engine_session(session_id)?);
+        let start = TurnStart {
+            session_id,
+            turn_id,
+            line: &resumable.message,
+            agent: resumable.agent.clone(),
+            handoff: resumable.handoff,
+        };
+        let mark = SessionRecord::Resumed { turn_id: turn_id.to_string(), of_turn: of_turn.to_string() };
+        let pipeline = self.open_turn(&dispatcher.config(), start, Some(mark), &control, show)?;
+        let request = TurnRequest {
+            agent: resumable.agent,
+            history: resumable.history,
+            message: resumable.message,
+            reuse: resumable.reuse,
+        };
         let outcome = dispatcher.run_turn(request, pipeline.sink(), control).await;
         pipeline.end(outcome.status, &outcome.text, &outcome.answered_by).await?;
         Ok(outcome)

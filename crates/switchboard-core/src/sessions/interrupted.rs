@@ -52,19 +52,21 @@ pub struct InterruptedTurn {
 }
 
 impl SessionLog {
-    /// The turns that were interrupted: no end, not taken back, and their process
-    /// gone (a log written before processes were kept: any turn with no end).
+    /// The turns that were interrupted: no end, not taken back, not resumed, and
+    /// their process gone (a log written before processes were kept: any turn with no end).
     pub fn interrupted(&self) -> Vec<InterruptedTurn> {
         self.interrupted_with(TurnProcess::alive)
     }
 
     pub(crate) fn interrupted_with(&self, alive: impl Fn(&TurnProcess) -> bool) -> Vec<InterruptedTurn> {
         let taken_back = self.taken_back();
+        // Ended, or resumed by another turn (which carries on for it).
         let ended: std::collections::HashSet<&str> = self
             .records
             .iter()
             .filter_map(|record| match record {
                 SessionRecord::TurnEnded { turn_id, .. } => Some(turn_id.as_str()),
+                SessionRecord::Resumed { of_turn, .. } => Some(of_turn.as_str()),
                 _ => None,
             })
             .collect();

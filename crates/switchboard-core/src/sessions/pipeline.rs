@@ -15,7 +15,8 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use specta::Type;
 
-use super::store::{encode_event_line, encode_line, SessionError, SessionRecord, SessionStore};
+use super::lines::{encode_event_line, encode_line};
+use super::store::{SessionError, SessionRecord, SessionStore};
 use crate::config::Config;
 use crate::dispatch::TurnControl;
 use crate::event::{CallEvent, CallStatus, EventSink};

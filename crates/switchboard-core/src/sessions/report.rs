@@ -123,6 +123,8 @@ pub struct ReportBuilder {
     /// Per turn of the session being read: each running call's start, and whether it delegated.
     starts: HashMap<(String, String), u64>,
     delegated: HashMap<String, bool>,
+    /// Calls of a resumed turn answered from the interrupted one's log: counted there.
+    reused: std::collections::HashSet<(String, String)>,
     sessions: u32,
     turns: u32,
     skipped_lines: u32,
@@ -139,6 +141,7 @@ impl ReportBuilder {
         self.skipped_lines += skipped_lines;
         self.starts.clear();
         self.delegated.clear();
+        self.reused.clear();
     }
 
     pub fn add(&mut self, record: &SessionRecord) {
@@ -150,8 +153,15 @@ impl ReportBuilder {
                     self.delegated.insert(turn_id.clone(), true);
                 }
             }
+            EventKind::ToolProgress { data: Some(data), .. } if data.get("reused").is_some() => {
+                self.reused.insert((turn_id.clone(), event.call_id.clone()));
+            }
             EventKind::CallFinished { status, usage, usage_total, cost, cost_total, .. } => {
                 let started = self.starts.remove(&(turn_id.clone(), event.call_id.clone()));
+                // A call a resumed turn did not run again was counted in the turn that ran it.
+                if self.reused.remove(&(turn_id.clone(), event.call_id.clone())) {
+                    return;
+                }
                 if !self.range.holds(event.ts_ms) {
                     if event.depth == 0 {
                         self.delegated.remove(turn_id);

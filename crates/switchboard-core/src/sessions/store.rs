@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
+
+use super::lines::encode_line;
 use specta::Type;
 use specta_typescript::Number;
 
@@ -69,6 +71,12 @@ pub enum SessionRecord {
         of_turn: String,
         of_call: String,
     },
+    /// Turn `turn_id` resumes interrupted turn `of_turn`: it asks the same, and
+    /// stands in its place in the history.
+    Resumed {
+        turn_id: String,
+        of_turn: String,
+    },
     /// A slash command typed in the chat and what it came to, as the chat showed it
     /// (never a turn: no model saw it, and it is not history).
     CommandNote {
@@ -124,13 +132,14 @@ impl SessionLog {
             .collect()
     }
 
-    /// The turns taken back (retry, edit and resend).
-    /// The turns that are not history: taken back, or re-runs of a call.
+    /// The turns that are not history: taken back, re-runs of a call, and
+    /// interrupted turns that another turn resumed.
     fn retracted(&self) -> std::collections::HashSet<&str> {
         self.records
             .iter()
             .filter_map(|record| match record {
                 SessionRecord::Retracted { turn_id } | SessionRecord::Rerun { turn_id, .. } => Some(turn_id.as_str()),
+                SessionRecord::Resumed { of_turn, .. } => Some(of_turn.as_str()),
                 _ => None,
             })
             .collect()
@@ -140,9 +149,20 @@ impl SessionLog {
     /// every answer of a turn that ended `ok`, oldest first; retracted turns and
     /// re-runs of a call left out.
     pub fn history(&self) -> Vec<Message> {
+        self.history_before(None)
+    }
+
+    /// The history as it stood when turn `before` began (the whole history when
+    /// `None`): what a turn that resumes it is sent.
+    pub fn history_before(&self, before: Option<&str>) -> Vec<Message> {
         let retracted = self.retracted();
         let mut history = Vec::new();
         for record in &self.records {
+            if let (Some(before), SessionRecord::UserMessage { turn_id, .. }) = (before, record) {
+                if turn_id == before {
+                    break;
+                }
+            }
             match record {
                 SessionRecord::UserMessage { turn_id, text, .. } if !retracted.contains(turn_id.as_str()) => {
                     history.push(Message::user(text.clone()));
@@ -201,25 +221,8 @@ pub enum SessionError {
     NoTurn { session: String, turn: String },
     #[error("session {session:?} has no tool-agent call {call:?}{}", turn.as_ref().map(|turn| format!(" in turn {turn:?}")).unwrap_or_default())]
     NoCall { session: String, turn: Option<String>, call: String },
-}
-
-/// One record as a log line (JSON and a newline), onto `lines`.
-pub(crate) fn encode_line(lines: &mut Vec<u8>, record: &SessionRecord) {
-    serde_json::to_writer(&mut *lines, record).expect("records serialize");
-    lines.push(b'\n');
-}
-
-/// The line of `SessionRecord::Event { turn_id, event }`, written from borrowed
-/// parts (a streaming turn's events are not cloned to be logged).
-pub(crate) fn encode_event_line(lines: &mut Vec<u8>, turn_id: &str, event: &CallEvent) {
-    #[derive(Serialize)]
-    #[serde(tag = "type", rename = "event")]
-    struct EventLine<'a> {
-        turn_id: &'a str,
-        event: &'a CallEvent,
-    }
-    serde_json::to_writer(&mut *lines, &EventLine { turn_id, event }).expect("events serialize");
-    lines.push(b'\n');
+    #[error("turn {turn:?} of session {session:?} is not resumed: {why}")]
+    NotResumable { session: String, turn: String, why: String },
 }
 
 /// Ends a line left torn by a crash mid-write, so the next record starts on a line
@@ -460,7 +463,10 @@ impl SessionStore {
                     summary.turns += 1;
                     summary.updated_ms = summary.updated_ms.max(ts_ms);
                 }
-                SessionRecord::Retracted { .. } => summary.turns = summary.turns.saturating_sub(1),
+                // A turn taken back, or an interrupted turn another resumed, counts no more.
+                SessionRecord::Retracted { .. } | SessionRecord::Resumed { .. } => {
+                    summary.turns = summary.turns.saturating_sub(1)
+                }
                 SessionRecord::CommandNote { ts_ms, .. } => summary.updated_ms = summary.updated_ms.max(ts_ms),
                 SessionRecord::Event { .. } | SessionRecord::TurnEnded { .. } | SessionRecord::Rerun { .. } => {}
             }
@@ -479,20 +485,5 @@ impl SessionStore {
             std::io::ErrorKind::NotFound => SessionError::NotFound(id.to_string()),
             _ => SessionError::Io { path: path.clone(), source },
         })
-    }
-}
-
-#[cfg(test)]
-mod line_tests {
-    use super::*;
-
-    #[test]
-    fn an_event_line_from_borrowed_parts_is_the_records_line() {
-        for event in crate::sessions::test_records::sample_events() {
-            let (mut borrowed, mut owned) = (Vec::new(), Vec::new());
-            encode_event_line(&mut borrowed, "t7", &event);
-            encode_line(&mut owned, &SessionRecord::Event { turn_id: "t7".into(), event });
-            assert_eq!(String::from_utf8(borrowed).unwrap(), String::from_utf8(owned).unwrap());
-        }
     }
 }

@@ -19,6 +19,7 @@ mod peer_cases;
 mod policy_cases;
 mod real_agent_cases;
 mod report_cases;
+mod resume_cases;
 mod schema_cases;
 mod sessions_cases;
 mod setup_cases;

@@ -251,7 +251,8 @@ async fn shared_context_and_persistent_sessions_reach_the_delegate() {
         let history = if round == 0 { vec![] } else { vec![Message::user("earlier"), Message::assistant("ok")] };
         let control = TurnControl::new(switchboard_core::ApprovalPolicy::ApproveAll, session.clone());
         let recorder = Recorder::default();
-        let turn = TurnRequest { agent: Some("boss".into()), history, message: format!("round {round}") };
+        let turn =
+            TurnRequest { agent: Some("boss".into()), history, message: format!("round {round}"), reuse: vec![] };
         dispatcher.run_turn(turn, recorder.sink(), control).await;
     }
     let sent = memo_runner.requests.lock().unwrap();

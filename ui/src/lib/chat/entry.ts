@@ -27,6 +27,8 @@ export interface ChatEntry {
   note?: CommandNote;
   /** A turn the user did not type here (an MCP client's call, a call run again): not retried or edited. */
   outside?: boolean;
+  /** An interrupted turn the core can resume (its process died; it did not end). */
+  resumable?: boolean;
 }
 
 /** Sets a reply's status (and, for a failed turn, the root call's error) from how the turn ended. */

@@ -11,6 +11,8 @@ import {
   type CallError,
   type CallEvent_Serialize as CallEvent,
   type CallStatus,
+  type AppError_Serialize as AppError,
+  type TurnOutcome_Serialize as TurnOutcome,
   type TurnUpdate_Deserialize,
   type TurnUpdate_Serialize as TurnUpdate,
 } from "../../bindings";
@@ -60,6 +62,9 @@ function newId(prefix: string): string {
   return `${prefix}-${counter}-${random}`;
 }
 
+/** What a turn's command answers: how it ended, or why it did not run. */
+type Outcome = { status: "ok"; data: TurnOutcome } | { status: "error"; error: AppError };
+
 class ChatStore {
   entries = $state<ChatEntry[]>([]);
   activeTurn = $state<string | null>(null);
@@ -100,12 +105,41 @@ class ChatStore {
     const message = handoff.message;
     const agent = handoff.agent ?? picked;
     if (!message || this.busy) return;
+    await this.stream(sessionId, text.trim(), agent, sink, (turnId, channel) =>
+      commands.sendMessage(
+        { session_id: sessionId, turn_id: turnId, agent, handoff_typed: handoff.agent !== null, message },
+        channel,
+      ),
+    );
+  }
+
+  /**
+   * Resumes interrupted turn `ofTurn` (its message `text`, to `agent`): its entries
+   * give way to the new turn's, which streams like a sent one; the calls it had
+   * finished are answered from the log, not run again.
+   */
+  async resume(sessionId: string, ofTurn: string, text: string, agent: string | null, sink: TurnSink): Promise<void> {
+    if (this.busy) return;
+    this.entries = this.entries.filter((entry) => entry.turnId !== ofTurn);
+    await this.stream(sessionId, text, agent, sink, (turnId, channel) =>
+      commands.resumeTurn(sessionId, ofTurn, turnId, channel),
+    );
+  }
+
+  /** A turn of the chat's: its message and a reply that streams its updates into `sink` until `invoke` answers. */
+  private async stream(
+    sessionId: string,
+    text: string,
+    agent: string | null,
+    sink: TurnSink,
+    invoke: (turnId: string, channel: Channel<TurnUpdate_Deserialize>) => Promise<Outcome>,
+  ): Promise<void> {
     this.sessionId = sessionId;
     const turnId = newId("turn");
     this.entries.push({
       id: newId("m"),
       role: "user",
-      content: text.trim(),
+      content: text,
       agent: null,
       turnId,
       status: "done",
@@ -122,7 +156,7 @@ class ChatStore {
     });
     const reply = this.entries[this.entries.length - 1];
     this.activeTurn = turnId;
-    sink.start(turnId, text.trim());
+    sink.start(turnId, text);
     const channel = new Channel<TurnUpdate>();
     // Its start and end are the chat's own (the message shown, the command's answer).
     channel.onmessage = (update) => {
@@ -131,11 +165,7 @@ class ChatStore {
     try {
       // The generated signature names the Deserialize shape for a channel argument;
       // what arrives is what Rust serializes, so the channel is typed by that.
-      const wireChannel = channel as unknown as Channel<TurnUpdate_Deserialize>;
-      const result = await commands.sendMessage(
-        { session_id: sessionId, turn_id: turnId, agent, handoff_typed: handoff.agent !== null, message },
-        wireChannel,
-      );
+      const result = await invoke(turnId, channel as unknown as Channel<TurnUpdate_Deserialize>);
       const streamed = sink.end(turnId);
       if (result.status === "ok") {
         const summary = result.data;

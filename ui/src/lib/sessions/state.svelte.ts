@@ -4,7 +4,7 @@
  * session row (an outside call running in it). What opening
  * a session does to the chat and the trees is the view's business (views/session-flow).
  */
-import { commands, type SessionLog_Serialize as SessionLog, type SessionSummary } from "../../bindings";
+import { commands, type OpenedSession_Serialize as OpenedSession, type SessionSummary } from "../../bindings";
 import { prefs } from "../shared/prefs";
 
 function unwrap<T>(result: { status: "ok"; data: T } | { status: "error"; error: { message: string } }): T {
@@ -52,8 +52,8 @@ class SessionStore {
     return typeof last === "string" && this.sessions.some((session) => session.id === last) ? last : null;
   }
 
-  /** A session's log as stored; throws when it cannot be read. */
-  async read(id: string): Promise<SessionLog> {
+  /** A session's log as stored, with its interrupted turns; throws when it cannot be read. */
+  async read(id: string): Promise<OpenedSession> {
     return unwrap(await commands.loadSession(id));
   }
 

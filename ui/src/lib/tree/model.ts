@@ -15,7 +15,8 @@ import type {
 } from "../../bindings";
 
 /** A call's status as the tree shows it: running (or waiting for approval) until `call_finished` says otherwise. */
-export type NodeStatus = "running" | "waiting" | CallStatus;
+/** `interrupted`: the call was running when the process that ran its turn died (read back from the log). */
+export type NodeStatus = "running" | "waiting" | "interrupted" | CallStatus;
 
 export interface CallNode {
   callId: string;
@@ -338,4 +339,16 @@ export function askedNodes(tree: CallTree): CallNode[] {
 export function waitingNodes(tree: CallTree): CallNode[] {
   if (tree.waiting.size === 0) return [];
   return [...tree.nodes.values()].filter((node) => node.status === "waiting");
+}
+
+/** Marks every call of an interrupted turn's tree that had not ended as interrupted (nothing runs it now). */
+export function markInterrupted(tree: CallTree): void {
+  // Its clock stops at the last moment the log knows of.
+  let lastMs = 0;
+  for (const node of tree.nodes.values()) lastMs = Math.max(lastMs, node.finishedMs ?? node.startedMs);
+  for (const node of tree.nodes.values()) {
+    if (node.status !== "running" && node.status !== "waiting") continue;
+    setStatus(tree, node, "interrupted");
+    node.finishedMs = lastMs;
+  }
 }

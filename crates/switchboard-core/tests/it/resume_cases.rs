@@ -1,0 +1,162 @@
+//! Resuming an interrupted turn: the calls it had finished are handed back from the
+//! log (their agent is not asked again, their usage not counted again), the call
+//! that was running runs again, the new turn names the one it resumes and stands
+//! in its place in the history; a turn that is not interrupted is not resumed.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use switchboard_core::event::{CallEvent, CallRole, CallStatus, EventKind, Steering};
+use switchboard_core::sessions::interrupted::TurnProcess;
+use switchboard_core::sessions::{ChatSessions, SessionError, SessionRecord, SessionStore};
+use switchboard_core::{ApprovalPolicy, Dispatcher};
+
+use crate::support::{agent, call, config, entry, on_events, Scripted, Step};
+
+fn event(seq: u64, call: &str, parent: Option<&str>, agent: &str, kind: EventKind) -> SessionRecord {
+    let depth = u32::from(parent.is_some());
+    let event = CallEvent {
+        seq,
+        ts_ms: seq,
+        call_id: call.into(),
+        parent_id: parent.map(str::to_string),
+        agent: agent.into(),
+        depth,
+        kind,
+    };
+    SessionRecord::Event { turn_id: "t1".into(), event }
+}
+
+fn started(role: CallRole, tool: Option<&str>, request: Option<&str>) -> EventKind {
+    EventKind::CallStarted {
+        role,
+        tool_name: tool.map(str::to_string),
+        input: request.map(|request| json!({ "request": request })),
+        tools: vec![],
+        model: None,
+        steering: Steering::default(),
+    }
+}
+
+/// A log with turn t1 of `folder`'s session "s" as a killed process left it: the
+/// boss called fast and slow at once; fast had answered, slow was still running.
+fn interrupted_session(folder: &std::path::Path) {
+    let store = SessionStore::open(folder).unwrap();
+    store.create("s", "Interrupted", 1).unwrap();
+    let finished = EventKind::CallFinished {
+        status: CallStatus::Ok,
+        result: Some("fast answer".into()),
+        usage: None,
+        usage_total: None,
+        cost: None,
+        cost_total: None,
+        steps: 1,
+        error: None,
+        delivered: None,
+    };
+    let dead = TurnProcess { pid: u32::MAX, started: 1 };
+    let records = vec![
+        SessionRecord::UserMessage {
+            turn_id: "t1".into(),
+            text: "do both".into(),
+            agent: None,
+            handoff: None,
+            process: Some(dead),
+            ts_ms: 2,
+        },
+        event(1, "c1", None, "boss", started(CallRole::Turn, None, None)),
+        event(2, "c2", Some("c1"), "fast", started(CallRole::Tool, Some("agent_fast"), Some("quick"))),
+        event(3, "c3", Some("c1"), "slow", started(CallRole::Tool, Some("agent_slow"), Some("long"))),
+        event(4, "c2", Some("c1"), "fast", finished),
+    ];
+    store.append_all("s", &records).unwrap();
+}
+
+fn dispatcher() -> (Dispatcher, Arc<Scripted>, Arc<Scripted>, Arc<Scripted>) {
+    let dispatcher = Dispatcher::new(config(
+        vec![agent("boss"), agent("fast"), agent("slow")],
+        vec![entry("fast", "Quick."), entry("slow", "Slow.")],
+    ));
+    let boss = Scripted::new(vec![
+        Step::Call(vec![call("agent_fast", "quick"), call("agent_slow", "long")]),
+        Step::Say("both done"),
+    ]);
+    let (fast, slow) = (Scripted::new(vec![Step::Say("fast again")]), Scripted::new(vec![Step::Say("slow answer")]));
+    dispatcher.runners().insert("boss", boss.clone());
+    dispatcher.runners().insert("fast", fast.clone());
+    dispatcher.runners().insert("slow", slow.clone());
+    (dispatcher, boss, fast, slow)
+}
+
+#[tokio::test]
+async fn a_resumed_turn_hands_back_what_finished_and_runs_what_was_running() {
+    let folder = tempfile::tempdir().unwrap();
+    interrupted_session(folder.path());
+    let chats = ChatSessions::open(folder.path()).unwrap();
+    assert_eq!(chats.load("s").unwrap().interrupted().len(), 1);
+    let (dispatcher, boss, fast, slow) = dispatcher();
+    let shown = Arc::new(Mutex::new(Vec::<CallEvent>::new()));
+    let seen = shown.clone();
+    let show = on_events(move |event| seen.lock().unwrap().push(event));
+
+    let outcome = chats.resume_turn(&dispatcher, ("s", "t1", "t2"), ApprovalPolicy::ApproveAll, show).await.unwrap();
+    assert_eq!((outcome.status, outcome.text.as_str()), (CallStatus::Ok, "both done"));
+    assert!(fast.requests.lock().unwrap().is_empty(), "the finished delegate is not asked again");
+    assert_eq!(slow.requests.lock().unwrap().len(), 1, "the delegate that was running runs again");
+    // The primary gets the kept answer as the tool result, fenced as any is.
+    let second = boss.requests.lock().unwrap()[1].clone();
+    let results = format!("{:?}", second.messages);
+    assert!(results.contains("fast answer") && results.contains("slow answer"), "{results}");
+
+    let events = shown.lock().unwrap().clone();
+    let fast_node: Vec<&CallEvent> = events.iter().filter(|event| event.agent == "fast").collect();
+    let kept = fast_node.iter().find_map(|event| match &event.kind {
+        EventKind::ToolProgress { data: Some(data), .. } => data.get("reused").cloned(),
+        _ => None,
+    });
+    assert_eq!(kept, Some(json!({ "turn": "t1", "call": "c2" })), "the node says where its answer comes from");
+    let fast_end = fast_node.iter().find_map(|event| match &event.kind {
+        EventKind::CallFinished { status, usage, cost, .. } => Some((*status, *usage, *cost)),
+        _ => None,
+    });
+    assert_eq!(fast_end, Some((CallStatus::Ok, None, None)), "no usage or cost counted twice");
+
+    let log = chats.load("s").unwrap();
+    assert!(log.records.iter().any(|record| matches!(record,
+        SessionRecord::Resumed { turn_id, of_turn } if turn_id == "t2" && of_turn == "t1")));
+    assert!(log.interrupted().is_empty(), "the resumed turn is no longer open");
+    assert_eq!(log.history().len(), 2, "the message once, and the answer: {:?}", log.history());
+    assert_eq!(chats.list().unwrap()[0].turns, 1);
+    // The report counts fast's call once (where it ran), and the resumed turn once.
+    let report = chats.report(Default::default()).unwrap();
+    let calls = |name: &str| report.agents.iter().find(|agent| agent.agent == name).map(|agent| agent.calls);
+    assert_eq!((calls("fast"), calls("slow"), report.turns), (Some(1), Some(1), 1), "{report:?}");
+    // Once resumed, it is not resumed again, and nothing runs.
+    let again = chats.resume_turn(&dispatcher, ("s", "t1", "t3"), ApprovalPolicy::ApproveAll, on_events(|_| {})).await;
+    assert!(
+        matches!(&again, Err(SessionError::NotResumable { why, .. }) if why.contains("resumed already, as turn \"t2\"")),
+        "{again:?}"
+    );
+    let ended = chats.resume_turn(&dispatcher, ("s", "t2", "t4"), ApprovalPolicy::ApproveAll, on_events(|_| {})).await;
+    assert!(
+        matches!(&ended, Err(SessionError::NotResumable { why, .. }) if why.contains("it ended (ok)")),
+        "{ended:?}"
+    );
+    assert_eq!(slow.requests.lock().unwrap().len(), 1, "a refused resume runs nothing");
+}
+
+#[tokio::test]
+async fn a_call_asked_differently_runs_and_the_kept_answer_is_not_used() {
+    let folder = tempfile::tempdir().unwrap();
+    interrupted_session(folder.path());
+    let chats = ChatSessions::open(folder.path()).unwrap();
+    let (dispatcher, _, _, _) = dispatcher();
+    let boss = Scripted::new(vec![Step::Call(vec![call("agent_fast", "quick, but sharper")]), Step::Say("done")]);
+    let fast = Scripted::new(vec![Step::Say("a new answer")]);
+    dispatcher.runners().insert("boss", boss);
+    dispatcher.runners().insert("fast", fast.clone());
+    let outcome =
+        chats.resume_turn(&dispatcher, ("s", "t1", "t2"), ApprovalPolicy::ApproveAll, on_events(|_| {})).await;
+    assert_eq!(outcome.unwrap().status, CallStatus::Ok);
+    assert_eq!(fast.requests.lock().unwrap().len(), 1, "another request is a new call: it runs");
+}
