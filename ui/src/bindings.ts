@@ -1316,12 +1316,28 @@ export type HealthState =
 "unknown";
 
 /**  A turn that did not end because its process did not live to end it. */
-export type InterruptedTurn = {
+export type InterruptedTurn = InterruptedTurn_Serialize | InterruptedTurn_Deserialize;
+
+/**  A turn that did not end because its process did not live to end it. */
+export type InterruptedTurn_Deserialize = {
 	turn_id: string,
 	/**  The delegates whose calls had finished (their results are in the log). */
 	finished: string[],
 	/**  The calls that were running when it stopped, the turn's own agent included. */
 	running: string[],
+	/**  The approvals that were waiting for the user then (asked again on resume). */
+	waiting: WaitingApproval_Deserialize[],
+};
+
+/**  A turn that did not end because its process did not live to end it. */
+export type InterruptedTurn_Serialize = {
+	turn_id: string,
+	/**  The delegates whose calls had finished (their results are in the log). */
+	finished: string[],
+	/**  The calls that were running when it stopped, the turn's own agent included. */
+	running: string[],
+	/**  The approvals that were waiting for the user then (asked again on resume). */
+	waiting: WaitingApproval_Serialize[],
 };
 
 /**
@@ -1492,7 +1508,7 @@ export type OpenedSession = OpenedSession_Serialize | OpenedSession_Deserialize;
  *  interrupted (no end, their process gone), with what they had finished.
  */
 export type OpenedSession_Deserialize = {
-	interrupted: InterruptedTurn[],
+	interrupted: InterruptedTurn_Deserialize[],
 } & SessionLog_Deserialize;
 
 /**
@@ -1500,7 +1516,7 @@ export type OpenedSession_Deserialize = {
  *  interrupted (no end, their process gone), with what they had finished.
  */
 export type OpenedSession_Serialize = {
-	interrupted: InterruptedTurn[],
+	interrupted: InterruptedTurn_Serialize[],
 } & SessionLog_Serialize;
 
 export type OutputFormat = "text" | 
@@ -2286,6 +2302,31 @@ export type Usage = {
 };
 
 export type UsageCombine = "sum" | "last";
+
+/**  An approval request nobody had answered when the turn's process died. */
+export type WaitingApproval = WaitingApproval_Serialize | WaitingApproval_Deserialize;
+
+/**  An approval request nobody had answered when the turn's process died. */
+export type WaitingApproval_Deserialize = {
+	call_id: string,
+	/**  The agent that would run, who asked for it (the caller's agent), at which depth. */
+	agent: string,
+	asked_by?: string | null,
+	depth: number,
+	/**  What it would be asked. */
+	request: string,
+};
+
+/**  An approval request nobody had answered when the turn's process died. */
+export type WaitingApproval_Serialize = {
+	call_id: string,
+	/**  The agent that would run, who asked for it (the caller's agent), at which depth. */
+	agent: string,
+	asked_by: string | null,
+	depth: number,
+	/**  What it would be asked. */
+	request: string,
+};
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

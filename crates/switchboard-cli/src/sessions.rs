@@ -92,6 +92,16 @@ pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: Sessions
                                 list(&turn.finished),
                                 list(&turn.running)
                             );
+                            for waiting in &turn.waiting {
+                                let by = waiting.asked_by.as_deref().unwrap_or("the user");
+                                println!(
+                                    "[interrupted] {} was waiting for approval (asked by {}, depth {}): {} (asked again on resume)",
+                                    printable(&waiting.agent),
+                                    printable(by),
+                                    waiting.depth,
+                                    printable(&waiting.request)
+                                );
+                            }
                         }
                     }
                     SessionRecord::TurnEnded { status, text, answered_by, .. } => {

@@ -65,7 +65,10 @@ describe("replaySession", () => {
       { type: "resumed", turn_id: "t3", of_turn: "t1" },
       { type: "turn_ended", turn_id: "t3", status: "ok", text: "both done", answered_by: "assistant" },
     ];
-    const replayed = replaySession(records, new Set(), [{ turn_id: "t2", finished: ["fast"], running: ["slow"] }]);
+    const waiting = [{ call_id: "c3", agent: "slow", asked_by: "assistant", depth: 1, request: "take your time" }];
+    const replayed = replaySession(records, new Set(), [
+      { turn_id: "t2", finished: ["fast"], running: ["slow"], waiting },
+    ]);
     expect(replayed.entries.map((entry) => [entry.turnId, entry.role, entry.status, entry.resumable ?? false])).toEqual(
       [
         ["t2", "user", "done", false],
@@ -75,6 +78,9 @@ describe("replaySession", () => {
       ],
     );
     expect(replayed.entries[1].error).toContain("Finished: fast. Was running: slow.");
+    expect(replayed.entries[1].error).toContain(
+      'slow was waiting for your approval (asked by assistant, depth 1): "take your time"; Resume asks again.',
+    );
     expect([...replayed.trees.keys()]).toEqual(["t2", "t3"]);
     // Nothing runs the interrupted turn's calls now: the tree says so, its clock stopped.
     const root = replayed.trees.get("t2")?.nodes.get("c1");

@@ -137,5 +137,9 @@ export function replaySession(
 /** What the chat says of an interrupted turn: what had finished, what was running. */
 export function interruptedWords(turn: InterruptedTurn): string {
   const list = (agents: string[]) => (agents.length ? agents.join(", ") : "nothing");
-  return `The app stopped before this turn finished; this is what had arrived. Finished: ${list(turn.finished)}. Was running: ${list(turn.running)}. Resume runs what was running; what finished is not asked again.`;
+  const waiting = turn.waiting.map(
+    (approval) =>
+      ` ${approval.agent} was waiting for your approval (asked by ${approval.asked_by ?? "you"}, depth ${approval.depth}): "${approval.request}"; Resume asks again.`,
+  );
+  return `The app stopped before this turn finished; this is what had arrived. Finished: ${list(turn.finished)}. Was running: ${list(turn.running)}.${waiting.join("")} Resume runs what was running; what finished is not asked again.`;
 }

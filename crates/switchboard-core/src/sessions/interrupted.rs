@@ -49,6 +49,20 @@ pub struct InterruptedTurn {
     pub finished: Vec<String>,
     /// The calls that were running when it stopped, the turn's own agent included.
     pub running: Vec<String>,
+    /// The approvals that were waiting for the user then (asked again on resume).
+    pub waiting: Vec<WaitingApproval>,
+}
+
+/// An approval request nobody had answered when the turn's process died.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct WaitingApproval {
+    pub call_id: String,
+    /// The agent that would run, who asked for it (the caller's agent), at which depth.
+    pub agent: String,
+    pub asked_by: Option<String>,
+    pub depth: u32,
+    /// What it would be asked.
+    pub request: String,
 }
 
 impl SessionLog {
@@ -80,25 +94,45 @@ impl SessionLog {
             }
         }
         // One pass over the events: each interrupted turn's calls in the order they
-        // started, running until their end is seen.
+        // started, running until their end is seen, and its approvals still open.
         let mut calls: std::collections::HashMap<&str, Vec<(&str, &str, bool)>> =
             open.iter().map(|turn_id| (*turn_id, Vec::new())).collect();
+        let mut asking: std::collections::HashMap<&str, Vec<WaitingApproval>> = std::collections::HashMap::new();
         for record in &self.records {
             let SessionRecord::Event { turn_id, event } = record else { continue };
             let Some(started) = calls.get_mut(turn_id.as_str()) else { continue };
+            let waiting = asking.entry(turn_id.as_str()).or_default();
             match &event.kind {
                 EventKind::CallStarted { .. } => started.push((&event.call_id, &event.agent, false)),
                 EventKind::CallFinished { .. } => {
                     if let Some(call) = started.iter_mut().find(|(id, ..)| *id == event.call_id) {
                         call.2 = true;
                     }
+                    waiting.retain(|approval| approval.call_id != event.call_id);
                 }
+                EventKind::ApprovalRequested { input, .. } => {
+                    let asked_by = event.parent_id.as_deref().and_then(|parent| {
+                        started.iter().find(|(id, ..)| *id == parent).map(|(_, agent, _)| agent.to_string())
+                    });
+                    let request =
+                        input.as_ref().and_then(|input| input.get("request")).and_then(|request| request.as_str());
+                    waiting.push(WaitingApproval {
+                        call_id: event.call_id.clone(),
+                        agent: event.agent.clone(),
+                        asked_by,
+                        depth: event.depth,
+                        request: request.unwrap_or_default().to_string(),
+                    });
+                }
+                EventKind::ApprovalResolved { .. } => waiting.retain(|approval| approval.call_id != event.call_id),
                 _ => {}
             }
         }
         open.into_iter()
             .map(|turn_id| {
-                let mut turn = InterruptedTurn { turn_id: turn_id.to_string(), finished: vec![], running: vec![] };
+                let waiting = asking.remove(turn_id).unwrap_or_default();
+                let mut turn =
+                    InterruptedTurn { turn_id: turn_id.to_string(), finished: vec![], running: vec![], waiting };
                 for (_, agent, done) in calls.remove(turn_id).unwrap_or_default() {
                     if done { &mut turn.finished } else { &mut turn.running }.push(agent.to_string());
                 }
@@ -125,6 +159,20 @@ mod tests {
         }
     }
 
+    fn asked(request: &str) -> EventKind {
+        EventKind::ApprovalRequested {
+            tool_name: "agent_x".into(),
+            input: Some(serde_json::json!({ "request": request })),
+            limits: crate::event::ApprovalLimits {
+                may_delegate: false,
+                depth: 1,
+                max_depth: 2,
+                calls_left: 5,
+                timeout_secs: None,
+            },
+        }
+    }
+
     #[test]
     fn a_turn_with_no_end_whose_process_is_gone_is_interrupted_with_what_finished_and_what_ran() {
         let gone = TurnProcess { pid: u32::MAX, started: 1 };
@@ -134,6 +182,20 @@ mod tests {
             event("c2", Some("c1"), "fast", 1, 11, started()),
             event("c3", Some("c1"), "slow", 1, 12, started()),
             event("c2", Some("c1"), "fast", 1, 13, finished(CallStatus::Ok, 5)),
+            // slow asked for approval and nobody had answered; fast's was answered.
+            event("c2", Some("c1"), "fast", 1, 11, asked("quick")),
+            event(
+                "c2",
+                Some("c1"),
+                "fast",
+                1,
+                12,
+                EventKind::ApprovalResolved {
+                    decision: crate::event::ApprovalDecision::ApproveOnce,
+                    by: "user".into(),
+                },
+            ),
+            event("c3", Some("c1"), "slow", 1, 14, asked("take your time")),
         ];
         let log = SessionLog { id: "s".into(), records, skipped_lines: 0, damaged_lines: vec![], newer_records: 0 };
         let interrupted = log.interrupted_with(|_| false);
@@ -142,7 +204,14 @@ mod tests {
             [InterruptedTurn {
                 turn_id: "t1".into(),
                 finished: vec!["fast".into()],
-                running: vec!["boss".into(), "slow".into()]
+                running: vec!["boss".into(), "slow".into()],
+                waiting: vec![WaitingApproval {
+                    call_id: "c3".into(),
+                    agent: "slow".into(),
+                    asked_by: Some("boss".into()),
+                    depth: 1,
+                    request: "take your time".into(),
+                }],
             }]
         );
         assert!(log.interrupted_with(|_| true).is_empty(), "its process still runs it");

@@ -160,3 +160,66 @@ async fn a_call_asked_differently_runs_and_the_kept_answer_is_not_used() {
     assert_eq!(outcome.unwrap().status, CallStatus::Ok);
     assert_eq!(fast.requests.lock().unwrap().len(), 1, "another request is a new call: it runs");
 }
+
+/// An approval nobody had answered when the process died is said with the turn, and
+/// asked again, with the same request, when the turn is resumed.
+#[tokio::test]
+async fn an_approval_that_was_waiting_is_asked_again_on_resume() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = SessionStore::open(folder.path()).unwrap();
+    store.create("s", "Waiting", 1).unwrap();
+    let asked = EventKind::ApprovalRequested {
+        tool_name: "agent_slow".into(),
+        input: Some(json!({ "request": "long" })),
+        limits: switchboard_core::event::ApprovalLimits {
+            may_delegate: false,
+            depth: 1,
+            max_depth: 2,
+            calls_left: 5,
+            timeout_secs: None,
+        },
+    };
+    let records = vec![
+        SessionRecord::UserMessage {
+            turn_id: "t1".into(),
+            text: "do both".into(),
+            agent: None,
+            handoff: None,
+            process: Some(TurnProcess { pid: u32::MAX, started: 1 }),
+            ts_ms: 2,
+        },
+        event(1, "c1", None, "boss", started(CallRole::Turn, None, None)),
+        event(2, "c3", Some("c1"), "slow", started(CallRole::Tool, Some("agent_slow"), Some("long"))),
+        event(3, "c3", Some("c1"), "slow", asked),
+    ];
+    store.append_all("s", &records).unwrap();
+    let chats = Arc::new(ChatSessions::open(folder.path()).unwrap());
+    let waiting = &chats.load("s").unwrap().interrupted()[0].waiting;
+    assert_eq!(
+        waiting
+            .iter()
+            .map(|approval| (approval.agent.as_str(), approval.asked_by.as_deref(), approval.request.as_str()))
+            .collect::<Vec<_>>(),
+        [("slow", Some("boss"), "long")]
+    );
+
+    let mut config = config(vec![agent("boss"), agent("slow")], vec![entry("slow", "Slow.")]);
+    config.agent_tools[0].approval = Some(switchboard_core::Approval::Ask);
+    let dispatcher = Dispatcher::new(config);
+    dispatcher
+        .runners()
+        .insert("boss", Scripted::new(vec![Step::Call(vec![call("agent_slow", "long")]), Step::Say("done")]));
+    dispatcher.runners().insert("slow", Scripted::new(vec![Step::Say("slow answer")]));
+    let (answering, asked_again) = (chats.clone(), Arc::new(Mutex::new(Vec::new())));
+    let seen = asked_again.clone();
+    let show = on_events(move |event| {
+        if let EventKind::ApprovalRequested { input, .. } = &event.kind {
+            seen.lock().unwrap().push((event.agent.clone(), input.clone()));
+            let decision = switchboard_core::ApprovalDecision::ApproveOnce;
+            assert!(answering.resolve_approval("t2", &event.call_id, decision));
+        }
+    });
+    let outcome = chats.resume_turn(&dispatcher, ("s", "t1", "t2"), ApprovalPolicy::Ask, show).await.unwrap();
+    assert_eq!((outcome.status, outcome.text.as_str()), (CallStatus::Ok, "done"));
+    assert_eq!(*asked_again.lock().unwrap(), [("slow".to_string(), Some(json!({ "request": "long" })))]);
+}
