@@ -515,16 +515,10 @@ def test_a_turn_killed_with_the_app_is_resumed_without_asking_again_what_had_fin
         treeitem(session, "fast, ok")
         WebDriverWait(session, 30).until(lambda _: pid_file.exists() and pid_file.read_text().strip())
         slow_pid = int(pid_file.read_text())
-        apps = [
-            found
-            for found in process_tree(os.getpid())
-            if Path(f"/proc/{found}/comm").exists()
-            and Path(f"/proc/{found}/comm").read_text().strip() == "switchboard-app"
-        ]
-        assert len(apps) == 1, apps
-        os.kill(apps[0], signal.SIGKILL)
+        app = the_app()
+        os.kill(app, signal.SIGKILL)
         deadline = time.monotonic() + 30
-        while (alive(slow_pid) or alive(apps[0])) and time.monotonic() < deadline:
+        while (alive(slow_pid) or alive(app)) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not alive(slow_pid), "the slow agent outlived the killed app"
     flag.write_text("")
@@ -633,19 +627,24 @@ def test_quitting_the_app_ends_a_kept_mcp_server_even_a_stubborn_one(tmp_path):
         pid = int(log.read_text().split("stubborn pid=")[1].split()[0])
         assert alive(pid), "the server is kept between calls"
         # Ended as a logout or `kill` ends it: SIGTERM to the app.
-        apps = [
-            found
-            for found in process_tree(os.getpid())
-            if Path(f"/proc/{found}/comm").exists()
-            and Path(f"/proc/{found}/comm").read_text().strip() == "switchboard-app"
-        ]
-        assert len(apps) == 1, apps
-        os.kill(apps[0], signal.SIGTERM)
+        app = the_app()
+        os.kill(app, signal.SIGTERM)
         deadline = time.monotonic() + 30
-        while (alive(pid) or alive(apps[0])) and time.monotonic() < deadline:
+        while (alive(pid) or alive(app)) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not alive(apps[0]), "the app ended on SIGTERM"
+        assert not alive(app), "the app ended on SIGTERM"
         assert not alive(pid), "the MCP server outlived the app"
+
+
+def the_app() -> int:
+    """The one `switchboard-app` process this test runs (below tauri-driver)."""
+    apps = [
+        found
+        for found in process_tree(os.getpid())
+        if Path(f"/proc/{found}/comm").exists() and Path(f"/proc/{found}/comm").read_text().strip() == "switchboard-app"
+    ]
+    assert len(apps) == 1, apps
+    return apps[0]
 
 
 def mcp_on_a_free_port(home: Path) -> None:

@@ -389,6 +389,18 @@ fn pretty_output_shows_control_sequences_escaped_never_obeyed() {
     assert!(stderr.contains(r"\u{1b}[2J"), "{stderr}");
 }
 
+/// `switchboard` started in the background on `config`, its output dropped.
+fn spawned(config: &Path, arguments: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["--config", config.to_str().unwrap()])
+        .args(arguments)
+        .env_remove("SWITCHBOARD_CONFIG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// Whether a process is still there (a zombie counts as gone: it runs nothing).
 fn running(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -454,14 +466,8 @@ fn a_turn_killed_with_sigkill_is_said_to_be_interrupted_and_leaves_nothing_runni
     let script = format!("sleep 60 & echo $! > {}; wait", pid_file.display());
     let slow = json!({ "name": "slow", "provider": "subprocess", "command": "sh", "args": ["-c", script] });
     std::fs::write(&path, json!({ "agents": [slow] }).to_string()).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args(["--config", path.to_str().unwrap(), "--data-dir", data.to_str().unwrap()])
-        .args(["ask", "--events", "none", "--session", "work", "go"])
-        .env_remove("SWITCHBOARD_CONFIG")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child =
+        spawned(&path, &["--data-dir", data.to_str().unwrap(), "ask", "--events", "none", "--session", "work", "go"]);
     let agent_pid = agent_pid(&pid_file);
     Command::new("kill").args(["-KILL", &child.id().to_string()]).status().unwrap();
     let mut child = child;
@@ -513,14 +519,21 @@ fn an_interrupted_turn_is_resumed_without_running_what_had_finished() {
     });
     std::fs::write(&path, config.to_string()).unwrap();
     let data_arg = data.to_str().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args(["--config", path.to_str().unwrap(), "--data-dir", data_arg])
-        .args(["ask", "--events", "none", "--approve", "all", "--session", "work", "compare the two"])
-        .env_remove("SWITCHBOARD_CONFIG")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawned(
+        &path,
+        &[
+            "--data-dir",
+            data_arg,
+            "ask",
+            "--events",
+            "none",
+            "--approve",
+            "all",
+            "--session",
+            "work",
+            "compare the two",
+        ],
+    );
     let agent_pid = agent_pid(&pid_file);
     // Killed once fast's answer is in the log (the log, not the program, says so).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
