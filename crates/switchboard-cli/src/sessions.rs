@@ -9,38 +9,6 @@ use switchboard_core::sessions::{ChatSessions, SessionRecord};
 use crate::terminal::printable;
 use crate::{Failure, SessionsCommand};
 
-/// The session `name` names: by id, else by title; a new one (titled `name`) when
-/// there is none.
-pub(crate) fn find_or_create_session(chats: &ChatSessions, name: &str) -> Result<String, Failure> {
-    // Twenty `ask --session NEW` started at once make one session, not one and
-    // nineteen errors: the lookup and the creation happen under the folder's lock.
-    let _lock = chats.creation_lock()?;
-    if chats.load(name).is_ok() {
-        return Ok(name.to_string());
-    }
-    let titled: Vec<String> =
-        chats.list()?.into_iter().filter(|summary| summary.title == name).map(|summary| summary.id).collect();
-    match titled.as_slice() {
-        [id] => Ok(id.clone()),
-        [] => {
-            let valid_id = !name.is_empty()
-                && name.len() <= 64
-                && name.chars().all(|character| character.is_ascii_alphanumeric() || character == '-');
-            let created = if valid_id { chats.create_with_id(name, name)? } else { chats.create(name)? };
-            eprintln!("switchboard: started session {} ({:?})", created.id, created.title);
-            Ok(created.id)
-        }
-        several => Err(Failure {
-            code: 1,
-            message: format!(
-                "{} sessions are titled {name:?} ({}); name one by its id",
-                several.len(),
-                several.join(", ")
-            ),
-        }),
-    }
-}
-
 pub(crate) fn sessions_command(config: &Path, data_dir: &Path, command: SessionsCommand) -> Result<ExitCode, Failure> {
     let chats = ChatSessions::open(data_dir.join("sessions"))?;
     match command {

@@ -17,6 +17,7 @@ use crate::tools::{offered_tools, OfferedTool, Standing};
 use super::admit::{admit, Caller, Delegation};
 use super::approval::await_approval;
 use super::messages::{add_to_system_prompt, child_messages, SharedContext};
+use super::reuse::{node_input, take, ReusedCall};
 use super::spec::CallSpec;
 use super::tool_loop::{tool_loop, LoopEnd};
 use super::turn::{Figures, Header, Turn};
@@ -176,9 +177,13 @@ pub(super) async fn run_delegation(turn: &Arc<Turn>, caller: &Caller<'_>, delega
         agent: delegation.target.clone(),
         depth: caller.depth + 1,
     };
-    // A resumed turn hands back what its interrupted turn's delegate answered.
-    if let Some(reused) = super::reuse::take(turn, caller, &delegation) {
-        return super::reuse::answer(turn, &header, reused);
+    // A resumed turn hands back what its interrupted turn's delegate answered (to
+    // its primary's calls: a delegate's own calls ran inside that delegate).
+    if let (0, Ok(request)) = (caller.depth, &delegation.request) {
+        let input = node_input(&request.request, request.context.as_ref(), request.model.as_deref());
+        if let Some(reused) = take(&turn.reuse, &delegation.target, &delegation.tool_name, &input) {
+            return answer_from_log(turn, &header, reused);
+        }
     }
     let admitted = match admit(turn, caller, &delegation, header.depth) {
         Ok(admitted) => admitted,
@@ -193,7 +198,7 @@ pub(super) async fn run_delegation(turn: &Arc<Turn>, caller: &Caller<'_>, delega
     };
     let shared = SharedContext { caller: caller_name, messages: caller.messages, count: admitted.shared_messages };
     let messages = child_messages(&admitted.target, earlier, shared, request.context.as_ref(), &request.request);
-    let input = super::reuse::node_input(&delegation).expect("an admitted delegation has a request");
+    let input = node_input(&request.request, request.context.as_ref(), request.model.as_deref());
     let standing =
         if request.role == CallRole::Advisor { Standing::Escalation } else { Standing::Tool { depth: header.depth } };
     let child = CallSpec {
@@ -214,6 +219,39 @@ pub(super) async fn run_delegation(turn: &Arc<Turn>, caller: &Caller<'_>, delega
         floor: admitted.floor,
     };
     run_call(turn.clone(), child).await
+}
+
+/// The node of a call answered from the log: started, a progress line naming
+/// where its answer comes from, finished `ok` with no usage (it was paid for once).
+fn answer_from_log(turn: &Turn, header: &Header, reused: ReusedCall) -> CallOutcome {
+    turn.register_node(header, None);
+    let started = EventKind::CallStarted {
+        role: CallRole::Tool,
+        tool_name: Some(reused.tool_name.clone()),
+        input: Some(reused.input.clone()),
+        tools: vec![],
+        model: None,
+        steering: Steering::not("its answer comes from the interrupted turn: it does not run again"),
+    };
+    turn.emit(header, started);
+    let message = format!(
+        "answer kept from call {} of turn {} (not run again, not paid again)",
+        reused.from_call, reused.from_turn
+    );
+    let data = json!({ "reused": { "turn": reused.from_turn, "call": reused.from_call } });
+    turn.emit(header, EventKind::ToolProgress { message, data: Some(data) });
+    let delivered = deliver(turn, &header.agent, CallStatus::Ok, &reused.text, None);
+    let end = finished(CallStatus::Ok, Some(reused.text.clone()), Figures::default(), 0, None, Some(delivered.clone()));
+    turn.emit(header, end);
+    CallOutcome {
+        status: CallStatus::Ok,
+        text: reused.text,
+        answered_by: header.agent.clone(),
+        figures: Figures::default(),
+        steps: 0,
+        error: None,
+        delivered: Some(delivered),
+    }
 }
 
 /// A refused delegation: one node that starts and finishes with the refusal.
@@ -245,7 +283,7 @@ fn refuse(turn: &Turn, header: &Header, delegation: &Delegation, refusal: CallEr
 
 /// The tool result string the parent model receives: the child's text or a
 /// structured error, fenced as untrusted data.
-pub(super) fn deliver(turn: &Turn, agent: &str, status: CallStatus, text: &str, error: Option<&CallError>) -> String {
+fn deliver(turn: &Turn, agent: &str, status: CallStatus, text: &str, error: Option<&CallError>) -> String {
     let body = match status {
         CallStatus::Ok => text.to_string(),
         status => json!({

@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use specta::Type;
 
-use super::lines::{encode_event_line, encode_line};
-use super::store::{SessionError, SessionRecord, SessionStore};
+use super::lines::encode_event_line;
+use super::store::{encode_line, SessionError, SessionRecord, SessionStore};
 use crate::config::Config;
 use crate::dispatch::TurnControl;
 use crate::event::{CallEvent, CallStatus, EventSink};
@@ -258,5 +258,21 @@ fn end_record(ending: &Ending, turn_id: &str) -> SessionRecord {
         status: ending.status,
         text: ending.text.clone(),
         answered_by: ending.answered_by.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::lines::encode_event_line;
+    use super::super::store::{encode_line, SessionRecord};
+
+    #[test]
+    fn an_event_line_from_borrowed_parts_is_the_records_line() {
+        for event in crate::sessions::test_records::sample_events() {
+            let (mut borrowed, mut owned) = (Vec::new(), Vec::new());
+            encode_event_line(&mut borrowed, "t7", &event);
+            encode_line(&mut owned, &SessionRecord::Event { turn_id: "t7".into(), event });
+            assert_eq!(String::from_utf8(borrowed).unwrap(), String::from_utf8(owned).unwrap());
+        }
     }
 }

@@ -11,7 +11,6 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::lines::encode_line;
 use specta::Type;
 use specta_typescript::Number;
 
@@ -223,6 +222,12 @@ pub enum SessionError {
     NoCall { session: String, turn: Option<String>, call: String },
     #[error("turn {turn:?} of session {session:?} is not resumed: {why}")]
     NotResumable { session: String, turn: String, why: String },
+}
+
+/// One record as a log line (JSON and a newline), onto `lines`.
+pub(super) fn encode_line(lines: &mut Vec<u8>, record: &SessionRecord) {
+    serde_json::to_writer(&mut *lines, record).expect("records serialize");
+    lines.push(b'\n');
 }
 
 /// Ends a line left torn by a crash mid-write, so the next record starts on a line
