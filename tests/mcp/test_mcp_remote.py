@@ -10,6 +10,7 @@ counted in the parent's total."""
 import json
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import time
@@ -432,3 +433,65 @@ def test_a_crashed_stdio_server_is_restarted_on_the_next_call(tmp_path):
         return int(result.content[0].text.split("served by pid ")[1].split()[0].rstrip(".\"'"))
 
     assert pid(first) != pid(again), "a new server process answered the call after the crash"
+
+
+def test_an_agent_with_tasks_has_its_call_run_as_a_task_polled_to_the_end_and_cancelled_with_it(tmp_path):
+    """Switchboard A's `mcp` agent with `tasks: true` calls Switchboard B over HTTP
+    (`switchboard mcp --http`, which makes a task of a call that declares the
+    extension): the call is a task, polled to B's answer; then a call past its
+    `timeout_secs` sends `tasks/cancel`, and B ends its subprocess agent."""
+    remote_folder = tmp_path / "b"
+    remote_folder.mkdir()
+    pid_file, exit_file = tmp_path / "sleeper.pid", tmp_path / "sleeper.exit"
+    sleeper = {
+        "name": "sleeper",
+        "provider": "subprocess",
+        "command": "sh",
+        "args": ["-c", f"echo $$ > {pid_file}; trap 'echo terminated > {exit_file}; exit 0' TERM; sleep 60 & wait"],
+    }
+    b_config = remote_folder / "config.json"
+    b_config.write_text(
+        json.dumps(
+            {
+                "primary": "writer",
+                "agents": [{"name": "writer", "provider": "demo", "model": "demo-researcher"}, sleeper],
+                "agent_tools": [
+                    {"agent": "writer", "description": "Writes.", "approval": "auto"},
+                    {"agent": "sleeper", "description": "Sleeps.", "approval": "auto"},
+                ],
+            }
+        )
+    )
+    b = subprocess.Popen(
+        [str(BINARY), "--config", str(b_config), "mcp", "--http", "127.0.0.1:0"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={"PATH": os.environ["PATH"], "HOME": str(remote_folder)},
+    )
+    try:
+        url = re.search(r"serving on (http://\S+)", b.stderr.readline()).group(1)
+        config = remote_config(tmp_path, {"url": url, "tool": "agent_writer", "tasks": True})
+        finished, events = ask(config, tmp_path, QUESTION)
+        assert finished.returncode == 0, finished.stderr
+        mine, last = remote_call(events)
+        assert last["status"] == "ok", last
+        assert "Findings on" in last["result"], last["result"]
+        made = [event for event in mine if event["type"] == "tool_progress" and "task" in (event.get("data") or {})]
+        assert made and made[0]["message"].startswith("the server runs the call as task"), mine
+
+        data = json.loads(config.read_text())
+        data["agents"][1] |= {"tool": "agent_sleeper", "timeout_secs": 2}
+        config.write_text(json.dumps(data))
+        finished, events = ask(config, tmp_path, QUESTION)
+        _, last = remote_call(events)
+        assert last["status"] == "error" and last["error"]["kind"] == "timeout", last
+        agent_pid = int(pid_file.read_text())
+        deadline = time.monotonic() + WAIT
+        while process_alive(agent_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not process_alive(agent_pid), "B's agent outlived the cancelled task"
+        assert exit_file.read_text().strip() == "terminated", "B ended its agent with SIGTERM"
+    finally:
+        b.terminate()
+        b.wait(timeout=WAIT)

@@ -112,6 +112,11 @@ pub struct AgentConfig {
     /// `mcp` agents: the server's tool this agent is (its only tool when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// `mcp` agents: ask the server to run each call as a task (the MCP tasks
+    /// extension), polled to its end, so a long call does not hang on one request;
+    /// a server that does not make one answers on the request as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<bool>,
     /// `mcp` agents: the tool argument the request goes into (the tool's first
     /// required string argument when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -188,6 +193,7 @@ impl AgentConfig {
             request_via: None,
             autonomy: None,
             tool: None,
+            tasks: None,
             request_argument: None,
             context_argument: None,
             approval: None,

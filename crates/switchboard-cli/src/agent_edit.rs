@@ -63,8 +63,12 @@ pub(crate) struct AgentFields {
     /// mcp agents: the tool argument the delegate's structured context goes into.
     #[arg(long)]
     context_argument: Option<String>,
+    /// mcp agents: ask the server to run each call as a task (the MCP tasks
+    /// extension), polled to its end (`--unset tasks` to stop).
+    #[arg(long)]
+    tasks: bool,
     /// Clear an optional field (url, model, api_key_env, api_key_keyring, command, cwd, system_prompt,
-    /// tool, request_argument, context_argument, approval, autonomy, timeout_secs, idle_timeout_secs, args, env).
+    /// tool, request_argument, context_argument, tasks, approval, autonomy, timeout_secs, idle_timeout_secs, args, env).
     #[arg(long, value_name = "FIELD")]
     unset: Vec<String>,
 }
@@ -105,6 +109,7 @@ impl AgentFields {
                 "tool" => agent.tool = None,
                 "request_argument" => agent.request_argument = None,
                 "context_argument" => agent.context_argument = None,
+                "tasks" => agent.tasks = None,
                 "approval" => agent.approval = None,
                 "autonomy" => agent.autonomy = None,
                 "timeout_secs" => agent.timeout_secs = None,
@@ -133,6 +138,9 @@ impl AgentFields {
             if given.is_some() {
                 *slot = given;
             }
+        }
+        if self.tasks {
+            agent.tasks = Some(true);
         }
         if self.approval.is_some() {
             agent.approval = self.approval;

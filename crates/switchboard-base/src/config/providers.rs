@@ -56,6 +56,8 @@ pub enum AgentField {
     /// An MCP server's transport: a program, or an address.
     Transport,
     ExperimentalCliToolCalls,
+    /// An MCP agent's calls made as tasks.
+    Tasks,
     Autonomy,
     /// Whether calls to it wait for approval.
     Approval,
@@ -409,6 +411,7 @@ pub static PROVIDERS: [ProviderInfo; 13] = [
             F::Tool,
             F::RequestArgument,
             F::ContextArgument,
+            F::Tasks,
             F::TimeoutSecs,
             F::IdleTimeoutSecs,
             F::Approval,

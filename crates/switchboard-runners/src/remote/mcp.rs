@@ -10,7 +10,8 @@
 //! as progress (a nested Switchboard's root text as text, its events as data); the
 //! text content is the answer, a nested Switchboard's structured usage and cost
 //! the call's; `isError` is a `remote` error; dropping the call (cancel, timeout)
-//! sends `notifications/cancelled`.
+//! sends `notifications/cancelled`. An agent with `tasks: true` declares the tasks
+//! extension; a call the server makes a task of is polled to its end (`mcp/tasks.rs`).
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -32,6 +33,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 
 mod arguments;
 mod progress;
+mod tasks;
 mod transport;
 
 use arguments::{argument_type, first_required_string};
@@ -188,9 +190,11 @@ impl McpRunner {
         // Redirects are followed only within the origins the config names.
         let client = Origins::of(&self.agent).client(reqwest::Client::builder())?;
         let transport = Tapped { inner: StreamableHttpClientTransport::with_client(client, config), routes };
-        let service = Client.serve(transport).await.map_err(|error| RunnerError::Unreachable {
-            url: self.endpoint(),
-            message: format!("no MCP session: {}", error_chain(&error)),
+        let service = Client { tasks: self.agent.tasks == Some(true) }.serve(transport).await.map_err(|error| {
+            RunnerError::Unreachable {
+                url: self.endpoint(),
+                message: format!("no MCP session: {}", error_chain(&error)),
+            }
         })?;
         Ok((service, None))
     }
@@ -249,8 +253,10 @@ impl McpRunner {
         let limit = self.message_limit();
         let stdout = LineWatch { inner: stdout, limit, line: 0, oversized };
         let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(limit);
-        let service =
-            Client.serve(Tapped { inner: transport, routes }).await.map_err(|error| RunnerError::Unreachable {
+        let service = Client { tasks: self.agent.tasks == Some(true) }
+            .serve(Tapped { inner: transport, routes })
+            .await
+            .map_err(|error| RunnerError::Unreachable {
                 url: command_name,
                 message: format!(
                     "the MCP server of agent {:?} did not start a session: {}",
@@ -325,6 +331,11 @@ impl McpRunner {
         guard.id = None; // answered: nothing to cancel
         let result = match result {
             Ok(Ok(ServerResult::CallToolResult(result))) => result,
+            // The server made a task of it (the agent asked for tasks): polled to its end.
+            Ok(Ok(ServerResult::CreateTaskResult(created))) => {
+                let peer = connection.service.peer().clone();
+                tasks::follow(&peer, created.task, &self.registry, &self.endpoint(), on_delta).await?
+            }
             Ok(Ok(other)) => return Err(self.failure(&connection, format!("tools/call answered {other:?}"))),
             // Over HTTP the SDK closes the connection on a message over its limits,
             // and says why only in its log: the likely cause is named.

@@ -25,6 +25,8 @@ describe("fields by provider", () => {
     ["a2a", "model", false],
     ["demo", "api_key_env", false],
     ["claude-cli", "experimental_cli_tool_calls", true],
+    ["mcp", "tasks", true],
+    ["a2a", "tasks", false],
     ["claude-code", "autonomy", true],
     ["claude-code", "experimental_cli_tool_calls", false],
     ["codex", "autonomy", true],

@@ -45,6 +45,7 @@ export type Field =
   | "context_argument"
   | "transport"
   | "experimental_cli_tool_calls"
+  | "tasks"
   | "autonomy"
   | "approval";
 
@@ -110,6 +111,8 @@ export type AgentForm = {
   /** mcp agents: a stdio server (`command`) or streamable HTTP (`url`). */
   transport: "command" | "url";
   experimental_cli_tool_calls: boolean;
+  /** An MCP agent's calls made as tasks of the server. */
+  tasks: boolean;
   /** What an agent CLI may do unattended; blank: read_only. */
   autonomy: Autonomy | "";
   /** Calls to it where the entry does not say; blank: ask. */
@@ -174,6 +177,7 @@ export function emptyForm(provider: Provider = "local"): AgentForm {
     context_argument: "",
     transport: "command",
     experimental_cli_tool_calls: false,
+    tasks: false,
     autonomy: "",
     approval: "",
     limits: limitsText(null),
@@ -216,6 +220,7 @@ export function formFromAgent(agent: AgentConfig | AgentConfigShown): AgentForm 
     context_argument: text(agent.context_argument),
     transport: agent.provider === "mcp" && agent.url && !agent.command ? "url" : "command",
     experimental_cli_tool_calls: agent.experimental_cli_tool_calls === true,
+    tasks: agent.tasks === true,
     autonomy: agent.autonomy ?? "",
     approval: agent.approval ?? "",
     limits: limitsText(agent.limits),
@@ -300,6 +305,7 @@ const formOwned = [
   "request_argument",
   "context_argument",
   "experimental_cli_tool_calls",
+  "tasks",
   "autonomy",
   "approval",
 ] as const;
@@ -404,6 +410,7 @@ export function agentFromForm(
   if (shown("request_via") && form.request_via !== "") agent.request_via = form.request_via;
   if (shown("experimental_cli_tool_calls") && form.experimental_cli_tool_calls)
     agent.experimental_cli_tool_calls = true;
+  if (shown("tasks") && form.tasks) agent.tasks = true;
   if (shown("approval") && form.approval !== "") agent.approval = form.approval;
   if (shown("autonomy") && form.autonomy !== "") agent.autonomy = form.autonomy;
 

@@ -17,13 +17,20 @@ use crate::truncate;
 /// The `_meta` key a Switchboard MCP server puts each event under.
 pub(super) const EVENT_META_KEY: &str = "switchboard/event";
 
+/// The client side of a connection; `tasks`: it declares the tasks extension.
 #[derive(Clone)]
-pub(super) struct Client;
+pub(super) struct Client {
+    pub tasks: bool,
+}
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         info.client_info = Implementation::new("switchboard", env!("CARGO_PKG_VERSION"));
+        if self.tasks {
+            let extension = (rmcp::model::TASKS_EXTENSION_ID.to_string(), rmcp::model::JsonObject::new());
+            info.capabilities.extensions = Some(std::iter::once(extension).collect());
+        }
         info
     }
 }
