@@ -168,7 +168,9 @@ impl TurnPipeline {
         // The sink's clones end with the turn's dispatcher; this one ends the thread.
         self.sender.lock().unwrap().take();
         match self.done.take() {
-            Some(done) => done.await.unwrap_or(Ok(())),
+            // The thread always answers, unless a shell's `show` panicked on it: that
+            // panic is the turn's, as it was when events were shown on the turn's thread.
+            Some(done) => done.await.unwrap_or_else(|_| panic!("a turn's show panicked on its pipeline thread")),
             None => Ok(()),
         }
     }
