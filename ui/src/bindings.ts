@@ -578,6 +578,14 @@ export type ApprovalLimits_Serialize = {
 	timeout_secs: number | null,
 };
 
+/**  One tool call as a model asked for it. */
+export type AskedCall = {
+	id: string,
+	name: string,
+	/**  The arguments as the model wrote them (JSON text). */
+	arguments: string,
+};
+
 /**
  *  What an agent CLI may do on its own while it runs as a tool-agent: nobody is
  *  there to answer its permission questions, so the program is told up front.
@@ -666,7 +674,13 @@ input?: unknown | null;
 /**  The tool names this call is offered, in the order sent to the model. */
 tools: string[]; model?: string | null; 
 /**  Whether a message can be sent into the call while it runs, and how. */
-steering?: Steering }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; limits?: never; message?: never; question?: never; reason?: never; taken?: never; text?: never; to?: never; usage?: never; usage_total?: never; why?: never } | 
+steering?: Steering }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; limits?: never; message?: never; question?: never; reason?: never; taken?: never; text?: never; to?: never; usage?: never; usage_total?: never; why?: never } | 
+/**
+ *  The call's model ended a step asking for these tool calls, in its order (each
+ *  becomes a child call, in the same order). Kept so an interrupted turn can
+ *  be resumed from its primary's last step.
+ */
+({ type: "tool_calls_asked"; calls: AskedCall[] }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
 /**
  *  A message was sent into the running call (`steer_call`). `taken`: the call
  *  took it in (an HTTP agent, as a user message before its next model step; an
@@ -677,32 +691,32 @@ steering?: Steering }) & { answer?: never; by?: never; cost?: never; cost_total?
 /**  `user` (the app, a terminal). */
 by: string; taken: boolean; 
 /**  Why a message was not taken, when more is known than that the call ended. */
-why?: string | null }) & { answer?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never } | ({ type: "text_delta"; text: string }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "reasoning_delta"; text: string }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "tool_progress"; message: string; data?: unknown | null }) & { answer?: never; by?: never; cost?: never; cost_total?: never; decision?: never; from?: never; input?: never; limits?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
+why?: string | null }) & { answer?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never } | ({ type: "text_delta"; text: string }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "reasoning_delta"; text: string }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "tool_progress"; message: string; data?: unknown | null }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; decision?: never; from?: never; input?: never; limits?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
 /**  The call's own usage and its subtree total changed (live, while it runs). */
 ({ type: "usage_updated"; usage: Usage; usage_total: Usage; 
 /**  Cost of `usage` at the agent's prices; null when it has none. */
 cost?: number | null; 
 /**  Cost of the subtree, over the calls whose agents have prices. */
-cost_total?: number | null }) & { answer?: never; by?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; why?: never } | 
+cost_total?: number | null }) & { answer?: never; by?: never; calls?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; why?: never } | 
 /**  The call waits for the user's yes before it runs. */
 ({ type: "approval_requested"; tool_name: string; 
 /**  What the delegate would be sent: `{request, context}`. */
 input?: unknown | null; 
 /**  The limits the call would run under. */
-limits: ApprovalLimits_Deserialize }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "approval_resolved"; decision: ApprovalDecision; 
+limits: ApprovalLimits_Deserialize }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "approval_resolved"; decision: ApprovalDecision; 
 /**  `user`, or `policy` when the turn answers every request itself (`--approve`). */
-by: string }) & { answer?: never; cost?: never; cost_total?: never; data?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
+by: string }) & { answer?: never; calls?: never; cost?: never; cost_total?: never; data?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
 /**
  *  A remote agent asks the user a question before it can go on (an A2A task in
  *  `input-required`); the call waits for `answer_input` (its timeout still runs).
  */
-({ type: "input_requested"; question: string }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
+({ type: "input_requested"; question: string }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
 /**
  *  The question was answered (`answer`), or declined: no answer, and the call
  *  ends with a `remote` error. `by`: `user`, or `policy` when no one can answer
  *  (`--approve all|none`, no terminal).
  */
-({ type: "input_answered"; answer?: string | null; by: string }) & { cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "escalated"; from: string; to: string; reason?: string | null }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; role?: never; steering?: never; taken?: never; text?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | {
+({ type: "input_answered"; answer?: string | null; by: string }) & { calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "escalated"; from: string; to: string; reason?: string | null }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; role?: never; steering?: never; taken?: never; text?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | {
 	type: "call_finished",
 } & {
 	status: CallStatus,
@@ -746,6 +760,12 @@ input: unknown | null;
 tools: string[]; model: string | null; 
 /**  Whether a message can be sent into the call while it runs, and how. */
 steering: Steering } | 
+/**
+ *  The call's model ended a step asking for these tool calls, in its order (each
+ *  becomes a child call, in the same order). Kept so an interrupted turn can
+ *  be resumed from its primary's last step.
+ */
+{ type: "tool_calls_asked"; calls: AskedCall[] } | 
 /**
  *  A message was sent into the running call (`steer_call`). `taken`: the call
  *  took it in (an HTTP agent, as a user message before its next model step; an
@@ -1143,7 +1163,13 @@ input?: unknown | null;
 /**  The tool names this call is offered, in the order sent to the model. */
 tools: string[]; model?: string | null; 
 /**  Whether a message can be sent into the call while it runs, and how. */
-steering?: Steering }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; limits?: never; message?: never; question?: never; reason?: never; taken?: never; text?: never; to?: never; usage?: never; usage_total?: never; why?: never } | 
+steering?: Steering }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; limits?: never; message?: never; question?: never; reason?: never; taken?: never; text?: never; to?: never; usage?: never; usage_total?: never; why?: never } | 
+/**
+ *  The call's model ended a step asking for these tool calls, in its order (each
+ *  becomes a child call, in the same order). Kept so an interrupted turn can
+ *  be resumed from its primary's last step.
+ */
+({ type: "tool_calls_asked"; calls: AskedCall[] }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
 /**
  *  A message was sent into the running call (`steer_call`). `taken`: the call
  *  took it in (an HTTP agent, as a user message before its next model step; an
@@ -1154,32 +1180,32 @@ steering?: Steering }) & { answer?: never; by?: never; cost?: never; cost_total?
 /**  `user` (the app, a terminal). */
 by: string; taken: boolean; 
 /**  Why a message was not taken, when more is known than that the call ended. */
-why?: string | null }) & { answer?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never } | ({ type: "text_delta"; text: string }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "reasoning_delta"; text: string }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "tool_progress"; message: string; data?: unknown | null }) & { answer?: never; by?: never; cost?: never; cost_total?: never; decision?: never; from?: never; input?: never; limits?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
+why?: string | null }) & { answer?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never } | ({ type: "text_delta"; text: string }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "reasoning_delta"; text: string }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "tool_progress"; message: string; data?: unknown | null }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; decision?: never; from?: never; input?: never; limits?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
 /**  The call's own usage and its subtree total changed (live, while it runs). */
 ({ type: "usage_updated"; usage: Usage; usage_total: Usage; 
 /**  Cost of `usage` at the agent's prices; null when it has none. */
 cost?: number | null; 
 /**  Cost of the subtree, over the calls whose agents have prices. */
-cost_total?: number | null }) & { answer?: never; by?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; why?: never } | 
+cost_total?: number | null }) & { answer?: never; by?: never; calls?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; why?: never } | 
 /**  The call waits for the user's yes before it runs. */
 ({ type: "approval_requested"; tool_name: string; 
 /**  What the delegate would be sent: `{request, context}`. */
 input?: unknown | null; 
 /**  The limits the call would run under. */
-limits: ApprovalLimits_Deserialize }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "approval_resolved"; decision: ApprovalDecision; 
+limits: ApprovalLimits_Deserialize }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "approval_resolved"; decision: ApprovalDecision; 
 /**  `user`, or `policy` when the turn answers every request itself (`--approve`). */
-by: string }) & { answer?: never; cost?: never; cost_total?: never; data?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
+by: string }) & { answer?: never; calls?: never; cost?: never; cost_total?: never; data?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
 /**
  *  A remote agent asks the user a question before it can go on (an A2A task in
  *  `input-required`); the call waits for `answer_input` (its timeout still runs).
  */
-({ type: "input_requested"; question: string }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
+({ type: "input_requested"; question: string }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | 
 /**
  *  The question was answered (`answer`), or declined: no answer, and the call
  *  ends with a `remote` error. `by`: `user`, or `policy` when no one can answer
  *  (`--approve all|none`, no terminal).
  */
-({ type: "input_answered"; answer?: string | null; by: string }) & { cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "escalated"; from: string; to: string; reason?: string | null }) & { answer?: never; by?: never; cost?: never; cost_total?: never; data?: never; decision?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; role?: never; steering?: never; taken?: never; text?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | {
+({ type: "input_answered"; answer?: string | null; by: string }) & { calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; from?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; reason?: never; role?: never; steering?: never; taken?: never; text?: never; to?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | ({ type: "escalated"; from: string; to: string; reason?: string | null }) & { answer?: never; by?: never; calls?: never; cost?: never; cost_total?: never; data?: never; decision?: never; input?: never; limits?: never; message?: never; model?: never; question?: never; role?: never; steering?: never; taken?: never; text?: never; tool_name?: never; tools?: never; usage?: never; usage_total?: never; why?: never } | {
 	type: "call_finished",
 } & {
 	status: CallStatus,
@@ -1212,6 +1238,12 @@ input: unknown | null;
 tools: string[]; model: string | null; 
 /**  Whether a message can be sent into the call while it runs, and how. */
 steering: Steering } | 
+/**
+ *  The call's model ended a step asking for these tool calls, in its order (each
+ *  becomes a child call, in the same order). Kept so an interrupted turn can
+ *  be resumed from its primary's last step.
+ */
+{ type: "tool_calls_asked"; calls: AskedCall[] } | 
 /**
  *  A message was sent into the running call (`steer_call`). `taken`: the call
  *  took it in (an HTTP agent, as a user message before its next model step; an

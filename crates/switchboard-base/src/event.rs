@@ -267,6 +267,12 @@ pub enum EventKind {
         #[serde(default)]
         steering: Steering,
     },
+    /// The call's model ended a step asking for these tool calls, in its order (each
+    /// becomes a child call, in the same order). Kept so an interrupted turn can
+    /// be resumed from its primary's last step.
+    ToolCallsAsked {
+        calls: Vec<AskedCall>,
+    },
     /// A message was sent into the running call (`steer_call`). `taken`: the call
     /// took it in (an HTTP agent, as a user message before its next model step; an
     /// A2A agent accepted it on its task); false when the call ended first and
@@ -409,6 +415,15 @@ impl ApprovalDecision {
             ApprovalDecision::Deny => "deny",
         }
     }
+}
+
+/// One tool call as a model asked for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct AskedCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments as the model wrote them (JSON text).
+    pub arguments: String,
 }
 
 /// The limits shown with an approval request.

@@ -139,7 +139,7 @@ pub(crate) fn run(path: &Path, data_dir: &Path, arguments: TurnArgs) -> Result<E
             }
             (None, Asked::Message { agent, message }) => {
                 let pipeline = TurnPipeline::unlogged(tracer.as_deref(), &dispatcher.config(), None, show);
-                let request = TurnRequest { agent, history: Vec::new(), message, reuse: vec![] };
+                let request = TurnRequest { agent, history: Vec::new(), message, reuse: vec![], continuation: None };
                 let outcome = dispatcher.run_turn(request, pipeline.sink(), control).await;
                 pipeline.end(outcome.status, &outcome.text, &outcome.answered_by).await?;
                 Ok(outcome)
@@ -254,8 +254,10 @@ impl Printer {
                             line!(out, "{indent}  │ {}: {}", event.agent, line.trim_end());
                         }
                     }
-                    EventKind::TextDelta { .. } | EventKind::ReasoningDelta { .. } | EventKind::UsageUpdated { .. } => {
-                    }
+                    EventKind::TextDelta { .. }
+                    | EventKind::ReasoningDelta { .. }
+                    | EventKind::UsageUpdated { .. }
+                    | EventKind::ToolCallsAsked { .. } => {}
                     EventKind::CallStarted { tool_name, .. } => {
                         let via = tool_name.as_deref().map(|name| format!(" ({name})")).unwrap_or_default();
                         line!(out, "{indent}▶ {}{via}", event.agent);

@@ -30,7 +30,7 @@ use serde_json::Value;
 
 pub use crate::sources::{random_nonce, Clock, NonceSource};
 pub use control::{Answerer, ApprovalPolicy, Session, SteerRefusal, TurnControl};
-pub use reuse::ReusedCall;
+pub use reuse::{Continuation, ReusedCall};
 
 use crate::config::{Config, Limits};
 use crate::contract::Message;
@@ -67,6 +67,9 @@ pub struct TurnRequest {
     /// Tool-agent calls of an interrupted turn this one resumes, whose answers are
     /// handed back instead of running them again (`reuse.rs`).
     pub reuse: Vec<ReusedCall>,
+    /// Where the primary picks up, when it resumes an interrupted turn after its
+    /// last model step (none: it starts from the user's message).
+    pub continuation: Option<Continuation>,
 }
 
 /// How a turn ended (what the desktop's `send_message` returns; the details came
@@ -161,6 +164,7 @@ impl Dispatcher {
             agent.as_ref().map(|agent| config.limits_for(agent, None)).unwrap_or_else(|| config.limits.clone());
         let turn = self.start_turn(config.clone(), turn_limits.clone(), sink, &control);
         *turn.reuse.lock().unwrap() = request.reuse.clone();
+        *turn.continuation.lock().unwrap() = request.continuation.clone();
         let call_id = turn.new_call_id();
         let Some(agent) = agent else {
             let name = agent_name.unwrap_or_else(|| "(none)".into());

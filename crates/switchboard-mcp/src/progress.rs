@@ -23,7 +23,8 @@ pub fn describe(event: &CallEvent) -> Option<String> {
         }
         EventKind::TextDelta { text } if nested => Some(format!("{agent}: {text}")),
         EventKind::TextDelta { text } => Some(text.clone()),
-        EventKind::ReasoningDelta { .. } | EventKind::UsageUpdated { .. } => None,
+        // The calls themselves follow as their own starts.
+        EventKind::ReasoningDelta { .. } | EventKind::UsageUpdated { .. } | EventKind::ToolCallsAsked { .. } => None,
         EventKind::ToolProgress { message, .. } => Some(format!("{agent}: {message}")),
         EventKind::ApprovalRequested { tool_name, .. } => Some(format!("{agent} ({tool_name}) waits for approval")),
         EventKind::ApprovalResolved { decision, by } => {

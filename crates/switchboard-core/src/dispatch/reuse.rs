@@ -2,11 +2,30 @@
 //! primary made in the interrupted turn that finished `ok` are kept (in the log) with
 //! what they were asked; when the resumed turn's primary asks the same agent the
 //! same thing, the kept answer is handed back (fenced anew, by `call.rs`) without
-//! running the agent. Pure: what a call's node shows as its input, and the lookup.
+//! running the agent; and where the primary picks up (`Continuation`): after its
+//! last model step, not from the start. Pure: what a call's node shows as its
+//! input, and the lookup.
 
 use std::sync::Mutex;
 
 use serde_json::{json, Value};
+
+use crate::contract::{Message, ToolCall};
+
+/// Where a resumed turn's primary picks up: the model steps of the interrupted
+/// turn that ended (each its assistant message and every tool result), and the last
+/// one, if its tool calls had not all answered (they run again, or are handed back
+/// from the log when they had finished).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Continuation {
+    pub from_turn: String,
+    /// The messages after the user's, of the steps whose tool calls all answered.
+    pub messages: Vec<Message>,
+    /// The last step's text and tool calls, when some had not answered.
+    pub pending: Option<(Option<String>, Vec<ToolCall>)>,
+    /// The model steps the interrupted turn's primary had taken.
+    pub steps: u32,
+}
 
 /// One finished call of an interrupted turn.
 #[derive(Debug, Clone, PartialEq)]

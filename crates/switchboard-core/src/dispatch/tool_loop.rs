@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::contract::{AnswerSlot, Message, ModelDelta, ModelReply, ModelRequest, Runner, SteerInbox, ToolCall};
-use crate::event::{CallError, CallErrorKind, CallRole, CallStatus, EventKind};
+use crate::event::{AskedCall, CallError, CallErrorKind, CallRole, CallStatus, EventKind};
 use crate::tools::{OfferedTool, Standing, ESCALATE};
 
 use super::admit::Caller;
@@ -88,7 +88,16 @@ pub(super) async fn tool_loop(
     // otherwise they become user messages before each step.
     let (inbox, runner_inbox) =
         if runner.steering().delivered_by_runner() { (None, inbox.cloned()) } else { (inbox, None) };
-    for step in 1..=max_steps {
+    // A resumed turn's primary picks up after its last model step (the turn's root only).
+    let continued = if spec.header.depth == 0 { turn.continuation.lock().unwrap().take() } else { None };
+    let mut first = 1;
+    if let Some(continuation) = continued {
+        first = pick_up(turn, spec, continuation, &mut messages, offered, path).await;
+        if spec.cancel.is_cancelled() {
+            return end(text, first - 1, Some(cancelled_error()), messages);
+        }
+    }
+    for step in first..=max_steps {
         take_steers(turn, spec, inbox, &mut messages);
         let request = ModelRequest {
             messages: messages.clone(),
@@ -119,6 +128,12 @@ pub(super) async fn tool_loop(
             content: (!reply.text.is_empty()).then(|| reply.text.clone()),
             tool_calls: reply.tool_calls.clone(),
         });
+        let calls = reply.tool_calls.iter().map(|call| AskedCall {
+            id: call.id.clone(),
+            name: call.function.name.clone(),
+            arguments: call.function.arguments.clone(),
+        });
+        turn.emit(&spec.header, EventKind::ToolCallsAsked { calls: calls.collect() });
         if let Some(call) = reply.tool_calls.iter().find(|call| call.function.name == ESCALATE) {
             if offered.iter().any(|tool| tool.name == ESCALATE) {
                 return escalate(turn, spec, call, step).await;
@@ -134,6 +149,40 @@ pub(super) async fn tool_loop(
     }
     let message = format!("stopped after {max_steps} model steps (limits.max_steps) without a final answer");
     end(text, max_steps, Some(CallError::new(CallErrorKind::Limited, message)), messages)
+}
+
+/// Puts a resumed turn's earlier steps into the primary's messages, runs the last
+/// step's tool calls (handed back from the log where they had finished) and adds
+/// their results: the step the loop goes on from.
+async fn pick_up(
+    turn: &Arc<Turn>,
+    spec: &CallSpec,
+    continuation: super::reuse::Continuation,
+    messages: &mut Vec<Message>,
+    offered: &[OfferedTool],
+    path: &[String],
+) -> u32 {
+    let message = format!(
+        "picks up turn {} after its model step {}: the steps before are not asked again",
+        continuation.from_turn, continuation.steps
+    );
+    let data = json!({ "continued": { "turn": continuation.from_turn, "steps": continuation.steps } });
+    turn.emit(&spec.header, EventKind::ToolProgress { message, data: Some(data) });
+    messages.extend(continuation.messages);
+    if let Some((text, calls)) = continuation.pending {
+        messages.push(Message::Assistant { content: text, tool_calls: calls.clone() });
+        let asked = calls.iter().map(|call| AskedCall {
+            id: call.id.clone(),
+            name: call.function.name.clone(),
+            arguments: call.function.arguments.clone(),
+        });
+        turn.emit(&spec.header, EventKind::ToolCallsAsked { calls: asked.collect() });
+        let results = run_tool_calls(turn, spec, messages, &calls, offered, path).await;
+        for (call, content) in calls.iter().zip(results) {
+            messages.push(Message::Tool { tool_call_id: call.id.clone(), content });
+        }
+    }
+    continuation.steps + 1
 }
 
 /// Adds the messages sent into the call since its last step, as user messages,

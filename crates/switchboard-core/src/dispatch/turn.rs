@@ -37,6 +37,8 @@ pub(crate) struct Turn {
     pub control: TurnControl,
     /// Answers of an interrupted turn's calls this turn may hand back (each once).
     pub reuse: Mutex<Vec<super::reuse::ReusedCall>>,
+    /// Where the turn's primary picks up (taken by its tool loop).
+    pub continuation: Mutex<Option<super::reuse::Continuation>>,
 }
 
 /// Sequence numbers, the usage tree and the still-streaming estimates; one lock, so
@@ -88,6 +90,7 @@ impl Turn {
             delegations: AtomicU32::new(0),
             control,
             reuse: Mutex::new(Vec::new()),
+            continuation: Mutex::new(None),
         }
     }
 

@@ -286,7 +286,13 @@ impl ChatSessions {
             handoff: turn.agent.as_ref().map(|_| turn.handoff_typed),
         };
         let pipeline = self.open_turn(&dispatcher.config(), start, None, &control, show)?;
-        let request = TurnRequest { agent: turn.agent.clone(), history, message: turn.message.clone(), reuse: vec![] };
+        let request = TurnRequest {
+            agent: turn.agent.clone(),
+            history,
+            message: turn.message.clone(),
+            reuse: vec![],
+            continuation: None,
+        };
         let outcome = dispatcher.run_turn(request, pipeline.sink(), control).await;
         pipeline.end(outcome.status, &outcome.text, &outcome.answered_by).await?;
         Ok(outcome)
@@ -320,6 +326,7 @@ impl ChatSessions {
             history: resumable.history,
             message: resumable.message,
             reuse: resumable.reuse,
+            continuation: resumable.continuation,
         };
         let outcome = dispatcher.run_turn(request, pipeline.sink(), control).await;
         pipeline.end(outcome.status, &outcome.text, &outcome.answered_by).await?;

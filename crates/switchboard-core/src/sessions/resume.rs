@@ -1,17 +1,22 @@
 //! Resuming an interrupted turn without paying twice: a new turn asks what the
-//! interrupted one asked (its message, its `@agent`, the history it had), and the
-//! tool-agent calls its primary had finished `ok` are handed back from the log
-//! when the primary asks for them again (`dispatch/reuse.rs`); the calls that were
-//! running, and any the primary asks for anew, run. The new turn's records name the
+//! interrupted one asked (its message, its `@agent`, the history it had); its
+//! primary picks up after its last model step (`Continuation`: the steps it had
+//! taken, read back from their `tool_calls_asked` events and their calls' results,
+//! are not asked again), and the tool-agent calls it had finished `ok` are handed
+//! back from the log (`dispatch/reuse.rs`); the calls that were running run again.
+//! A log without those events (written before they were) has the primary start
+//! from the user's message, its finished calls still handed back. The new turn's records name the
 //! turn they resume (`SessionRecord::Resumed`), and it stands in that turn's place
 //! in the history. A turn that ended, was taken back, still runs or was resumed
 //! already is not resumed: the refusal says which.
 
 use serde_json::Value;
 
+use std::collections::HashMap;
+
 use super::store::{SessionError, SessionLog, SessionRecord};
-use crate::contract::Message;
-use crate::dispatch::ReusedCall;
+use crate::contract::{Message, ToolCall};
+use crate::dispatch::{Continuation, ReusedCall};
 use crate::event::{CallStatus, EventKind};
 
 /// What a turn that resumes an interrupted one is given.
@@ -22,6 +27,7 @@ pub struct Resumable {
     pub handoff: Option<bool>,
     pub history: Vec<Message>,
     pub reuse: Vec<ReusedCall>,
+    pub continuation: Option<Continuation>,
 }
 
 impl SessionLog {
@@ -62,6 +68,7 @@ impl SessionLog {
             handoff,
             history: self.history_before(Some(turn_id)),
             reuse: self.kept_calls(turn_id),
+            continuation: self.continuation(turn_id),
         })
     }
 
@@ -95,5 +102,78 @@ impl SessionLog {
             }
         }
         kept
+    }
+
+    /// Where the turn's primary was: each model step it took (its text, the tool
+    /// calls it asked, and the results of those that answered), the last one
+    /// pending when some had not. None when it took no step with tool calls, or
+    /// handed the turn on (`escalate`), or the log has no steps to read.
+    fn continuation(&self, turn_id: &str) -> Option<Continuation> {
+        struct Step {
+            text: String,
+            calls: Vec<ToolCall>,
+            /// The children started for the step, in its calls' order.
+            started: Vec<String>,
+            results: HashMap<String, String>,
+        }
+        let mut root: Option<String> = None;
+        let mut text = String::new();
+        let mut steps: Vec<Step> = Vec::new();
+        for record in &self.records {
+            let SessionRecord::Event { turn_id: id, event } = record else { continue };
+            if id != turn_id {
+                continue;
+            }
+            let of_root = root.as_deref() == Some(event.call_id.as_str());
+            let child_of_root = event.parent_id.is_some() && event.parent_id == root;
+            match &event.kind {
+                EventKind::CallStarted { .. } if event.parent_id.is_none() => root = Some(event.call_id.clone()),
+                EventKind::TextDelta { text: more } if of_root => text.push_str(more),
+                EventKind::Escalated { .. } if of_root => return None,
+                EventKind::ToolCallsAsked { calls } if of_root => steps.push(Step {
+                    text: std::mem::take(&mut text),
+                    calls: calls.iter().map(|call| ToolCall::new(&call.id, &call.name, &call.arguments)).collect(),
+                    started: Vec::new(),
+                    results: HashMap::new(),
+                }),
+                EventKind::CallStarted { .. } if child_of_root => {
+                    if let Some(step) = steps.last_mut() {
+                        step.started.push(event.call_id.clone());
+                    }
+                }
+                EventKind::CallFinished { delivered: Some(delivered), .. } if child_of_root => {
+                    let Some(step) = steps.last_mut() else { continue };
+                    let Some(index) = step.started.iter().position(|call| *call == event.call_id) else { continue };
+                    if let Some(call) = step.calls.get(index) {
+                        step.results.insert(call.id.clone(), delivered.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+        let taken = steps.len() as u32;
+        let last = steps.pop()?;
+        let mut messages = Vec::new();
+        for mut step in steps {
+            let content = (!step.text.is_empty()).then_some(step.text);
+            messages.push(Message::Assistant { content, tool_calls: step.calls.clone() });
+            for call in step.calls {
+                let content = step.results.remove(&call.id).unwrap_or_default();
+                messages.push(Message::Tool { tool_call_id: call.id, content });
+            }
+        }
+        let mut last = last;
+        let content = (!last.text.is_empty()).then_some(std::mem::take(&mut last.text));
+        let pending = if last.calls.iter().all(|call| last.results.contains_key(&call.id)) {
+            messages.push(Message::Assistant { content, tool_calls: last.calls.clone() });
+            for call in last.calls {
+                let content = last.results.remove(&call.id).unwrap_or_default();
+                messages.push(Message::Tool { tool_call_id: call.id, content });
+            }
+            None
+        } else {
+            Some((content, last.calls))
+        };
+        Some(Continuation { from_turn: turn_id.to_string(), messages, pending, steps: taken })
     }
 }

@@ -115,7 +115,13 @@ async fn two_calls_at_once_one_failing_come_back_in_order() {
     dispatcher.runners().insert("bad", bad.clone());
     let history = vec![Message::user("earlier secret question"), Message::assistant("earlier answer")];
     let recorder = Recorder::default();
-    let request = TurnRequest { agent: Some("primary".into()), history, message: "Do both.".into(), reuse: vec![] };
+    let request = TurnRequest {
+        agent: Some("primary".into()),
+        history,
+        message: "Do both.".into(),
+        reuse: vec![],
+        continuation: None,
+    };
     let outcome = dispatcher.run_turn(request, recorder.sink(), TurnControl::approving_all()).await;
     let events = recorder.take();
     assert_eq!(outcome.status, CallStatus::Ok, "a failing tool-agent does not fail the turn");

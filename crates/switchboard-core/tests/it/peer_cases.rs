@@ -89,7 +89,13 @@ async fn two_parallel_tool_agents_one_failing_against_aimock() {
     let history = vec![Message::user("an earlier question"), Message::assistant("an earlier answer")];
     let outcome = dispatcher
         .run_turn(
-            TurnRequest { agent: None, history, message: "Plan it and break it.".into(), reuse: vec![] },
+            TurnRequest {
+                agent: None,
+                history,
+                message: "Plan it and break it.".into(),
+                reuse: vec![],
+                continuation: None,
+            },
             recorder.sink(),
             TurnControl::approving_all(),
         )

@@ -251,8 +251,13 @@ async fn shared_context_and_persistent_sessions_reach_the_delegate() {
         let history = if round == 0 { vec![] } else { vec![Message::user("earlier"), Message::assistant("ok")] };
         let control = TurnControl::new(switchboard_core::ApprovalPolicy::ApproveAll, session.clone());
         let recorder = Recorder::default();
-        let turn =
-            TurnRequest { agent: Some("boss".into()), history, message: format!("round {round}"), reuse: vec![] };
+        let turn = TurnRequest {
+            agent: Some("boss".into()),
+            history,
+            message: format!("round {round}"),
+            reuse: vec![],
+            continuation: None,
+        };
         dispatcher.run_turn(turn, recorder.sink(), control).await;
     }
     let sent = memo_runner.requests.lock().unwrap();

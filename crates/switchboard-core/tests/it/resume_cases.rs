@@ -223,3 +223,63 @@ async fn an_approval_that_was_waiting_is_asked_again_on_resume() {
     assert_eq!((outcome.status, outcome.text.as_str()), (CallStatus::Ok, "done"));
     assert_eq!(*asked_again.lock().unwrap(), [("slow".to_string(), Some(json!({ "request": "long" })))]);
 }
+
+/// With its steps in the log, the primary picks up after its last model step: it
+/// is asked once more, with its earlier step and the calls' answers, not from the
+/// start; the call that had finished is handed back, the one that ran runs.
+#[tokio::test]
+async fn the_primary_picks_up_after_its_last_step_and_is_not_asked_that_step_again() {
+    let folder = tempfile::tempdir().unwrap();
+    interrupted_session(folder.path());
+    let store = SessionStore::open(folder.path()).unwrap();
+    let asked = EventKind::ToolCallsAsked {
+        calls: vec![
+            switchboard_core::event::AskedCall {
+                id: "tc0".into(),
+                name: "agent_fast".into(),
+                arguments: json!({ "request": "quick" }).to_string(),
+            },
+            switchboard_core::event::AskedCall {
+                id: "tc1".into(),
+                name: "agent_slow".into(),
+                arguments: json!({ "request": "long" }).to_string(),
+            },
+        ],
+    };
+    // The same turn, as this version logs it: the step's text and tool calls come
+    // before its children start.
+    let mut records = store.load("s").unwrap().records;
+    let text = event(1, "c1", None, "boss", EventKind::TextDelta { text: "Asking both. ".into() });
+    let position = records
+        .iter()
+        .position(|record| matches!(record, SessionRecord::Event { event, .. } if event.call_id == "c2"))
+        .unwrap();
+    records.insert(position, event(1, "c1", None, "boss", asked));
+    records.insert(position, text);
+    std::fs::remove_file(folder.path().join("s.jsonl")).unwrap();
+    store.create("s", "Interrupted", 1).unwrap();
+    store.append_all("s", &records[1..]).unwrap();
+
+    let chats = ChatSessions::open(folder.path()).unwrap();
+    let (dispatcher, _, fast, slow) = dispatcher();
+    let boss = Scripted::new(vec![Step::Say("both done")]);
+    dispatcher.runners().insert("boss", boss.clone());
+    let shown = Arc::new(Mutex::new(Vec::<CallEvent>::new()));
+    let seen = shown.clone();
+    let show = on_events(move |event| seen.lock().unwrap().push(event));
+    let outcome = chats.resume_turn(&dispatcher, ("s", "t1", "t2"), ApprovalPolicy::ApproveAll, show).await.unwrap();
+    assert_eq!((outcome.status, outcome.text.as_str()), (CallStatus::Ok, "both done"));
+    let requests = boss.requests.lock().unwrap();
+    assert_eq!(requests.len(), 1, "the primary is asked once: its first step is not asked again");
+    let messages = format!("{:?}", requests[0].messages);
+    assert!(messages.contains("Asking both.") && messages.contains("tc0") && messages.contains("tc1"), "{messages}");
+    assert!(messages.contains("fast answer") && messages.contains("slow answer"), "{messages}");
+    assert!(fast.requests.lock().unwrap().is_empty(), "the finished delegate is not asked again");
+    assert_eq!(slow.requests.lock().unwrap().len(), 1);
+    let events = shown.lock().unwrap();
+    let picked_up = events.iter().find_map(|event| match &event.kind {
+        EventKind::ToolProgress { data: Some(data), .. } => data.get("continued").cloned(),
+        _ => None,
+    });
+    assert_eq!(picked_up, Some(json!({ "turn": "t1", "steps": 1 })));
+}
