@@ -1,5 +1,9 @@
 //! The contract between the dispatcher and every runner: the conversation
-//! (`Message`, `ToolCall`), what one call to an agent's backend takes and gives
+//! (`Message`, `ToolCall`: roles, text, tool calls and their results; serialized in
+//! the OpenAI shape, which the OpenAI-compatible runner sends as it is and every
+//! other runner translates), the tools offered (`ToolSpec`: a name, words and a
+//! JSON Schema, each runner writing its own wire shape), what one call to an
+//! agent's backend takes and gives
 //! (`ModelRequest`, `ModelReply`, the streamed `ModelDelta`s), how it fails
 //! (`RunnerError`), and the `Runner` trait itself. The dispatcher, the sessions and
 //! every runner family import this floor; it imports only the config and the
@@ -13,7 +17,7 @@ use serde_json::Value;
 
 use crate::event::{CallError, CallErrorKind, Steering, Usage};
 
-/// One chat message, in the OpenAI wire shape.
+/// One chat message (serialized in the OpenAI wire shape).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
@@ -54,7 +58,7 @@ impl Message {
     }
 }
 
-/// A function call the model asked for, in the OpenAI wire shape.
+/// A function call the model asked for (serialized in the OpenAI wire shape).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     pub id: String,
@@ -134,12 +138,23 @@ pub async fn steer_arrived(inbox: Option<&SteerInbox>) {
 /// A running call's queue, shared by the turn's control and the call.
 pub type SteerInbox = Arc<SteerQueue>;
 
+/// A tool offered to a model, as every runner gets it: each writes its own wire
+/// shape (an OpenAI-compatible server's `function`, Anthropic's `input_schema`, a
+/// Claude session's list in its instructions).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// The JSON Schema of its arguments (an object).
+    pub parameters: Value,
+}
+
 /// The input of one call to an agent's backend.
 #[derive(Debug, Clone, Default)]
 pub struct ModelRequest {
     pub messages: Vec<Message>,
-    /// OpenAI function definitions, exactly as sent on the wire.
-    pub tools: Vec<Value>,
+    /// The tools the model may call.
+    pub tools: Vec<ToolSpec>,
     /// A model for this request instead of the agent's own (an `ask_agent` hint).
     pub model: Option<String>,
     /// `limits.idle_timeout_secs` of the call, over the agent's own setting.

@@ -43,9 +43,21 @@ pub enum ToolKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OfferedTool {
     pub name: String,
-    /// The function definition sent on the wire.
+    /// The function definition (the OpenAI shape `tools list --json` shows).
     pub definition: Value,
     pub kind: ToolKind,
+}
+
+impl OfferedTool {
+    /// The tool as the runner contract has it (each runner writes its own wire shape).
+    pub fn spec(&self) -> crate::contract::ToolSpec {
+        let function = &self.definition["function"];
+        crate::contract::ToolSpec {
+            name: self.name.clone(),
+            description: function["description"].as_str().unwrap_or_default().to_string(),
+            parameters: function.get("parameters").cloned().unwrap_or_else(|| serde_json::json!({ "type": "object" })),
+        }
+    }
 }
 
 impl OfferedTool {

@@ -190,17 +190,10 @@ fn request_body(model: &str, request: &ModelRequest) -> Value {
     let tools: Vec<Value> = request
         .tools
         .iter()
-        .map(|definition| {
-            let function = &definition["function"];
-            json!({
-                "name": function["name"],
-                "description": function["description"],
-                "input_schema": if function["parameters"].is_object() {
-                    function["parameters"].clone()
-                } else {
-                    json!({ "type": "object" })
-                },
-            })
+        .map(|tool| {
+            let schema =
+                if tool.parameters.is_object() { tool.parameters.clone() } else { json!({ "type": "object" }) };
+            json!({ "name": tool.name, "description": tool.description, "input_schema": schema })
         })
         .collect();
     let mut body = json!({ "model": model, "max_tokens": MAX_TOKENS, "stream": true, "messages": messages });
@@ -436,8 +429,11 @@ mod tests {
                 Message::Tool { tool_call_id: "call_1".into(), content: "3 files".into() },
                 Message::user("And now?"),
             ],
-            tools: vec![json!({ "type": "function", "function": {
-                "name": "agent_counter", "description": "Counts.", "parameters": { "type": "object" } } })],
+            tools: vec![crate::contract::ToolSpec {
+                name: "agent_counter".into(),
+                description: "Counts.".into(),
+                parameters: json!({ "type": "object" }),
+            }],
             ..ModelRequest::default()
         };
         let body = request_body("claude-m", &request);

@@ -39,11 +39,7 @@ impl DemoRunner {
         let user_text = last_user.map(|index| request.messages[index].text()).unwrap_or("").trim().to_string();
         let tool_results: Vec<(String, String)> =
             last_user.map(|index| collect_tool_results(&request.messages[index..])).unwrap_or_default();
-        let offered: Vec<&str> = request
-            .tools
-            .iter()
-            .filter_map(|tool| tool.pointer("/function/name").and_then(|name| name.as_str()))
-            .collect();
+        let offered: Vec<&str> = request.tools.iter().map(|tool| tool.name.as_str()).collect();
 
         if !tool_results.is_empty() {
             return ModelReply { text: synthesis(&tool_results), ..ModelReply::default() };

@@ -69,7 +69,7 @@ impl LocalRunner {
             messages: &request.messages,
             stream: true,
             stream_options: StreamOptions { include_usage: true },
-            tools: &request.tools,
+            tools: request.tools.iter().map(|tool| Function { kind: "function", function: tool }).collect(),
         }
     }
 
@@ -170,8 +170,16 @@ struct RequestBody<'a> {
     messages: &'a [Message],
     stream: bool,
     stream_options: StreamOptions,
-    #[serde(skip_serializing_if = "<[Value]>::is_empty")]
-    tools: &'a [Value],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Function<'a>>,
+}
+
+/// A tool in the OpenAI wire shape: `{"type": "function", "function": {name, description, parameters}}`.
+#[derive(Debug, Serialize)]
+struct Function<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: &'a crate::contract::ToolSpec,
 }
 
 #[derive(Debug, Serialize)]

@@ -10,7 +10,9 @@ use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::contract::{AnswerSlot, Message, ModelDelta, ModelReply, ModelRequest, Runner, SteerInbox, ToolCall};
+use crate::contract::{
+    AnswerSlot, Message, ModelDelta, ModelReply, ModelRequest, Runner, SteerInbox, ToolCall, ToolSpec,
+};
 use crate::event::{AskedCall, CallError, CallErrorKind, CallRole, CallStatus, EventKind};
 use crate::tools::{OfferedTool, Standing, ESCALATE};
 
@@ -72,7 +74,7 @@ pub(super) async fn tool_loop(
     inbox: Option<&SteerInbox>,
 ) -> LoopEnd {
     let mut messages = spec.messages.clone();
-    let definitions: Vec<Value> = offered.iter().map(|tool| tool.definition.clone()).collect();
+    let definitions: Vec<ToolSpec> = offered.iter().map(OfferedTool::spec).collect();
     let max_steps = spec.limits.effective_max_steps();
     let budget = BudgetStop::default();
     let mut text = String::new();

@@ -323,8 +323,8 @@ async fn ask_agent_offers_one_tool_and_checks_its_arguments() {
     let (_, events) = run(&dispatcher, Some("boss"), "go", TurnControl::approving_all()).await;
     assert_eq!(offered_to(&events, "boss"), vec!["ask_agent"]);
     let definition = &boss.requests.lock().unwrap()[0].tools[0];
-    assert_eq!(definition["function"]["parameters"]["properties"]["agent"]["enum"], json!(["coder", "writer"]));
-    assert_eq!(definition["function"]["parameters"]["properties"]["model"]["enum"], json!(["small", "large"]));
+    assert_eq!(definition.parameters["properties"]["agent"]["enum"], json!(["coder", "writer"]));
+    assert_eq!(definition.parameters["properties"]["model"]["enum"], json!(["small", "large"]));
     let results: Vec<(String, CallStatus, Option<CallErrorKind>)> = finishes(&events);
     assert!(results.contains(&("coder".into(), CallStatus::Ok, None)));
     assert!(results.contains(&("nobody".into(), CallStatus::Limited, Some(CallErrorKind::NotOffered))));

@@ -98,10 +98,9 @@ impl ClaudeRunner {
         let tools: Vec<String> = request
             .tools
             .iter()
-            .filter_map(|definition| {
-                let name = definition["function"]["name"].as_str()?.strip_prefix("agent_")?;
-                let description = definition["function"]["description"].as_str().unwrap_or_default();
-                Some(format!("- {name}: {description}"))
+            .filter_map(|tool| {
+                let name = tool.name.strip_prefix("agent_")?;
+                Some(format!("- {name}: {}", tool.description))
             })
             .collect();
         if self.calls_tools && !tools.is_empty() {
