@@ -79,11 +79,16 @@ def treeitem(session, name: str):
 
 
 def message_box(session):
-    """The textbox labelled "Message", found through its label as a person would."""
+    """The textbox labelled "Message", found through its label as a person would,
+    and clicked into as a person does before typing (keys sent to it while another
+    control, such as the agent picker just used, keeps the focus can land there)."""
     label = WebDriverWait(session, 20).until(
         expected_conditions.presence_of_element_located((By.XPATH, '//label[normalize-space()="Message"]'))
     )
-    return session.find_element(By.ID, label.get_attribute("for"))
+    box = session.find_element(By.ID, label.get_attribute("for"))
+    box.click()
+    WebDriverWait(session, 5).until(lambda s: s.switch_to.active_element == box)
+    return box
 
 
 def click_button(session, label: str):
