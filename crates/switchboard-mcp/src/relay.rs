@@ -99,6 +99,11 @@ pub(crate) async fn relay(mut receiver: UnboundedReceiver<Option<CallEvent>>, re
         let target = relay.progress.lock().unwrap().clone();
         let Some((peer, token)) = target else { continue };
         for event in coalesce(batch) {
+            // A step's tool-call list is for resuming the turn's own log: its calls
+            // follow as their own starts.
+            if matches!(event.kind, EventKind::ToolCallsAsked { .. }) {
+                continue;
+            }
             progress += 1.0;
             let mut param = ProgressNotificationParam::new(token.clone(), progress);
             param.message = describe(&event);
