@@ -10,18 +10,16 @@
 //! are answered and it can be cancelled like any other turn (and exported as a
 //! trace like one, when trace export is on).
 
-use std::future::Future;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use switchboard_core::event::now_ms;
-use switchboard_core::sessions::{ChatSessions, OutsideTurn, Show, TurnPipeline, TurnUpdate};
-use switchboard_core::{CallEvent, Dispatcher, EventSink, ToolCallOutcome, TurnControl};
+use switchboard_core::sessions::{ChatSessions, OutsideTurn, Show, TurnUpdate};
+use switchboard_core::{Dispatcher, TurnControl};
 use switchboard_mcp::http::{self, Endpoint, HttpOptions};
-use switchboard_mcp::{CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
+use switchboard_mcp::{CallObserver, IncomingCall, McpServer, ObservedCall, PipelineCall, ServerOptions};
 
 /// The session the calls of MCP clients are kept in.
 pub const SESSION_ID: &str = "mcp-calls";
@@ -240,36 +238,10 @@ impl CallObserver for WindowObserver {
                 None
             }
         };
-        let sink = pipeline.as_ref().map(TurnPipeline::sink);
-        Box::new(WindowCall { sink, pipeline: Mutex::new(pipeline), agent: call.agent.clone() })
+        Box::new(PipelineCall::new(pipeline, &call.agent))
     }
 
     fn answers_approvals(&self) -> bool {
         true
-    }
-}
-
-struct WindowCall {
-    sink: Option<EventSink>,
-    pipeline: Mutex<Option<TurnPipeline>>,
-    agent: String,
-}
-
-impl ObservedCall for WindowCall {
-    fn event(&self, event: &CallEvent) {
-        if let Some(sink) = &self.sink {
-            sink(event.clone());
-        }
-    }
-
-    fn finished(&self, outcome: &ToolCallOutcome) -> Pin<Box<dyn Future<Output = ()> + Send>> {
-        let pipeline = self.pipeline.lock().unwrap().take();
-        let (status, text, agent) = (outcome.status, outcome.text.clone(), self.agent.clone());
-        Box::pin(async move {
-            let Some(pipeline) = pipeline else { return };
-            if let Err(error) = pipeline.end(status, &text, &agent).await {
-                tracing::warn!(%error, "an MCP call's log could not be written");
-            }
-        })
     }
 }

@@ -2,18 +2,17 @@
 //! to MCP clients, on stdio or on a loopback streamable HTTP endpoint, following
 //! the config file as it changes (clients are told when their tool list did).
 
-use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::pin::Pin;
+
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use switchboard_core::live::{ConfigChange, LiveConfig};
 use switchboard_core::sessions::{Show, TurnPipeline};
-use switchboard_core::{CallEvent, Dispatcher, EventSink, ToolCallOutcome, TurnControl};
+use switchboard_core::{Dispatcher, TurnControl};
 use switchboard_mcp::http::{self, HttpOptions};
-use switchboard_mcp::{CallObserver, IncomingCall, McpServer, ObservedCall, ServerOptions};
+use switchboard_mcp::{CallObserver, IncomingCall, McpServer, ObservedCall, PipelineCall, ServerOptions};
 use switchboard_otel::Telemetry;
 use tokio_util::sync::CancellationToken;
 
@@ -151,33 +150,10 @@ impl CallObserver for Traced {
         let shown_nowhere: Show = Arc::new(|_| {});
         let config = self.dispatcher.config();
         let pipeline = TurnPipeline::unlogged(Some(self.telemetry.as_ref()), &config, None, shown_nowhere);
-        Box::new(TracedCall { sink: pipeline.sink(), pipeline: Mutex::new(Some(pipeline)), agent: call.agent.clone() })
+        Box::new(PipelineCall::new(Some(pipeline), &call.agent))
     }
 
     fn answers_approvals(&self) -> bool {
         false
-    }
-}
-
-struct TracedCall {
-    sink: EventSink,
-    pipeline: Mutex<Option<TurnPipeline>>,
-    agent: String,
-}
-
-impl ObservedCall for TracedCall {
-    fn event(&self, event: &CallEvent) {
-        (self.sink)(event.clone());
-    }
-
-    fn finished(&self, outcome: &ToolCallOutcome) -> Pin<Box<dyn Future<Output = ()> + Send>> {
-        let pipeline = self.pipeline.lock().unwrap().take();
-        let (status, text, agent) = (outcome.status, outcome.text.clone(), self.agent.clone());
-        Box::pin(async move {
-            if let Some(pipeline) = pipeline {
-                // No log to fail: the trace is complete once the pipeline ends.
-                let _ = pipeline.end(status, &text, &agent).await;
-            }
-        })
     }
 }
