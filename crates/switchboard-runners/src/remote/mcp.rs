@@ -20,9 +20,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, ContentBlock,
-    JsonObject, RequestId, ServerResult, Tool,
+    JsonObject, ServerResult, Tool,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RunningService};
+use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
@@ -291,7 +291,10 @@ impl McpRunner {
             .map_err(|error| self.failure(&connection, format!("tools/call: {error}")))?;
         let (progress_sender, mut progress) = mpsc::unbounded_channel();
         connection.routes.lock().unwrap().claim(&handle.progress_token, progress_sender);
-        let mut guard = CancelOnDrop { peer, id: Some(handle.id.clone()), registry: self.registry.clone() };
+        let (id, reason) = (handle.id.clone(), Some("cancelled by the caller".to_string()));
+        let mut guard = CancelOnDrop::new(&self.registry, async move {
+            let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
+        });
         let _route = RouteGuard { routes: connection.routes.clone(), token: handle.progress_token.clone() };
         let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
         let limit = max_output_bytes(&self.agent);
@@ -328,13 +331,20 @@ impl McpRunner {
         while let Ok(notification) = progress.try_recv() {
             forward(notification, on_delta, &mut streamed, limit);
         }
-        guard.id = None; // answered: nothing to cancel
+        guard.disarm(); // answered: nothing to cancel
         let result = match result {
             Ok(Ok(ServerResult::CallToolResult(result))) => result,
             // The server made a task of it (the agent asked for tasks): polled to its end.
             Ok(Ok(ServerResult::CreateTaskResult(created))) => {
                 let peer = connection.service.peer().clone();
-                tasks::follow(&peer, created.task, &self.registry, &self.endpoint(), on_delta).await?
+                tasks::follow(
+                    &peer,
+                    created.task,
+                    |notice| CancelOnDrop::new(&self.registry, notice),
+                    &self.endpoint(),
+                    on_delta,
+                )
+                .await?
             }
             Ok(Ok(other)) => return Err(self.failure(&connection, format!("tools/call answered {other:?}"))),
             // Over HTTP the SDK closes the connection on a message over its limits,
@@ -422,22 +432,32 @@ impl McpRunner {
     }
 }
 
-/// Sends `notifications/cancelled` for a call dropped before its answer.
+/// A notice sent to the server when a call is dropped before it ended
+/// (`notifications/cancelled`, or `tasks/cancel` for a task): armed with the
+/// notice, disarmed once the call has its answer. The notice is built at once and
+/// runs only if the guard drops armed.
 struct CancelOnDrop {
-    peer: Peer<RoleClient>,
-    id: Option<RequestId>,
+    notice: Option<futures::future::BoxFuture<'static, ()>>,
     /// Where the notice on its way is kept, so a shell's `shutdown` lets it go out.
     registry: Arc<Registry>,
 }
 
+impl CancelOnDrop {
+    fn new(registry: &Arc<Registry>, notice: impl std::future::Future<Output = ()> + Send + 'static) -> CancelOnDrop {
+        CancelOnDrop { notice: Some(Box::pin(notice)), registry: registry.clone() }
+    }
+
+    /// The call ended: nothing to cancel.
+    fn disarm(&mut self) {
+        self.notice = None;
+    }
+}
+
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        let Some(id) = self.id.take() else { return };
-        let peer = self.peer.clone();
-        let reason = Some("cancelled by the caller".to_string());
+        let Some(notice) = self.notice.take() else { return };
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let sending = runtime.spawn(async move {
-                let notice = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason));
                 let _ = tokio::time::timeout(Duration::from_secs(5), notice).await;
             });
             self.registry.cancel_sent_by_task(sending);

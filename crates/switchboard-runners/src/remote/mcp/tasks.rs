@@ -5,7 +5,6 @@
 //! one a `remote` error in the server's words. Dropping the call (cancel, timeout)
 //! sends `tasks/cancel`, so the server ends the work too.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{CallToolResult, CancelTaskParams, GetTaskParams, Task, TaskPayload};
@@ -13,22 +12,25 @@ use rmcp::service::Peer;
 use rmcp::RoleClient;
 use serde_json::Value;
 
+use super::CancelOnDrop;
 use crate::contract::{DeltaSink, ModelDelta, RunnerError};
-use crate::registry::Registry;
 use crate::truncate;
 
 /// Polls `task` on `peer` to its end: the tool result, or why there is none.
+/// `guarded` arms the call's cancel notice (sent if the call is dropped first).
 pub(super) async fn follow(
     peer: &Peer<RoleClient>,
     task: Task,
-    registry: &Arc<Registry>,
+    guarded: impl FnOnce(futures::future::BoxFuture<'static, ()>) -> CancelOnDrop,
     endpoint: &str,
     on_delta: DeltaSink<'_>,
 ) -> Result<CallToolResult, RunnerError> {
     let remote = |message: String| RunnerError::Remote { url: endpoint.to_string(), message };
     let interval = Duration::from_millis(task.poll_interval_ms.unwrap_or(1000).clamp(100, 5000));
-    let mut guard =
-        CancelTaskOnDrop { peer: peer.clone(), task_id: Some(task.task_id.clone()), registry: registry.clone() };
+    let (cancelling, task_id) = (peer.clone(), task.task_id.clone());
+    let mut guard = guarded(Box::pin(async move {
+        let _ = cancelling.cancel_task(CancelTaskParams::new(task_id)).await;
+    }));
     let ttl = task.ttl_ms.map(|ms| format!(", kept {} s", ms / 1000)).unwrap_or_default();
     on_delta(ModelDelta::Progress {
         message: format!("the server runs the call as task {}{ttl}", truncate(&task.task_id, 80)),
@@ -49,17 +51,17 @@ pub(super) async fn follow(
         match detailed.payload {
             TaskPayload::Working => continue,
             TaskPayload::Completed { result } => {
-                guard.task_id = None;
+                guard.disarm();
                 return serde_json::from_value::<CallToolResult>(Value::Object(result))
                     .map_err(|error| remote(format!("the task's result is not a tool result: {error}")));
             }
             TaskPayload::Failed { error } => {
-                guard.task_id = None;
+                guard.disarm();
                 let message = error.get("message").and_then(Value::as_str).unwrap_or("no message");
                 return Err(remote(format!("the server's task failed: {}", truncate(message, 1000))));
             }
             TaskPayload::Cancelled => {
-                guard.task_id = None;
+                guard.disarm();
                 return Err(remote("the server cancelled the task".into()));
             }
             TaskPayload::InputRequired { .. } => {
@@ -71,28 +73,6 @@ pub(super) async fn follow(
                 ));
             }
             _ => continue,
-        }
-    }
-}
-
-/// Sends `tasks/cancel` for a task whose call was dropped (or could not go on).
-struct CancelTaskOnDrop {
-    peer: Peer<RoleClient>,
-    task_id: Option<String>,
-    /// Where the notice on its way is kept, so a shell's `shutdown` lets it go out.
-    registry: Arc<Registry>,
-}
-
-impl Drop for CancelTaskOnDrop {
-    fn drop(&mut self) {
-        let Some(task_id) = self.task_id.take() else { return };
-        let peer = self.peer.clone();
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let sending = runtime.spawn(async move {
-                let cancel = peer.cancel_task(CancelTaskParams::new(task_id));
-                let _ = tokio::time::timeout(Duration::from_secs(5), cancel).await;
-            });
-            self.registry.cancel_sent_by_task(sending);
         }
     }
 }
