@@ -438,8 +438,8 @@ def test_a_crashed_stdio_server_is_restarted_on_the_next_call(tmp_path):
 def test_an_agent_with_tasks_has_its_call_run_as_a_task_polled_to_the_end_and_cancelled_with_it(tmp_path):
     """Switchboard A's `mcp` agent with `tasks: true` calls Switchboard B over HTTP
     (`switchboard mcp --http`, which makes a task of a call that declares the
-    extension): the call is a task, polled to B's answer; then a call past its
-    `timeout_secs` sends `tasks/cancel`, and B ends its subprocess agent."""
+    extension): the call is a task, polled to B's answer; then a call stopped while
+    its task runs sends `tasks/cancel`, and B ends its subprocess agent."""
     remote_folder = tmp_path / "b"
     remote_folder.mkdir()
     pid_file, exit_file = tmp_path / "sleeper.pid", tmp_path / "sleeper.exit"
@@ -481,11 +481,28 @@ def test_an_agent_with_tasks_has_its_call_run_as_a_task_polled_to_the_end_and_ca
         assert made and made[0]["message"].startswith("the server runs the call as task"), mine
 
         data = json.loads(config.read_text())
-        data["agents"][1] |= {"tool": "agent_sleeper", "timeout_secs": 2}
+        data["agents"][1] |= {"tool": "agent_sleeper"}
         config.write_text(json.dumps(data))
-        finished, events = ask(config, tmp_path, QUESTION)
-        _, last = remote_call(events)
-        assert last["status"] == "error" and last["error"]["kind"] == "timeout", last
+        process = subprocess.Popen(
+            [str(BINARY), "--config", str(config), "--data-dir", str(tmp_path / "data"), "ask", "--events", "jsonl"]
+            + [QUESTION],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+        )
+        # Stopped once A holds the task's handle (its first progress line says so)
+        # and B's agent runs: from then on, dropping the call sends tasks/cancel.
+        for line in process.stdout:
+            event = json.loads(line) if line.startswith("{") else {}
+            if event.get("type") == "tool_progress" and "task" in (event.get("data") or {}):
+                break
+        deadline = time.monotonic() + WAIT
+        while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=WAIT)
+        assert process.returncode == 143, process.returncode
         agent_pid = int(pid_file.read_text())
         deadline = time.monotonic() + WAIT
         while process_alive(agent_pid) and time.monotonic() < deadline:
