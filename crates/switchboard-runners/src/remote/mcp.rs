@@ -292,7 +292,7 @@ impl McpRunner {
         let (progress_sender, mut progress) = mpsc::unbounded_channel();
         connection.routes.lock().unwrap().claim(&handle.progress_token, progress_sender);
         let (id, reason) = (handle.id.clone(), Some("cancelled by the caller".to_string()));
-        let mut guard = CancelOnDrop::new(&self.registry, async move {
+        let mut guard = self.cancel_guard(&connection, async move {
             let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
         });
         let _route = RouteGuard { routes: connection.routes.clone(), token: handle.progress_token.clone() };
@@ -340,7 +340,7 @@ impl McpRunner {
                 tasks::follow(
                     &peer,
                     created.task,
-                    |notice| CancelOnDrop::new(&self.registry, notice),
+                    |notice| self.cancel_guard(&connection, notice),
                     &self.endpoint(),
                     on_delta,
                 )
@@ -390,6 +390,21 @@ impl McpRunner {
     }
 
     /// An error for a call that got no answer, with the server's last words.
+    /// The guard of a call on `connection`: its notice holds the connection, so the
+    /// session is still open when the notice goes out, even if the cache (or the
+    /// whole dispatcher) was dropped with the call, as a shell does when it exits.
+    fn cancel_guard(
+        &self,
+        connection: &Arc<Connection>,
+        notice: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> CancelOnDrop {
+        let open = connection.clone();
+        CancelOnDrop::new(&self.registry, async move {
+            notice.await;
+            drop(open);
+        })
+    }
+
     fn failure(&self, connection: &Connection, message: String) -> RunnerError {
         let stderr = connection.stderr.lock().unwrap().clone();
         let tail: String =
