@@ -166,6 +166,12 @@ pub struct ModelRequest {
     /// while its step runs (`Steering::OnTask` or `Steering::Stdin`); reported with
     /// `ModelDelta::Steered`.
     pub steers: Option<SteerInbox>,
+    /// The id of a task the agent's server kept running for this call when the
+    /// process that started it died (a resumed turn's call, the id read from the
+    /// log): a runner that can (an `mcp` agent's task, an A2A task) follows it to
+    /// its end instead of asking again, and asks again if the server no longer
+    /// has it; the others ignore it.
+    pub remote_task: Option<String>,
 }
 
 impl ModelRequest {

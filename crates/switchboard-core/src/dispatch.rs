@@ -30,7 +30,7 @@ use serde_json::Value;
 
 pub use crate::sources::{random_nonce, Clock, NonceSource};
 pub use control::{Answerer, ApprovalPolicy, Session, SteerRefusal, TurnControl};
-pub use reuse::{Continuation, ReusedCall};
+pub use reuse::{remote_task_of, Continuation, Kept, ReusedCall};
 
 use crate::config::{Config, Limits};
 use crate::contract::Message;
@@ -209,6 +209,7 @@ impl Dispatcher {
             keep_conversation: None,
             reach: None,
             floor: None,
+            remote_task: None,
         };
         let outcome = run_call(turn.clone(), spec).await;
         TurnOutcome {

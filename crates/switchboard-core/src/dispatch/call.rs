@@ -17,7 +17,7 @@ use crate::tools::{offered_tools, OfferedTool, Standing};
 use super::admit::{admit, Caller, Delegation};
 use super::approval::await_approval;
 use super::messages::{add_to_system_prompt, child_messages, SharedContext};
-use super::reuse::{node_input, take, ReusedCall};
+use super::reuse::{node_input, take, Kept, ReusedCall};
 use super::spec::CallSpec;
 use super::tool_loop::{tool_loop, LoopEnd};
 use super::turn::{Figures, Header, Turn};
@@ -178,13 +178,18 @@ pub(super) async fn run_delegation(turn: &Arc<Turn>, caller: &Caller<'_>, delega
         depth: caller.depth + 1,
     };
     // A resumed turn hands back what its interrupted turn's delegate answered (to
-    // its primary's calls: a delegate's own calls ran inside that delegate).
+    // its primary's calls: a delegate's own calls ran inside that delegate), or
+    // follows the remote task it had running.
+    let mut remote_task = None;
     if let (0, Ok(request)) = (caller.depth, &delegation.request) {
         let input = node_input(&request.request, request.context.as_ref(), request.model.as_deref());
-        if let Some(reused) = take(&turn.reuse, &delegation.target, &delegation.tool_name, &input) {
-            return answer_from_log(turn, &header, reused);
+        match take(&turn.reuse, &delegation.target, &delegation.tool_name, &input) {
+            Some(reused @ ReusedCall { kept: Kept::Answer(_), .. }) => return answer_from_log(turn, &header, reused),
+            Some(reused) => remote_task = Some(reused),
+            None => {}
         }
     }
+    // Admitted and approved as any call (it may be asked again if the task is gone).
     let admitted = match admit(turn, caller, &delegation, header.depth) {
         Ok(admitted) => admitted,
         Err(refusal) => return refuse(turn, &header, &delegation, refusal),
@@ -217,6 +222,7 @@ pub(super) async fn run_delegation(turn: &Arc<Turn>, caller: &Caller<'_>, delega
         keep_conversation: admitted.persistent.then(|| caller_name.to_string()),
         reach: admitted.reach,
         floor: admitted.floor,
+        remote_task,
     };
     run_call(turn.clone(), child).await
 }
@@ -224,6 +230,7 @@ pub(super) async fn run_delegation(turn: &Arc<Turn>, caller: &Caller<'_>, delega
 /// The node of a call answered from the log: started, a progress line naming
 /// where its answer comes from, finished `ok` with no usage (it was paid for once).
 fn answer_from_log(turn: &Turn, header: &Header, reused: ReusedCall) -> CallOutcome {
+    let Kept::Answer(text) = reused.kept else { unreachable!("only an answer is handed back") };
     turn.register_node(header, None);
     let started = EventKind::CallStarted {
         role: CallRole::Tool,
@@ -240,12 +247,12 @@ fn answer_from_log(turn: &Turn, header: &Header, reused: ReusedCall) -> CallOutc
     );
     let data = json!({ "reused": { "turn": reused.from_turn, "call": reused.from_call } });
     turn.emit(header, EventKind::ToolProgress { message, data: Some(data) });
-    let delivered = deliver(turn, &header.agent, CallStatus::Ok, &reused.text, None);
-    let end = finished(CallStatus::Ok, Some(reused.text.clone()), Figures::default(), 0, None, Some(delivered.clone()));
+    let delivered = deliver(turn, &header.agent, CallStatus::Ok, &text, None);
+    let end = finished(CallStatus::Ok, Some(text.clone()), Figures::default(), 0, None, Some(delivered.clone()));
     turn.emit(header, end);
     CallOutcome {
         status: CallStatus::Ok,
-        text: reused.text,
+        text,
         answered_by: header.agent.clone(),
         figures: Figures::default(),
         steps: 0,

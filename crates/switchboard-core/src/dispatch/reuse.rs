@@ -2,7 +2,8 @@
 //! primary made in the interrupted turn that finished `ok` are kept (in the log) with
 //! what they were asked; when the resumed turn's primary asks the same agent the
 //! same thing, the kept answer is handed back (fenced anew, by `call.rs`) without
-//! running the agent; and where the primary picks up (`Continuation`): after its
+//! running the agent; a call that was running as a remote task is followed to
+//! that task's end rather than asked again; and where the primary picks up (`Continuation`): after its
 //! last model step, not from the start. Pure: what a call's node shows as its
 //! input, and the lookup.
 
@@ -27,7 +28,8 @@ pub struct Continuation {
     pub steps: u32,
 }
 
-/// One finished call of an interrupted turn.
+/// One call of an interrupted turn that need not be paid for again: one that
+/// finished, or one whose agent's server kept its task running.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReusedCall {
     pub agent: String,
@@ -35,11 +37,21 @@ pub struct ReusedCall {
     /// call's node showed it (`request`, `context`, `model`).
     pub tool_name: String,
     pub input: Value,
-    /// The delegate's answer.
-    pub text: String,
+    pub kept: Kept,
     /// Where it was answered.
     pub from_turn: String,
     pub from_call: String,
+}
+
+/// What is kept of a call of an interrupted turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kept {
+    /// It finished `ok`: the delegate's answer, handed back without running it.
+    Answer(String),
+    /// It was running as a task of its agent's server (an `mcp` agent's task, an A2A
+    /// task), whose id the log holds: the call runs again following that task
+    /// (`ModelRequest::remote_task`), not asking again where the server still has it.
+    RemoteTask(String),
 }
 
 /// The input a delegation's node shows (what `ReusedCall::input` is matched on).
@@ -61,4 +73,14 @@ pub(super) fn take(kept: &Mutex<Vec<ReusedCall>>, agent: &str, tool_name: &str, 
     let index =
         kept.iter().position(|call| call.agent == agent && call.tool_name == tool_name && call.input == *input)?;
     Some(kept.remove(index))
+}
+
+/// The remote task a call's progress line names, as its runner logged it (an
+/// `mcp` agent's `{"task": {"id"}}`, an A2A agent's `{"a2a_task"}`), if it is one a
+/// request could carry back: at most 256 visible ASCII characters (it came from
+/// the server: the log is not trusted to have checked it).
+pub fn remote_task_of(data: &Value) -> Option<String> {
+    let id = data.pointer("/task/id").or_else(|| data.get("a2a_task"))?.as_str()?;
+    let fits = !id.is_empty() && id.len() <= 256 && id.bytes().all(|byte| byte.is_ascii_graphic());
+    fits.then(|| id.to_string())
 }

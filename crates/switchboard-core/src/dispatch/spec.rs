@@ -37,4 +37,7 @@ pub(super) struct CallSpec {
     /// When the call is narrowed: the approval each agent in reach may be called
     /// under at most (`Admitted::floor`).
     pub floor: Option<std::collections::BTreeMap<String, crate::config::Approval>>,
+    /// A resumed call whose agent's server kept its task running: the task's id,
+    /// and the call of the interrupted turn that started it (`reuse::Kept`).
+    pub remote_task: Option<super::reuse::ReusedCall>,
 }

@@ -21,6 +21,7 @@ use super::admit::{delegation_from_tool_call, narrowing_refusal};
 use super::call::{run_call, run_delegation};
 use super::control::ApprovalPolicy;
 use super::messages::escalation_messages;
+use super::reuse::Kept;
 use super::spec::CallSpec;
 use super::turn::{Header, Turn};
 
@@ -99,6 +100,18 @@ pub(super) async fn tool_loop(
             return end(text, first - 1, Some(cancelled_error()), messages);
         }
     }
+    let mut remote_task = spec.remote_task.as_ref().and_then(|reused| match &reused.kept {
+        Kept::RemoteTask(task) => {
+            let message = format!(
+                "following task {} that call {} of turn {} started, where its server still has it",
+                task, reused.from_call, reused.from_turn
+            );
+            let data = json!({ "reattached": { "turn": reused.from_turn, "call": reused.from_call, "task": task } });
+            turn.emit(&spec.header, EventKind::ToolProgress { message, data: Some(data) });
+            Some(task.clone())
+        }
+        Kept::Answer(_) => None,
+    });
     for step in first..=max_steps {
         take_steers(turn, spec, inbox, &mut messages);
         let request = ModelRequest {
@@ -108,6 +121,7 @@ pub(super) async fn tool_loop(
             idle_timeout_secs: spec.limits.idle_timeout_secs,
             context: spec.input.as_ref().and_then(|input| input.get("context")).cloned(),
             steers: runner_inbox.clone(),
+            remote_task: remote_task.take(),
         };
         let reply = match model_step(turn, spec, runner.as_ref(), &request, &budget).await {
             Ok(reply) => reply,
@@ -367,6 +381,7 @@ async fn escalate(turn: &Arc<Turn>, spec: &CallSpec, call: &ToolCall, step: u32)
         keep_conversation: None,
         reach: None,
         floor: None,
+        remote_task: None,
     };
     let outcome = run_call(turn.clone(), child).await;
     LoopEnd {

@@ -3,7 +3,9 @@
 //! primary picks up after its last model step (`Continuation`: the steps it had
 //! taken, read back from their `tool_calls_asked` events and their calls' results,
 //! are not asked again), and the tool-agent calls it had finished `ok` are handed
-//! back from the log (`dispatch/reuse.rs`); the calls that were running run again.
+//! back from the log (`dispatch/reuse.rs`); the calls that were running run again,
+//! following the remote task their server kept running where their progress
+//! named one (an `mcp` agent's task, an A2A task).
 //! A log without those events (written before they were) has the primary start
 //! from the user's message, its finished calls still handed back. The new turn's records name the
 //! turn they resume (`SessionRecord::Resumed`), and it stands in that turn's place
@@ -16,7 +18,7 @@ use std::collections::HashMap;
 
 use super::store::{SessionError, SessionLog, SessionRecord};
 use crate::contract::{Message, ToolCall};
-use crate::dispatch::{Continuation, ReusedCall};
+use crate::dispatch::{remote_task_of, Continuation, Kept, ReusedCall};
 use crate::event::{CallStatus, EventKind};
 
 /// What a turn that resumes an interrupted one is given.
@@ -73,9 +75,11 @@ impl SessionLog {
     }
 
     /// The calls the turn's primary made that finished `ok`, with what they were
-    /// asked and answered, in the order they started.
+    /// asked and answered, in the order they finished; then those still running
+    /// as a remote task whose id their progress named, in the order they started.
     fn kept_calls(&self, turn_id: &str) -> Vec<ReusedCall> {
         let mut started: Vec<(String, String, String, Value)> = Vec::new();
+        let mut tasks: HashMap<String, String> = HashMap::new();
         let mut kept = Vec::new();
         for record in &self.records {
             let SessionRecord::Event { turn_id: id, event } = record else { continue };
@@ -93,12 +97,33 @@ impl SessionLog {
                         agent,
                         tool_name,
                         input,
-                        text: result.clone().unwrap_or_default(),
+                        kept: Kept::Answer(result.clone().unwrap_or_default()),
                         from_turn: turn_id.to_string(),
                         from_call: call,
                     });
                 }
+                EventKind::CallFinished { .. } => {
+                    started.retain(|(call, ..)| *call != event.call_id);
+                }
+                EventKind::ToolProgress { data: Some(data), .. } => {
+                    if let Some(task) = remote_task_of(data) {
+                        tasks.insert(event.call_id.clone(), task);
+                    }
+                }
                 _ => {}
+            }
+        }
+        for (call, agent, tool_name, input) in started {
+            if let Some(task) = tasks.remove(&call) {
+                let from_turn = turn_id.to_string();
+                kept.push(ReusedCall {
+                    agent,
+                    tool_name,
+                    input,
+                    kept: Kept::RemoteTask(task),
+                    from_turn,
+                    from_call: call,
+                });
             }
         }
         kept

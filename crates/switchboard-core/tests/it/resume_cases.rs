@@ -283,3 +283,47 @@ async fn the_primary_picks_up_after_its_last_step_and_is_not_asked_that_step_aga
     });
     assert_eq!(picked_up, Some(json!({ "turn": "t1", "steps": 1 })));
 }
+
+/// A call that was running as a task of its agent's server (its progress named the
+/// task) follows that task on resume: its runner is handed the task's id (the
+/// `mcp` and `a2a` runners poll it instead of asking again), and its node says
+/// which call started it. An id the log holds that no request could carry (too
+/// long, or not visible ASCII) is not handed on: the call is simply asked again.
+#[tokio::test]
+async fn a_call_that_was_running_as_a_remote_task_follows_that_task() {
+    for (logged, handed) in [
+        (json!({ "task": { "id": "task-7", "ttl_ms": 3_600_000 } }), Some("task-7")),
+        (json!({ "a2a_task": "a2a-9" }), Some("a2a-9")),
+        (json!({ "task": { "id": "x".repeat(300) } }), None),
+        (json!({ "a2a_task": "bad\nid" }), None),
+        (json!({ "a2a_state": "TASK_STATE_WORKING" }), None),
+    ] {
+        let folder = tempfile::tempdir().unwrap();
+        interrupted_session(folder.path());
+        let progress =
+            EventKind::ToolProgress { message: "the server runs the call as task".into(), data: Some(logged) };
+        SessionStore::open(folder.path())
+            .unwrap()
+            .append_all("s", &[event(5, "c3", Some("c1"), "slow", progress)])
+            .unwrap();
+        let chats = ChatSessions::open(folder.path()).unwrap();
+        let (dispatcher, _, fast, slow) = dispatcher();
+        let shown = Arc::new(Mutex::new(Vec::<CallEvent>::new()));
+        let seen = shown.clone();
+        let show = on_events(move |event| seen.lock().unwrap().push(event));
+        let outcome = chats.resume_turn(&dispatcher, ("s", "t1", "t2"), ApprovalPolicy::ApproveAll, show).await;
+        assert_eq!(outcome.unwrap().status, CallStatus::Ok);
+        assert!(fast.requests.lock().unwrap().is_empty());
+        let requests = slow.requests.lock().unwrap().clone();
+        assert_eq!(requests.len(), 1, "the running call runs once, following its task or asked again");
+        assert_eq!(requests[0].remote_task.as_deref(), handed);
+        let followed = shown.lock().unwrap().iter().find_map(|event| match &event.kind {
+            EventKind::ToolProgress { data: Some(data), .. } if event.agent == "slow" => {
+                data.get("reattached").cloned()
+            }
+            _ => None,
+        });
+        let expected = handed.map(|task| json!({ "turn": "t1", "call": "c3", "task": task }));
+        assert_eq!(followed, expected, "the node names the call whose task it follows");
+    }
+}

@@ -16,6 +16,7 @@
 //! (`a2a-client-lf`) builds gRPC and a vendored `protoc` we do not need.
 
 mod card;
+mod poll;
 mod progress;
 mod steer;
 
@@ -238,8 +239,14 @@ impl A2aRunner {
         let mut progress = Progress { started, limit: max_output_bytes(&self.agent), ..Progress::default() };
         let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
         let mut steerer = Steerer::new(request.steers.clone());
+        let mut attached = match &request.remote_task {
+            Some(task) => self.find_task(&card, task, on_delta).await,
+            None => None,
+        };
         loop {
-            let outcome = if card.streaming {
+            let outcome = if let Some(task) = attached.take() {
+                self.attached(&card, task, &mut guard, &mut progress, &mut steerer, on_delta, idle).await
+            } else if card.streaming {
                 self.streamed(&card, message, &mut guard, &mut progress, &mut steerer, on_delta, idle).await
             } else {
                 self.polled(&card, message, &mut guard, &mut progress, &mut steerer, on_delta, idle).await
@@ -363,59 +370,6 @@ impl A2aRunner {
             return Err(rpc_error(&card.endpoint, error));
         }
         Ok(card.dialect.normalize(&answer.get("result").cloned().unwrap_or_default()))
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn polled<'a>(
-        &'a self,
-        card: &'a AgentCard,
-        message: Value,
-        guard: &mut CancelOnDrop,
-        progress: &mut Progress,
-        steerer: &mut Steerer<'a>,
-        on_delta: DeltaSink<'_>,
-        idle: Duration,
-    ) -> Result<(), RunnerError> {
-        let params = json!({ "message": message, "configuration": card.dialect.return_at_once() });
-        let result = self.call_result(card, "SendMessage", params).await?;
-        if progress.take(&result, guard, on_delta, &card.endpoint)? {
-            return Ok(());
-        }
-        let task_id = guard.task.clone().ok_or_else(|| RunnerError::MalformedStream {
-            url: card.endpoint.clone(),
-            message: "SendMessage answered with neither a task nor a message".into(),
-        })?;
-        // A task that says nothing new (no text, state or status words) for `idle` is silent.
-        let mut last_news = Instant::now();
-        let inbox = steerer.inbox();
-        loop {
-            let poll = tokio::time::sleep(POLL_EVERY);
-            tokio::pin!(poll);
-            loop {
-                tokio::select! {
-                    biased;
-                    () = steerer.answered(on_delta) => {}
-                    () = steer_arrived(inbox.as_ref()) => {
-                        steerer.send_waiting(self, card, &task_id, progress.context.as_deref());
-                    }
-                    () = &mut poll => break,
-                }
-            }
-            let before = progress.news;
-            let task = self.call_result(card, "GetTask", json!({ "id": task_id })).await?;
-            let task = task.get("task").cloned().unwrap_or(task);
-            // New artifact parts since the last poll stream as text.
-            progress.task_artifacts(&task, on_delta);
-            let status = json!({ "statusUpdate": { "taskId": task_id, "status": task.get("status").cloned().unwrap_or_default() } });
-            if progress.take(&status, guard, on_delta, &card.endpoint)? {
-                return Ok(());
-            }
-            if progress.news != before {
-                last_news = Instant::now();
-            } else if last_news.elapsed() >= idle {
-                return Err(RunnerError::Idle { url: card.endpoint.clone(), secs: idle.as_secs() });
-            }
-        }
     }
 }
 

@@ -32,11 +32,13 @@ use tokio::sync::mpsc;
 use rmcp::transport::async_rw::AsyncRwTransport;
 
 mod arguments;
+mod cancel;
 mod progress;
 mod tasks;
 mod transport;
 
 use arguments::{argument_type, first_required_string};
+use cancel::CancelOnDrop;
 use progress::{forward, Client, RouteGuard};
 use transport::{LineWatch, Oversized, Routes, Tapped};
 
@@ -272,6 +274,14 @@ impl McpRunner {
         let connection = self.connection().await?;
         let connected = started.elapsed();
         on_delta(remote_connected(&self.endpoint(), connected));
+        if let Some(task) = &request.remote_task {
+            let (peer, guarded) = (connection.service.peer(), |notice| self.cancel_guard(&connection, notice));
+            if let Some(result) = tasks::reattach(peer, task, guarded, &self.endpoint(), on_delta).await {
+                let total = started.elapsed();
+                on_delta(remote_latency(&self.endpoint(), connected, total, total));
+                return self.reply(result?, String::new());
+            }
+        }
         let text = request.prompt_text();
         let mut arguments = JsonObject::new();
         arguments.insert(connection.request_argument.clone(), Value::String(text));
@@ -444,39 +454,6 @@ impl McpRunner {
             .and_then(|usage| serde_json::from_value::<Usage>(usage.clone()).ok());
         let cost = structured.and_then(|content| content.get("cost_total")).and_then(Value::as_f64);
         Ok(ModelReply { text, tool_calls: vec![], usage, cost })
-    }
-}
-
-/// A notice sent to the server when a call is dropped before it ended
-/// (`notifications/cancelled`, or `tasks/cancel` for a task): armed with the
-/// notice, disarmed once the call has its answer. The notice is built at once and
-/// runs only if the guard drops armed.
-struct CancelOnDrop {
-    notice: Option<futures::future::BoxFuture<'static, ()>>,
-    /// Where the notice on its way is kept, so a shell's `shutdown` lets it go out.
-    registry: Arc<Registry>,
-}
-
-impl CancelOnDrop {
-    fn new(registry: &Arc<Registry>, notice: impl std::future::Future<Output = ()> + Send + 'static) -> CancelOnDrop {
-        CancelOnDrop { notice: Some(Box::pin(notice)), registry: registry.clone() }
-    }
-
-    /// The call ended: nothing to cancel.
-    fn disarm(&mut self) {
-        self.notice = None;
-    }
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let Some(notice) = self.notice.take() else { return };
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let sending = runtime.spawn(async move {
-                let _ = tokio::time::timeout(Duration::from_secs(5), notice).await;
-            });
-            self.registry.cancel_sent_by_task(sending);
-        }
     }
 }
 

@@ -133,6 +133,14 @@ impl Progress {
         }
         if let Some(task) = result.get("task") {
             if let Some(id) = task.get("id").and_then(Value::as_str) {
+                // Said once, with its id as data: the log keeps it, so a resumed call
+                // follows this task rather than asking again.
+                if guard.task.as_deref() != Some(id) {
+                    on_delta(ModelDelta::Progress {
+                        message: format!("the agent runs the call as task {}", truncate(id, 80)),
+                        data: Some(json!({ "a2a_task": id })),
+                    });
+                }
                 guard.task = Some(id.to_string());
             }
             if let Some(context) = task.get("contextId").and_then(Value::as_str) {

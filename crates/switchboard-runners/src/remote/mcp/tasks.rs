@@ -3,7 +3,9 @@
 //! interval (kept between 0.1 and 5 s) until it ends; each new status message is a
 //! progress line; the completed task's result is the call's, a failed or cancelled
 //! one a `remote` error in the server's words. Dropping the call (cancel, timeout)
-//! sends `tasks/cancel`, so the server ends the work too.
+//! sends `tasks/cancel`, so the server ends the work too. A resumed call's task
+//! (its id from the interrupted turn's log) is followed the same way, if the
+//! server still has it.
 
 use std::time::Duration;
 
@@ -15,6 +17,30 @@ use serde_json::Value;
 use super::CancelOnDrop;
 use crate::contract::{DeltaSink, ModelDelta, RunnerError};
 use crate::truncate;
+
+/// A resumed call's `task`, followed to its end where the server still has it
+/// (`tasks/get` knows it); None when it does not (the call is asked again).
+pub(super) async fn reattach(
+    peer: &Peer<RoleClient>,
+    task: &str,
+    guarded: impl FnOnce(futures::future::BoxFuture<'static, ()>) -> CancelOnDrop,
+    endpoint: &str,
+    on_delta: DeltaSink<'_>,
+) -> Option<Result<CallToolResult, RunnerError>> {
+    let found = match peer.get_task(GetTaskParams::new(task.to_string())).await {
+        Ok(found) => found.task.task,
+        Err(error) => {
+            let message = format!(
+                "the server no longer has task {} ({}): the call is asked again",
+                truncate(task, 80),
+                truncate(&error.to_string(), 300)
+            );
+            on_delta(ModelDelta::Progress { message, data: None });
+            return None;
+        }
+    };
+    Some(follow(peer, found, guarded, endpoint, on_delta).await)
+}
 
 /// Polls `task` on `peer` to its end: the tool result, or why there is none.
 /// `guarded` arms the call's cancel notice (sent if the call is dropped first).

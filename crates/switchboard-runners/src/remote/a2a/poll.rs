@@ -1,0 +1,122 @@
+//! The A2A calls that poll: a `SendMessage` that returns at once (an agent
+//! whose card does not say `streaming`), then its task read with `GetTask` until
+//! it ends; and a resumed call's task, found by its id (from the interrupted
+//! turn's log) and polled the same way, whatever the card says.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::progress::Progress;
+use super::steer::Steerer;
+use super::{A2aRunner, AgentCard, CancelOnDrop, POLL_EVERY};
+use crate::contract::{steer_arrived, DeltaSink, ModelDelta, RunnerError};
+use crate::truncate;
+
+impl A2aRunner {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn polled<'a>(
+        &'a self,
+        card: &'a AgentCard,
+        message: Value,
+        guard: &mut CancelOnDrop,
+        progress: &mut Progress,
+        steerer: &mut Steerer<'a>,
+        on_delta: DeltaSink<'_>,
+        idle: Duration,
+    ) -> Result<(), RunnerError> {
+        let params = json!({ "message": message, "configuration": card.dialect.return_at_once() });
+        let result = self.call_result(card, "SendMessage", params).await?;
+        if progress.take(&result, guard, on_delta, &card.endpoint)? {
+            return Ok(());
+        }
+        let task_id = guard.task.clone().ok_or_else(|| RunnerError::MalformedStream {
+            url: card.endpoint.clone(),
+            message: "SendMessage answered with neither a task nor a message".into(),
+        })?;
+        self.poll_task(card, &task_id, guard, progress, steerer, on_delta, idle).await
+    }
+
+    /// A resumed call's task as the agent has it now (`GetTask`), or None when it
+    /// no longer has it (the call is asked again), said as progress.
+    pub(super) async fn find_task(&self, card: &AgentCard, task_id: &str, on_delta: DeltaSink<'_>) -> Option<Value> {
+        match self.call_result(card, "GetTask", json!({ "id": task_id })).await {
+            Ok(task) => Some(task.get("task").cloned().unwrap_or(task)),
+            Err(error) => {
+                let message = format!(
+                    "the agent no longer has task {} ({}): the call is asked again",
+                    truncate(task_id, 80),
+                    truncate(&error.to_string(), 300)
+                );
+                on_delta(ModelDelta::Progress { message, data: None });
+                None
+            }
+        }
+    }
+
+    /// A resumed call's task (`find_task`), followed to its end by polling, as if
+    /// this call had started it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn attached<'a>(
+        &'a self,
+        card: &'a AgentCard,
+        task: Value,
+        guard: &mut CancelOnDrop,
+        progress: &mut Progress,
+        steerer: &mut Steerer<'a>,
+        on_delta: DeltaSink<'_>,
+        idle: Duration,
+    ) -> Result<(), RunnerError> {
+        if progress.take(&json!({ "task": task }), guard, on_delta, &card.endpoint)? {
+            return Ok(());
+        }
+        let task_id = guard.task.clone().unwrap_or_default();
+        self.poll_task(card, &task_id, guard, progress, steerer, on_delta, idle).await
+    }
+
+    /// Polls the call's task with `GetTask` until it ends; the messages the call
+    /// is steered with go to it meanwhile.
+    #[allow(clippy::too_many_arguments)]
+    async fn poll_task<'a>(
+        &'a self,
+        card: &'a AgentCard,
+        task_id: &str,
+        guard: &mut CancelOnDrop,
+        progress: &mut Progress,
+        steerer: &mut Steerer<'a>,
+        on_delta: DeltaSink<'_>,
+        idle: Duration,
+    ) -> Result<(), RunnerError> {
+        // A task that says nothing new (no text, state or status words) for `idle` is silent.
+        let mut last_news = Instant::now();
+        let inbox = steerer.inbox();
+        loop {
+            let poll = tokio::time::sleep(POLL_EVERY);
+            tokio::pin!(poll);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = steerer.answered(on_delta) => {}
+                    () = steer_arrived(inbox.as_ref()) => {
+                        steerer.send_waiting(self, card, task_id, progress.context.as_deref());
+                    }
+                    () = &mut poll => break,
+                }
+            }
+            let before = progress.news;
+            let task = self.call_result(card, "GetTask", json!({ "id": task_id })).await?;
+            let task = task.get("task").cloned().unwrap_or(task);
+            // New artifact parts since the last poll stream as text.
+            progress.task_artifacts(&task, on_delta);
+            let status = json!({ "statusUpdate": { "taskId": task_id, "status": task.get("status").cloned().unwrap_or_default() } });
+            if progress.take(&status, guard, on_delta, &card.endpoint)? {
+                return Ok(());
+            }
+            if progress.news != before {
+                last_news = Instant::now();
+            } else if last_news.elapsed() >= idle {
+                return Err(RunnerError::Idle { url: card.endpoint.clone(), secs: idle.as_secs() });
+            }
+        }
+    }
+}
