@@ -435,6 +435,98 @@ def test_a_crashed_stdio_server_is_restarted_on_the_next_call(tmp_path):
     assert pid(first) != pid(again), "a new server process answered the call after the crash"
 
 
+def test_a_turn_killed_while_its_remote_task_runs_is_resumed_following_that_task(tmp_path):
+    """Switchboard A's `mcp` agent with `tasks: true` calls Switchboard B over HTTP; A
+    is killed with SIGKILL while B's task runs, and B's task runs on. `sessions
+    resume` follows that task (`tasks/get` by the id A's log holds) instead of
+    asking B again: B's agent program ran once, and its answer ends the turn."""
+    remote_folder = tmp_path / "b"
+    remote_folder.mkdir()
+    runs, go = tmp_path / "worker.runs", tmp_path / "worker.go"
+    worker = {
+        "name": "worker",
+        "provider": "subprocess",
+        "command": "sh",
+        "args": ["-c", f"echo run >> {runs}; while [ ! -e {go} ]; do sleep 0.05; done; echo worked it out"],
+    }
+    b_config = remote_folder / "config.json"
+    b_config.write_text(
+        json.dumps(
+            {
+                "primary": "worker",
+                "agents": [worker],
+                "agent_tools": [{"agent": "worker", "description": "Works.", "approval": "auto"}],
+            }
+        )
+    )
+    b = subprocess.Popen(
+        [str(BINARY), "--config", str(b_config), "mcp", "--http", "127.0.0.1:0"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={"PATH": os.environ["PATH"], "HOME": str(remote_folder)},
+    )
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    data = ["--data-dir", str(tmp_path / "data")]
+    try:
+        url = re.search(r"serving on (http://\S+)", b.stderr.readline()).group(1)
+        config = remote_config(tmp_path, {"url": url, "tool": "agent_worker", "tasks": True})
+        a = subprocess.Popen(
+            [str(BINARY), "--config", str(config), *data, "ask", "--events", "jsonl", "--session", "work", QUESTION],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=environment,
+        )
+        # Killed once its log names B's task (the progress line is logged before it
+        # is shown) and B's agent runs.
+        task = None
+        for line in a.stdout:
+            event = json.loads(line) if line.startswith("{") else {}
+            if event.get("type") == "tool_progress" and "task" in (event.get("data") or {}):
+                task = event["data"]["task"]["id"]
+                break
+        assert task, "A's call never became a task"
+        deadline = time.monotonic() + WAIT
+        while not runs.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        a.kill()
+        a.wait(timeout=WAIT)
+        shown = subprocess.run(
+            [str(BINARY), "--config", str(config), *data, "sessions", "show", "work"],
+            capture_output=True,
+            text=True,
+            env=environment,
+            timeout=WAIT,
+        )
+        assert "[interrupted]" in shown.stdout, shown.stdout
+
+        resumed = subprocess.Popen(
+            [str(BINARY), "--config", str(config), *data, "sessions", "resume", "work", "--events", "jsonl"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment,
+        )
+        events = []
+        for line in resumed.stdout:
+            event = json.loads(line) if line.startswith("{") else {}
+            events.append(event)
+            if "reattached" in (event.get("data") or {}):
+                go.write_text("")
+        resumed.wait(timeout=WAIT)
+        assert resumed.returncode == 0, resumed.stderr.read()
+        mine, last = remote_call(events)
+        followed = [event["data"]["reattached"] for event in mine if "reattached" in (event.get("data") or {})]
+        assert followed and followed[0]["task"] == task, mine
+        assert last["status"] == "ok" and "worked it out" in last["result"], last
+        assert runs.read_text().splitlines() == ["run"], "B's agent ran once: the resumed call followed its task"
+    finally:
+        go.write_text("")
+        b.terminate()
+        b.wait(timeout=WAIT)
+
+
 def test_an_agent_with_tasks_has_its_call_run_as_a_task_polled_to_the_end_and_cancelled_with_it(tmp_path):
     """Switchboard A's `mcp` agent with `tasks: true` calls Switchboard B over HTTP
     (`switchboard mcp --http`, which makes a task of a call that declares the
