@@ -10,6 +10,8 @@ script), for Switchboard's `a2a` provider tests. The message decides:
            meanwhile: one that says "stop and summarise" ends it with a summary
   "busy"   streams chunks until a message arrives on its task (the handler saw
            it; the default handler keeps it for after this one), then completes
+  "hold"   works until the file $A2A_GO exists, then answers "held answer" (a
+           task that outlives its caller; its execution is logged)
   else     a working status, four artifact chunks, completed
 A message on a task that is working is a steer: logged, acknowledged with a
 working status, and handed to the running execution; its own execution then waits
@@ -21,7 +23,7 @@ Env: PORT, STREAMING=0 (the card says it does not stream: clients poll),
      working task at once, beside the running one, as 0.3 servers and the JS SDK
      do; the default handler runs messages on a task one after another),
      ONLY_V03=1 (the card offers A2A 0.3 only, served by the SDK's compatibility mode),
-     A2A_TOKEN (require `Authorization: Bearer $A2A_TOKEN`), A2A_LOG (executor log).
+     A2A_TOKEN (require `Authorization: Bearer $A2A_TOKEN`), A2A_LOG (executor log), A2A_GO (what "hold" waits for).
 """
 
 import asyncio
@@ -142,6 +144,14 @@ class Scripted(AgentExecutor):
                 )
                 index += 1
                 await asyncio.sleep(0.05)
+            await updater.complete()
+            return
+        if "hold" in text:
+            log(f"execute {context.task_id}")
+            await updater.start_work(message=updater.new_agent_message(parts=[Part(text="holding")]))
+            while not os.path.exists(os.environ["A2A_GO"]):
+                await asyncio.sleep(0.05)
+            await updater.add_artifact(parts=[Part(text="held answer")], artifact_id="answer", name="answer")
             await updater.complete()
             return
         slow = "slow" in text

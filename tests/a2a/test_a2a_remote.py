@@ -340,3 +340,54 @@ def test_a_message_the_task_ends_without_reading_is_reported_as_not_taken(agent,
     assert steered[0]["taken"] is False and steered[0]["why"] == "the task had ended (completed)", steered
     assert events[-1]["status"] == "ok" and events[-1]["result"].startswith("chunk0 ")
     assert "steered" not in (tmp_path / "a2a.log").read_text()
+
+
+@pytest.mark.parametrize("streaming", ["1", "0"])
+def test_a_turn_killed_while_its_a2a_task_runs_is_resumed_following_that_task(agent, tmp_path, streaming):
+    """`ask` killed with SIGKILL while the agent's task works; the task runs on there.
+    `sessions resume` follows it by the id the log holds (`GetTask`) instead of
+    sending the message again: the agent executed it once, and its answer ends the
+    turn."""
+    go = tmp_path / "a2a.go"
+    url = agent(STREAMING=streaming, A2A_GO=str(go))
+    config = config_for(tmp_path, url)
+    asking = subprocess.Popen(
+        command(config, tmp_path, "ask", "--events", "jsonl", "--session", "work", "hold on to the Thames"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=environment_for(tmp_path),
+    )
+    task = None
+    for line in asking.stdout:
+        event = json.loads(line) if line.startswith("{") else {}
+        task = (event.get("data") or {}).get("a2a_task")
+        if task:
+            break
+    assert task, "the call never named its task"
+    asking.kill()
+    asking.wait(timeout=WAIT)
+
+    resumed = subprocess.Popen(
+        command(config, tmp_path, "sessions", "resume", "work", "--events", "jsonl"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment_for(tmp_path),
+    )
+    events = []
+    for line in resumed.stdout:
+        event = json.loads(line) if line.startswith("{") else {}
+        events.append(event)
+        if "reattached" in (event.get("data") or {}):
+            go.write_text("")
+    resumed.wait(timeout=WAIT)
+    go.write_text("")
+    assert resumed.returncode == 0, resumed.stderr.read()
+    started = next(e for e in events if e.get("type") == "call_started" and e["agent"] == "scout")
+    mine = [e for e in events if e.get("call_id") == started["call_id"]]
+    followed = [e["data"]["reattached"]["task"] for e in mine if "reattached" in (e.get("data") or {})]
+    assert followed == [task], mine
+    assert mine[-1]["status"] == "ok" and mine[-1]["result"] == "held answer", mine[-1]
+    executed = [line for line in (tmp_path / "a2a.log").read_text().splitlines() if line.startswith("execute ")]
+    assert executed == [f"execute {task}"], "the agent executed the message once"
