@@ -111,7 +111,67 @@ def test_the_conformance_suite_passes_every_scenario_that_applies(workspace):
     } <= passed
 
 
+def fixture_agents() -> tuple[list, list]:
+    """Tool-agents standing for the suite's own fixture tools (`greet`,
+    `slow_compute`, `failing_job`, `confirm_delete`), served under those names with
+    their arguments (an entry's `serve`): small programs that do what each fixture
+    is described to do, run as any subprocess agent is."""
+    python = str(ROOT / ".venv" / "bin" / "python")
+
+    def program(name: str, script: str) -> dict:
+        return {"name": name, "provider": "subprocess", "command": python, "args": ["-c", script]}
+
+    def schema(**properties) -> dict:
+        return {"type": "object", "properties": properties, "required": list(properties)}
+
+    agents = [
+        program("greeter", "import json,sys; print('Hello, %s!' % json.loads(sys.argv[-1])['name'])"),
+        program(
+            "computer",
+            "import json,sys,time; a=json.loads(sys.argv[-1]); time.sleep(float(a.get('seconds', 0)));"
+            " print('computed', a.get('label', ''))",
+        ),
+        program("failer", "import sys; sys.exit('the job failed')"),
+        program("deleter", "import json,sys; print('deleted', json.loads(sys.argv[-1])['filename'])"),
+    ]
+    entries = [
+        {
+            "agent": "greeter",
+            "description": "Greets by name.",
+            "approval": "auto",
+            "serve": {"name": "greet", "arguments": schema(name={"type": "string"}), "task": "forbidden"},
+        },
+        {
+            "agent": "computer",
+            "description": "Computes for a while.",
+            "approval": "auto",
+            "serve": {
+                "name": "slow_compute",
+                "arguments": {"type": "object", "properties": {"seconds": {"type": "number"}, "label": {"type": "string"}}},
+            },
+        },
+        {
+            "agent": "failer",
+            "description": "A job that fails.",
+            "approval": "auto",
+            "serve": {"name": "failing_job", "arguments": {"type": "object"}, "task": "required"},
+        },
+        {
+            "agent": "deleter",
+            "description": "Deletes a file, once confirmed.",
+            "approval": "ask",
+            "serve": {"name": "confirm_delete", "arguments": schema(filename={"type": "string"})},
+        },
+    ]
+    return agents, entries
+
+
 def test_every_check_mcp_2026_07_28_requires_passes_but_those_named_with_why(workspace, tmp_path):
+    config = workspace.config()
+    agents, entries = fixture_agents()
+    config["agents"] += agents
+    config["agent_tools"] += entries
+    workspace.write(config)
     server = HttpServer(workspace)
     try:
         finished = subprocess.run(
@@ -149,4 +209,12 @@ def test_every_check_mcp_2026_07_28_requires_passes_but_those_named_with_why(wor
         "tasks-capability-negotiation sep-2663-tasks-methods-non-declaring",
         "input-required-result-validate-input sep-2322-validate-input-responses",
         "http-header-validation sep-2243-server-reject-invalid-headers",
+        # Through the tool-agents standing for the suite's fixtures.
+        "tasks-lifecycle sep-2663-result-type-task-on-create",
+        "tasks-lifecycle tasks-sync-tool-call",
+        "tasks-lifecycle sep-2663-cancel-ack-empty-result",
+        "tasks-lifecycle sep-2663-tool-error-uses-completed-status",
+        "tasks-required-task-error sep-2663-server-returns-missing-capability-when-required",
+        "tasks-mrtr-input tasks-mrtr-tasks-update-resumes",
+        "tasks-wire-fields tasks-wire-field-renames",
     } <= passed - set(failed), sorted(passed)

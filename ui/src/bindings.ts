@@ -16,7 +16,7 @@ export const commands = {
 	 *  The merged tool-agent list of an agent (disabled entries included), or the
 	 *  global entries as written when `agent` is absent.
 	 */
-	listTools: (agent: string | null) => __TAURI_INVOKE<ResolvedTool[]>("list_tools", { agent }),
+	listTools: (agent: string | null) => __TAURI_INVOKE<ResolvedTool_Serialize[]>("list_tools", { agent }),
 	/**
 	 *  Runs one user turn in its session; its start, every event of its call tree and
 	 *  its end go through `on_update`, each after it is in the session's log (and the
@@ -459,6 +459,8 @@ export type AgentToolEntry_Deserialize = {
 	/**  How many of the caller's last messages go along as labelled context (0 when absent). */
 	share_context?: number | null,
 	session?: SessionMode | null,
+	/**  How an MCP client is offered it (`served.rs`): its name, arguments, tasks. */
+	serve?: ServedTool_Deserialize | null,
 };
 
 /**  One tool-agent entry: global, or an agent's own override or local entry. */
@@ -476,6 +478,8 @@ export type AgentToolEntry_Serialize = {
 	/**  How many of the caller's last messages go along as labelled context (0 when absent). */
 	share_context?: number,
 	session?: SessionMode,
+	/**  How an MCP client is offered it (`served.rs`): its name, arguments, tasks. */
+	serve?: ServedTool_Serialize,
 };
 
 /**  The one error shape the UI shows as it is. */
@@ -1919,13 +1923,30 @@ export type RerunOutcome_Serialize = {
 };
 
 /**  One entry of a caller's merged tool-agent list. */
-export type ResolvedTool = {
+export type ResolvedTool = ResolvedTool_Serialize | ResolvedTool_Deserialize;
+
+/**  One entry of a caller's merged tool-agent list. */
+export type ResolvedTool_Deserialize = {
 	agent: string,
 	tool_name: string,
 	scope: ToolScope,
 	description: string,
 	enabled: boolean,
 	approval: Approval,
+	/**  How an MCP client is offered it, when the entry says (`served.rs`). */
+	serve?: ServedTool_Deserialize | null,
+};
+
+/**  One entry of a caller's merged tool-agent list. */
+export type ResolvedTool_Serialize = {
+	agent: string,
+	tool_name: string,
+	scope: ToolScope,
+	description: string,
+	enabled: boolean,
+	approval: Approval,
+	/**  How an MCP client is offered it, when the entry says (`served.rs`). */
+	serve: ServedTool_Serialize | null,
 };
 
 export type ResultPick = "all" | 
@@ -1965,6 +1986,42 @@ export type SendRequest_Serialize = {
 	 */
 	handoff_typed: boolean,
 	message: string,
+};
+
+export type ServedTool = ServedTool_Serialize | ServedTool_Deserialize;
+
+export type ServedTool_Deserialize = {
+	/**  The tool's name for MCP clients, instead of `agent_<name>`. */
+	name?: string | null,
+	/**
+	 *  The JSON Schema (an object schema) of the tool's arguments, instead of
+	 *  `request` and `context`; the arguments a client sends, as JSON text, are the
+	 *  agent's request.
+	 */
+	arguments?: unknown | null,
+	/**
+	 *  Whether a call runs as a task: `optional` (when the client declares the
+	 *  extension; the default), `forbidden` (always answered in place), `required`
+	 *  (a client that does not declare the extension is refused).
+	 */
+	task?: TaskSupport | null,
+};
+
+export type ServedTool_Serialize = {
+	/**  The tool's name for MCP clients, instead of `agent_<name>`. */
+	name?: string,
+	/**
+	 *  The JSON Schema (an object schema) of the tool's arguments, instead of
+	 *  `request` and `context`; the arguments a client sends, as JSON text, are the
+	 *  agent's request.
+	 */
+	arguments?: unknown,
+	/**
+	 *  Whether a call runs as a task: `optional` (when the client declares the
+	 *  extension; the default), `forbidden` (always answered in place), `required`
+	 *  (a client that does not declare the extension is refused).
+	 */
+	task?: TaskSupport,
 };
 
 /**
@@ -2150,6 +2207,9 @@ export type Steering =
 { way: "stdin" } | 
 /**  Not steerable, and why (the agent runs its own loop on a request given once). */
 { way: "not"; why: string };
+
+/**  The MCP `execution.taskSupport` values. */
+export type TaskSupport = "forbidden" | "optional" | "required";
 
 export type TelemetryConfig = TelemetryConfig_Serialize | TelemetryConfig_Deserialize;
 

@@ -8,6 +8,7 @@ pub mod merge;
 pub mod output;
 pub mod provider;
 pub mod providers;
+pub mod served;
 pub mod store;
 pub mod telemetry;
 pub mod validate;
@@ -28,6 +29,7 @@ pub use merge::{
 pub use output::{OutputFormat, OutputRules, ResultPick, UsageCombine};
 pub use provider::{Autonomy, Provider, RequestVia, SMOLAGENTS_AUTONOMY};
 pub use providers::{preset_programs, AgentField, Family, ProgramInfo, ProviderInfo, PROVIDERS};
+pub use served::{ServedTool, TaskSupport};
 pub use telemetry::TelemetryConfig;
 pub use validate::{validate, Problem, Severity};
 
@@ -234,6 +236,9 @@ pub struct AgentToolEntry {
     pub share_context: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionMode>,
+    /// How an MCP client is offered it (`served.rs`): its name, arguments, tasks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serve: Option<ServedTool>,
     #[serde(flatten)]
     #[specta(skip)]
     pub extra: Map<String, Value>,
@@ -262,6 +267,7 @@ impl AgentToolEntry {
             limits: None,
             share_context: None,
             session: None,
+            serve: None,
             extra: Map::new(),
         }
     }

@@ -12,15 +12,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, CreateTaskResult,
-    GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, SubscriptionFilter,
-    Task, Tool, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities, ContentBlock,
+    CreateTaskResult, GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams, InitializeResult,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, Task, Tool, UpdateTaskParams, TASKS_EXTENSION_ID,
 };
 use rmcp::service::{Peer, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
+use switchboard_core::config::TaskSupport;
 use switchboard_core::dispatch::{ApprovalPolicy, Dispatcher, Session, ToolCallOutcome, ToolCallRequest, TurnControl};
 use switchboard_core::event::{CallError, CallErrorKind, CallEvent, CallStatus, EventSink};
 use tokio::sync::mpsc;
@@ -351,6 +352,16 @@ fn parse_arguments(arguments: &JsonObject) -> Result<(String, Option<Value>), St
     Ok((request, context))
 }
 
+/// The arguments of a tool its entry serves with an argument schema: an object
+/// holding what the schema requires, sent to the agent as its JSON text, with no
+/// separate context. The schema's other rules are the agent's to hold.
+fn served_arguments(arguments: &JsonObject, required: &[&str]) -> Result<(String, Option<Value>), String> {
+    if let Some(missing) = required.iter().find(|name| !arguments.contains_key(**name)) {
+        return Err(format!("the `{missing}` argument is required"));
+    }
+    Ok((Value::Object(arguments.clone()).to_string(), None))
+}
+
 fn refused(agent: &str, message: String) -> CallToolResult {
     let outcome = ToolCallOutcome {
         status: CallStatus::Error,
@@ -440,7 +451,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let config = self.inner.dispatcher.config();
-        let Some(agent) = catalog::agent_of(&config, self.inner.options.as_agent.as_deref(), &request.name) else {
+        let Some(tool) = catalog::agent_of(&config, self.inner.options.as_agent.as_deref(), &request.name) else {
             let message =
                 format!("unknown tool {:?}: tools/list names the tool-agents this server offers", request.name);
             return Err(McpError::invalid_params(message, None));
@@ -450,20 +461,33 @@ impl ServerHandler for McpServer {
             let responses = request.input_responses.clone().unwrap_or_default();
             return self.inner.rounds.resume(handle, responses, context.ct.clone()).await;
         }
-        let (text, context_value) = match parse_arguments(&request.arguments.clone().unwrap_or_default()) {
+        let (agent, serve) = (tool.agent, tool.serve.unwrap_or_default());
+        let capabilities = context.client_capabilities();
+        let tasks = capabilities.as_ref().is_some_and(|capabilities| capabilities.supports_tasks());
+        let task_support = serve.task.unwrap_or_default();
+        if task_support == TaskSupport::Required && !tasks {
+            let mut required = ClientCapabilities::default();
+            required.extensions = Some([(TASKS_EXTENSION_ID.to_string(), JsonObject::new())].into_iter().collect());
+            return Err(McpError::missing_required_client_capability(required));
+        }
+        let arguments = request.arguments.clone().unwrap_or_default();
+        let parsed = match &serve.arguments {
+            Some(_) => served_arguments(&arguments, &serve.required_arguments()),
+            None => parse_arguments(&arguments),
+        };
+        let (text, context_value) = match parsed {
             Ok(parsed) => parsed,
             Err(message) => return Ok(refused(&agent, message).into()),
         };
         let client = context.client_info().map(|info| info.name).unwrap_or_else(|| "unnamed".into());
         let call = IncomingCall { client, tool: request.name.to_string(), agent, request: text };
         let options = &self.inner.options;
-        let capabilities = context.client_capabilities();
         // Its user is asked through the client only in a way the client declared.
         let ask = options.approve == ApprovalPolicy::Ask
             && options.clients_answer_approvals
             && capabilities.as_ref().is_some_and(|capabilities| capabilities.elicitation.is_some());
         let control = TurnControl::new(options.approve, self.session_for(&context));
-        if capabilities.as_ref().is_some_and(|capabilities| capabilities.supports_tasks()) {
+        if tasks && task_support != TaskSupport::Forbidden {
             return Ok(CallToolResponse::Task(CreateTaskResult::new(self.start_task(
                 call,
                 context_value,
@@ -533,6 +557,14 @@ impl ServerHandler for McpServer {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn served_arguments_are_the_request_as_json_and_must_hold_the_required_ones() {
+        let object = |value: Value| value.as_object().unwrap().clone();
+        let (request, context) = served_arguments(&object(json!({"name": "World"})), &["name"]).unwrap();
+        assert_eq!((serde_json::from_str::<Value>(&request).unwrap(), context), (json!({"name": "World"}), None));
+        assert_eq!(served_arguments(&object(json!({})), &["name"]), Err("the `name` argument is required".into()));
+    }
 
     #[test]
     fn arguments_are_checked_against_the_input_schema() {

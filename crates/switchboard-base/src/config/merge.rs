@@ -40,6 +40,8 @@ pub struct ResolvedTool {
     pub description: String,
     pub enabled: bool,
     pub approval: super::Approval,
+    /// How an MCP client is offered it, when the entry says (`served.rs`).
+    pub serve: Option<super::ServedTool>,
 }
 
 /// The tool name an agent is offered under: `agent_` and the agent name lowercased,
@@ -93,6 +95,7 @@ impl MergedEntry<'_> {
             description: self.entry.description.clone(),
             enabled: self.entry.is_enabled(),
             approval: config.approval_of(self.entry),
+            serve: self.entry.serve.clone(),
         }
     }
 }

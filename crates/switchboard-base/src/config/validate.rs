@@ -299,12 +299,19 @@ fn check_provider_fields(agent: &super::AgentConfig, path: &str, problems: &mut 
 
 fn check_entries(entries: &[AgentToolEntry], path: &str, known: &AgentNames<'_>, problems: &mut Vec<Problem>) {
     let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut served: HashMap<String, usize> = HashMap::new();
     for (index, entry) in entries.iter().enumerate() {
         let entry_path = format!("{path}[{index}]");
+        let name = entry.serve.as_ref().and_then(|serve| serve.name.clone()).unwrap_or_else(|| tool_name(&entry.agent));
         if let Some(first) = seen.insert(&entry.agent, index) {
             problems.push(Problem::error(
                 format!("{entry_path}.agent"),
                 format!("a second entry for agent {:?} in this list (the first is {path}[{first}])", entry.agent),
+            ));
+        } else if let Some(first) = served.insert(name.clone(), index) {
+            problems.push(Problem::error(
+                format!("{entry_path}.serve.name"),
+                format!("MCP clients would see two tools named {name:?} (the first is {path}[{first}])"),
             ));
         }
         if entry.description.trim().is_empty() {
@@ -312,6 +319,9 @@ fn check_entries(entries: &[AgentToolEntry], path: &str, known: &AgentNames<'_>,
                 format!("{entry_path}.description"),
                 "a tool entry needs a description: the calling model reads it to decide when to call",
             ));
+        }
+        for (field, message) in entry.serve.as_ref().map(|serve| serve.problems()).unwrap_or_default() {
+            problems.push(Problem::error(format!("{entry_path}.serve.{field}"), message));
         }
         if !known.contains(&entry.agent) {
             problems.push(Problem::warning(

@@ -114,6 +114,18 @@ fn validation_table() {
             vec!["error agents[0].tools[1].agent", "warning agent_tools[0].agent"],
         ),
         (
+            "an entry served to MCP clients under a bad name, a bad schema, or a name taken",
+            r#"{"agents":[{"name":"a","provider":"demo"},{"name":"b","provider":"demo"},{"name":"c","provider":"demo"}],
+                "agent_tools":[{"agent":"a","description":"x","serve":{"name":"has space","arguments":{"type":"string"}}},
+                               {"agent":"b","description":"y","serve":{"name":"agent_c","task":"required"}},
+                               {"agent":"c","description":"z"}]}"#,
+            vec![
+                "error agent_tools[0].serve.name",
+                "error agent_tools[0].serve.arguments",
+                "error agent_tools[2].serve.name",
+            ],
+        ),
+        (
             "the same agent in both scopes is an override, not a duplicate",
             r#"{"agents":[{"name":"a","provider":"demo","tools":[{"agent":"b","description":"x"}]},{"name":"b","provider":"demo"}],
                 "agent_tools":[{"agent":"b","description":"g"}]}"#,
