@@ -435,13 +435,26 @@ def test_a_crashed_stdio_server_is_restarted_on_the_next_call(tmp_path):
     assert pid(first) != pid(again), "a new server process answered the call after the crash"
 
 
+def switchboard_b(folder: pathlib.Path, config: dict) -> tuple[subprocess.Popen, str]:
+    """Switchboard B: `switchboard mcp --http` on a free loopback port with `config`
+    in `folder` (its HOME): the process and the URL it serves on."""
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    b = subprocess.Popen(
+        [str(BINARY), "--config", str(folder / "config.json"), "mcp", "--http", "127.0.0.1:0"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={"PATH": os.environ["PATH"], "HOME": str(folder)},
+    )
+    return b, re.search(r"serving on (http://\S+)", b.stderr.readline()).group(1)
+
+
 def test_a_turn_killed_while_its_remote_task_runs_is_resumed_following_that_task(tmp_path):
     """Switchboard A's `mcp` agent with `tasks: true` calls Switchboard B over HTTP; A
     is killed with SIGKILL while B's task runs, and B's task runs on. `sessions
     resume` follows that task (`tasks/get` by the id A's log holds) instead of
     asking B again: B's agent program ran once, and its answer ends the turn."""
-    remote_folder = tmp_path / "b"
-    remote_folder.mkdir()
     runs, go = tmp_path / "worker.runs", tmp_path / "worker.go"
     worker = {
         "name": "worker",
@@ -449,27 +462,15 @@ def test_a_turn_killed_while_its_remote_task_runs_is_resumed_following_that_task
         "command": "sh",
         "args": ["-c", f"echo run >> {runs}; while [ ! -e {go} ]; do sleep 0.05; done; echo worked it out"],
     }
-    b_config = remote_folder / "config.json"
-    b_config.write_text(
-        json.dumps(
-            {
-                "primary": "worker",
-                "agents": [worker],
-                "agent_tools": [{"agent": "worker", "description": "Works.", "approval": "auto"}],
-            }
-        )
-    )
-    b = subprocess.Popen(
-        [str(BINARY), "--config", str(b_config), "mcp", "--http", "127.0.0.1:0"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env={"PATH": os.environ["PATH"], "HOME": str(remote_folder)},
-    )
+    b_config = {
+        "primary": "worker",
+        "agents": [worker],
+        "agent_tools": [{"agent": "worker", "description": "Works.", "approval": "auto"}],
+    }
     environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     data = ["--data-dir", str(tmp_path / "data")]
+    b, url = switchboard_b(tmp_path / "b", b_config)
     try:
-        url = re.search(r"serving on (http://\S+)", b.stderr.readline()).group(1)
         config = remote_config(tmp_path, {"url": url, "tool": "agent_worker", "tasks": True})
         a = subprocess.Popen(
             [str(BINARY), "--config", str(config), *data, "ask", "--events", "jsonl", "--session", "work", QUESTION],
@@ -532,8 +533,6 @@ def test_an_agent_with_tasks_has_its_call_run_as_a_task_polled_to_the_end_and_ca
     (`switchboard mcp --http`, which makes a task of a call that declares the
     extension): the call is a task, polled to B's answer; then a call stopped while
     its task runs sends `tasks/cancel`, and B ends its subprocess agent."""
-    remote_folder = tmp_path / "b"
-    remote_folder.mkdir()
     pid_file, exit_file = tmp_path / "sleeper.pid", tmp_path / "sleeper.exit"
     sleeper = {
         "name": "sleeper",
@@ -541,28 +540,16 @@ def test_an_agent_with_tasks_has_its_call_run_as_a_task_polled_to_the_end_and_ca
         "command": "sh",
         "args": ["-c", f"echo $$ > {pid_file}; trap 'echo terminated > {exit_file}; exit 0' TERM; sleep 60 & wait"],
     }
-    b_config = remote_folder / "config.json"
-    b_config.write_text(
-        json.dumps(
-            {
-                "primary": "writer",
-                "agents": [{"name": "writer", "provider": "demo", "model": "demo-researcher"}, sleeper],
-                "agent_tools": [
-                    {"agent": "writer", "description": "Writes.", "approval": "auto"},
-                    {"agent": "sleeper", "description": "Sleeps.", "approval": "auto"},
-                ],
-            }
-        )
-    )
-    b = subprocess.Popen(
-        [str(BINARY), "--config", str(b_config), "mcp", "--http", "127.0.0.1:0"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env={"PATH": os.environ["PATH"], "HOME": str(remote_folder)},
-    )
+    b_config = {
+        "primary": "writer",
+        "agents": [{"name": "writer", "provider": "demo", "model": "demo-researcher"}, sleeper],
+        "agent_tools": [
+            {"agent": "writer", "description": "Writes.", "approval": "auto"},
+            {"agent": "sleeper", "description": "Sleeps.", "approval": "auto"},
+        ],
+    }
+    b, url = switchboard_b(tmp_path / "b", b_config)
     try:
-        url = re.search(r"serving on (http://\S+)", b.stderr.readline()).group(1)
         config = remote_config(tmp_path, {"url": url, "tool": "agent_writer", "tasks": True})
         finished, events = ask(config, tmp_path, QUESTION)
         assert finished.returncode == 0, finished.stderr
