@@ -22,6 +22,11 @@ describe("entry form", () => {
       share_context: 2,
       session: "persistent",
     },
+    {
+      agent: "greeter",
+      description: "Greets",
+      serve: { name: "greet", arguments: { type: "object" }, task: "forbidden" },
+    },
   ])("an entry comes back as it was: %j", (entry) => {
     const { entry: back, errors } = entryFromToolForm(toolFormFrom(entry), entry);
     expect(errors).toEqual({});
