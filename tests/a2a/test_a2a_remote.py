@@ -16,6 +16,7 @@ import pty
 import select
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -358,36 +359,46 @@ def test_a_turn_killed_while_its_a2a_task_runs_is_resumed_following_that_task(ag
         text=True,
         env=environment_for(tmp_path),
     )
-    task = None
-    for line in asking.stdout:
-        event = json.loads(line) if line.startswith("{") else {}
-        task = (event.get("data") or {}).get("a2a_task")
-        if task:
-            break
-    assert task, "the call never named its task"
-    asking.kill()
-    asking.wait(timeout=WAIT)
+    processes = [asking]
+    # A line that never comes fails the test instead of hanging it.
+    timer = threading.Timer(WAIT * 4, lambda: [go.write_text("")] + [process.kill() for process in processes])
+    timer.start()
+    try:
+        task = None
+        for line in asking.stdout:
+            event = json.loads(line) if line.startswith("{") else {}
+            task = (event.get("data") or {}).get("a2a_task")
+            if task:
+                break
+        assert task, "the call never named its task"
+        asking.kill()
+        asking.wait(timeout=WAIT)
 
-    resumed = subprocess.Popen(
-        command(config, tmp_path, "sessions", "resume", "work", "--events", "jsonl"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=environment_for(tmp_path),
-    )
-    events = []
-    for line in resumed.stdout:
-        event = json.loads(line) if line.startswith("{") else {}
-        events.append(event)
-        if "reattached" in (event.get("data") or {}):
-            go.write_text("")
-    resumed.wait(timeout=WAIT)
-    go.write_text("")
-    assert resumed.returncode == 0, resumed.stderr.read()
+        resumed = subprocess.Popen(
+            command(config, tmp_path, "sessions", "resume", "work", "--events", "jsonl"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment_for(tmp_path),
+        )
+        processes.append(resumed)
+        events = []
+        for line in resumed.stdout:
+            event = json.loads(line) if line.startswith("{") else {}
+            events.append(event)
+            if "reattached" in (event.get("data") or {}):
+                go.write_text("")
+        resumed.wait(timeout=WAIT)
+        assert resumed.returncode == 0, resumed.stderr.read()
+    finally:
+        timer.cancel()
+        go.write_text("")
     started = next(e for e in events if e.get("type") == "call_started" and e["agent"] == "scout")
     mine = [e for e in events if e.get("call_id") == started["call_id"]]
     followed = [e["data"]["reattached"]["task"] for e in mine if "reattached" in (e.get("data") or {})]
     assert followed == [task], mine
+    said = [e["message"] for e in mine if e.get("type") == "tool_progress"]
+    assert f"following task {task} again" in said and not any("no longer has" in line for line in said), said
     assert mine[-1]["status"] == "ok" and mine[-1]["result"] == "held answer", mine[-1]
     executed = [line for line in (tmp_path / "a2a.log").read_text().splitlines() if line.startswith("execute ")]
     assert executed == [f"execute {task}"], "the agent executed the message once"

@@ -13,7 +13,10 @@ import pathlib
 import re
 import signal
 import subprocess
+import threading
 import time
+
+import pytest
 
 from aimock_peer import aimock, delegating_fixtures
 from conftest import BINARY, ROOT
@@ -435,13 +438,13 @@ def test_a_crashed_stdio_server_is_restarted_on_the_next_call(tmp_path):
     assert pid(first) != pid(again), "a new server process answered the call after the crash"
 
 
-def switchboard_b(folder: pathlib.Path, config: dict) -> tuple[subprocess.Popen, str]:
-    """Switchboard B: `switchboard mcp --http` on a free loopback port with `config`
-    in `folder` (its HOME): the process and the URL it serves on."""
-    folder.mkdir()
+def switchboard_b(folder: pathlib.Path, config: dict, port: int = 0) -> tuple[subprocess.Popen, str]:
+    """Switchboard B: `switchboard mcp --http` on loopback (`port`, or a free one)
+    with `config` in `folder` (its HOME): the process and the URL it serves on."""
+    folder.mkdir(exist_ok=True)
     (folder / "config.json").write_text(json.dumps(config))
     b = subprocess.Popen(
-        [str(BINARY), "--config", str(folder / "config.json"), "mcp", "--http", "127.0.0.1:0"],
+        [str(BINARY), "--config", str(folder / "config.json"), "mcp", "--http", f"127.0.0.1:{port}"],
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
@@ -450,11 +453,29 @@ def switchboard_b(folder: pathlib.Path, config: dict) -> tuple[subprocess.Popen,
     return b, re.search(r"serving on (http://\S+)", b.stderr.readline()).group(1)
 
 
-def test_a_turn_killed_while_its_remote_task_runs_is_resumed_following_that_task(tmp_path):
+def watchdog(processes: list, go: pathlib.Path) -> threading.Timer:
+    """Bounds a test that reads processes' output line by line: after WAIT * 4 the
+    agent waiting on `go` is let go and the processes are killed, so a missing line
+    fails the test instead of hanging it to the call's own timeout."""
+
+    def fire():
+        go.write_text("")
+        for process in processes:
+            process.kill()
+
+    timer = threading.Timer(WAIT * 4, fire)
+    timer.start()
+    return timer
+
+
+@pytest.mark.parametrize("b_restarted", [False, True], ids=["task-kept", "b-restarted"])
+def test_a_turn_killed_while_its_remote_task_runs_is_resumed_following_that_task(tmp_path, b_restarted):
     """Switchboard A's `mcp` agent with `tasks: true` calls Switchboard B over HTTP; A
     is killed with SIGKILL while B's task runs, and B's task runs on. `sessions
     resume` follows that task (`tasks/get` by the id A's log holds) instead of
-    asking B again: B's agent program ran once, and its answer ends the turn."""
+    asking B again: B's agent program ran once, and its answer ends the turn. When
+    B was restarted meanwhile (the task is gone with it), the call is asked again,
+    and says why."""
     runs, go = tmp_path / "worker.runs", tmp_path / "worker.go"
     worker = {
         "name": "worker",
@@ -469,7 +490,10 @@ def test_a_turn_killed_while_its_remote_task_runs_is_resumed_following_that_task
     }
     environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     data = ["--data-dir", str(tmp_path / "data")]
-    b, url = switchboard_b(tmp_path / "b", b_config)
+    port = free_port()
+    b, url = switchboard_b(tmp_path / "b", b_config, port)
+    processes = [b]
+    timer = watchdog(processes, go)
     try:
         config = remote_config(tmp_path, {"url": url, "tool": "agent_worker", "tasks": True})
         a = subprocess.Popen(
@@ -479,6 +503,7 @@ def test_a_turn_killed_while_its_remote_task_runs_is_resumed_following_that_task
             text=True,
             env=environment,
         )
+        processes.append(a)
         # Killed once its log names B's task (the progress line is logged before it
         # is shown) and B's agent runs.
         task = None
@@ -488,11 +513,15 @@ def test_a_turn_killed_while_its_remote_task_runs_is_resumed_following_that_task
                 task = event["data"]["task"]["id"]
                 break
         assert task, "A's call never became a task"
-        deadline = time.monotonic() + WAIT
-        while not runs.exists() and time.monotonic() < deadline:
+        while not runs.exists() and a.poll() is None:
             time.sleep(0.05)
         a.kill()
         a.wait(timeout=WAIT)
+        if b_restarted:
+            b.terminate()
+            b.wait(timeout=WAIT)
+            b, _ = switchboard_b(tmp_path / "b", b_config, port)
+            processes.append(b)
         shown = subprocess.run(
             [str(BINARY), "--config", str(config), *data, "sessions", "show", "work"],
             capture_output=True,
@@ -509,6 +538,7 @@ def test_a_turn_killed_while_its_remote_task_runs_is_resumed_following_that_task
             text=True,
             env=environment,
         )
+        processes.append(resumed)
         events = []
         for line in resumed.stdout:
             event = json.loads(line) if line.startswith("{") else {}
@@ -521,11 +551,19 @@ def test_a_turn_killed_while_its_remote_task_runs_is_resumed_following_that_task
         followed = [event["data"]["reattached"] for event in mine if "reattached" in (event.get("data") or {})]
         assert followed and followed[0]["task"] == task, mine
         assert last["status"] == "ok" and "worked it out" in last["result"], last
-        assert runs.read_text().splitlines() == ["run"], "B's agent ran once: the resumed call followed its task"
+        said = [event["message"] for event in mine if event.get("type") == "tool_progress"]
+        if b_restarted:
+            assert any(f"no longer has task {task}" in line for line in said), said
+            assert runs.read_text().splitlines() == ["run", "run"], "asked again: the task was gone"
+        else:
+            assert not any("no longer has" in line for line in said), said
+            assert runs.read_text().splitlines() == ["run"], "B's agent ran once: the resumed call followed its task"
     finally:
+        timer.cancel()
         go.write_text("")
-        b.terminate()
-        b.wait(timeout=WAIT)
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=WAIT)
 
 
 def test_an_agent_with_tasks_has_its_call_run_as_a_task_polled_to_the_end_and_cancelled_with_it(tmp_path):

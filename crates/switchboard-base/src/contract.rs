@@ -166,12 +166,21 @@ pub struct ModelRequest {
     /// while its step runs (`Steering::OnTask` or `Steering::Stdin`); reported with
     /// `ModelDelta::Steered`.
     pub steers: Option<SteerInbox>,
-    /// The id of a task the agent's server kept running for this call when the
-    /// process that started it died (a resumed turn's call, the id read from the
-    /// log): a runner that can (an `mcp` agent's task, an A2A task) follows it to
-    /// its end instead of asking again, and asks again if the server no longer
-    /// has it; the others ignore it.
-    pub remote_task: Option<String>,
+    /// A task the agent's server kept running for this call when the process that
+    /// started it died (a resumed turn's call, read from the log): a runner that
+    /// can (an `mcp` agent over HTTP, an A2A agent) follows it to its end instead of
+    /// asking again, if it was started on the server the agent names now and that
+    /// server still has it; otherwise it asks again. The other runners ignore it.
+    pub remote_task: Option<RemoteTask>,
+}
+
+/// A remote task as its runner logged it when it started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteTask {
+    pub id: String,
+    /// Where it was started: the endpoint its runner called (an MCP server's URL,
+    /// an A2A agent's endpoint). The id goes to no other.
+    pub server: String,
 }
 
 impl ModelRequest {

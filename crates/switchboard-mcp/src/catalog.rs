@@ -47,7 +47,14 @@ fn served(config: &Config, as_agent: Option<&str>) -> Vec<ResolvedTool> {
         }
     }
     let mut names = std::collections::HashSet::new();
-    tools.retain(|tool| names.insert(tool.tool_name.clone()));
+    tools.retain(|tool| {
+        let first = names.insert(tool.tool_name.clone());
+        if !first {
+            // `switchboard check` calls it an error; a running server keeps the first.
+            tracing::warn!("two tools named {:?}: agent {:?}'s is left out", tool.tool_name, tool.agent);
+        }
+        first
+    });
     tools
 }
 

@@ -34,7 +34,10 @@ pub struct ServedTool {
     pub task: Option<TaskSupport>,
 }
 
-/// The MCP `execution.taskSupport` values.
+/// The values of MCP 2025-11-25's `execution.taskSupport`. The tool list does not
+/// carry them (rmcp 3.11's `Tool` has no such field, and 2026-07-28 dropped it): a
+/// client learns `required` from the -32021 answer, `forbidden` from the answer
+/// coming on the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskSupport {

@@ -93,6 +93,7 @@ pub fn validate(config: &Config) -> Vec<Problem> {
         check_entries(&agent.tools, &format!("{path}.tools"), &known, &mut problems);
     }
     check_entries(&config.agent_tools, "agent_tools", &known, &mut problems);
+    served_names_across_lists(config, &mut problems);
 
     for (role, value) in [("primary", &config.primary), ("escalation", &config.escalation)] {
         if let Some(name) = value {
@@ -328,6 +329,40 @@ fn check_entries(entries: &[AgentToolEntry], path: &str, known: &AgentNames<'_>,
                 format!("{entry_path}.agent"),
                 format!("agent {:?} is not configured; this entry is ignored", entry.agent),
             ));
+        }
+    }
+}
+
+/// The name an MCP client sees an entry under (`serve.name`, else `agent_<name>`).
+fn served_name(entry: &AgentToolEntry) -> String {
+    entry.serve.as_ref().and_then(|serve| serve.name.clone()).unwrap_or_else(|| tool_name(&entry.agent))
+}
+
+/// An agent's merged list (the global entries, its own in place of theirs) shows
+/// MCP clients one tool a name: a global entry and one of its own under one name
+/// would leave one of them unreachable (`switchboard mcp --as` that agent). A
+/// clash within one list is `check_entries`'.
+fn served_names_across_lists(config: &Config, problems: &mut Vec<Problem>) {
+    for (agent_index, agent) in config.agents.iter().enumerate() {
+        let own: Vec<&str> = agent.tools.iter().map(|entry| entry.agent.as_str()).collect();
+        let global: HashMap<String, usize> = config
+            .agent_tools
+            .iter()
+            .enumerate()
+            .filter(|(_, entry)| !own.contains(&entry.agent.as_str()))
+            .map(|(index, entry)| (served_name(entry), index))
+            .collect();
+        for (index, entry) in agent.tools.iter().enumerate() {
+            let name = served_name(entry);
+            if let Some(first) = global.get(&name) {
+                problems.push(Problem::error(
+                    format!("agents[{agent_index}].tools[{index}].serve.name"),
+                    format!(
+                        "{:?}'s tools would show MCP clients two tools named {name:?} (the other is agent_tools[{first}])",
+                        agent.name
+                    ),
+                ));
+            }
         }
     }
 }

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use serde_json::{json, Value};
 
-use crate::contract::{Message, ToolCall};
+use crate::contract::{Message, RemoteTask, ToolCall};
 
 /// Where a resumed turn's primary picks up: the model steps of the interrupted
 /// turn that ended (each its assistant message and every tool result), and the last
@@ -51,7 +51,7 @@ pub enum Kept {
     /// It was running as a task of its agent's server (an `mcp` agent's task, an A2A
     /// task), whose id the log holds: the call runs again following that task
     /// (`ModelRequest::remote_task`), not asking again where the server still has it.
-    RemoteTask(String),
+    RemoteTask(RemoteTask),
 }
 
 /// The input a delegation's node shows (what `ReusedCall::input` is matched on).
@@ -76,11 +76,17 @@ pub(super) fn take(kept: &Mutex<Vec<ReusedCall>>, agent: &str, tool_name: &str, 
 }
 
 /// The remote task a call's progress line names, as its runner logged it (an
-/// `mcp` agent's `{"task": {"id"}}`, an A2A agent's `{"a2a_task"}`), if it is one a
-/// request could carry back: at most 256 visible ASCII characters (it came from
-/// the server: the log is not trusted to have checked it).
-pub fn remote_task_of(data: &Value) -> Option<String> {
-    let id = data.pointer("/task/id").or_else(|| data.get("a2a_task"))?.as_str()?;
+/// `mcp` agent's `{"task": {"id", "server"}}`, an A2A agent's `{"a2a_task",
+/// "server"}`), if it is one a request could carry back: an id of at most 256
+/// visible ASCII characters (it came from the server: the log is not trusted to
+/// have checked it) and the server it was started on.
+pub fn remote_task_of(data: &Value) -> Option<RemoteTask> {
+    let (id, server) = match data.get("task") {
+        Some(task) => (task.get("id")?, task.get("server")?),
+        None => (data.get("a2a_task")?, data.get("server")?),
+    };
+    let (id, server) = (id.as_str()?, server.as_str()?);
     let fits = !id.is_empty() && id.len() <= 256 && id.bytes().all(|byte| byte.is_ascii_graphic());
-    fits.then(|| id.to_string())
+    (fits && !server.is_empty() && server.len() <= 2048)
+        .then(|| RemoteTask { id: id.to_string(), server: server.to_string() })
 }

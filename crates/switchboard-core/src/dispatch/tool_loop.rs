@@ -103,10 +103,10 @@ pub(super) async fn tool_loop(
     let mut remote_task = spec.remote_task.as_ref().and_then(|reused| match &reused.kept {
         Kept::RemoteTask(task) => {
             let message = format!(
-                "following task {} that call {} of turn {} started, where its server still has it",
-                task, reused.from_call, reused.from_turn
+                "call {} of turn {} had task {} running at {}: followed if that server still has it",
+                reused.from_call, reused.from_turn, task.id, task.server
             );
-            let data = json!({ "reattached": { "turn": reused.from_turn, "call": reused.from_call, "task": task } });
+            let data = json!({ "reattached": { "turn": reused.from_turn, "call": reused.from_call, "task": task.id } });
             turn.emit(&spec.header, EventKind::ToolProgress { message, data: Some(data) });
             Some(task.clone())
         }

@@ -17,7 +17,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 use super::store::{SessionError, SessionLog, SessionRecord};
-use crate::contract::{Message, ToolCall};
+use crate::contract::{Message, RemoteTask, ToolCall};
 use crate::dispatch::{remote_task_of, Continuation, Kept, ReusedCall};
 use crate::event::{CallStatus, EventKind};
 
@@ -64,26 +64,36 @@ impl SessionLog {
         if !self.interrupted().iter().any(|turn| turn.turn_id == turn_id) {
             return Err(refuse("its process still runs it".into()));
         }
+        let continuation = self.continuation(turn_id);
         Ok(Resumable {
             message,
             agent,
             handoff,
             history: self.history_before(Some(turn_id)),
-            reuse: self.kept_calls(turn_id),
-            continuation: self.continuation(turn_id),
+            reuse: self.kept_calls(turn_id, continuation.is_some()),
+            continuation,
         })
     }
 
     /// The calls the turn's primary made that finished `ok`, with what they were
     /// asked and answered, in the order they finished; then those still running
-    /// as a remote task whose id their progress named, in the order they started.
-    fn kept_calls(&self, turn_id: &str) -> Vec<ReusedCall> {
+    /// as a remote task their progress named, in the order they started. With
+    /// `last_step_only` (the primary picks up after its last model step), only that
+    /// step's calls: the earlier steps' answers are in its messages already, and
+    /// one must not stand for a later call asked the same thing.
+    fn kept_calls(&self, turn_id: &str, last_step_only: bool) -> Vec<ReusedCall> {
         let mut started: Vec<(String, String, String, Value)> = Vec::new();
-        let mut tasks: HashMap<String, String> = HashMap::new();
+        let mut tasks: HashMap<String, RemoteTask> = HashMap::new();
         let mut kept = Vec::new();
         for record in &self.records {
             let SessionRecord::Event { turn_id: id, event } = record else { continue };
-            if id != turn_id || event.depth != 1 {
+            if id != turn_id {
+                continue;
+            }
+            if event.depth == 0 && last_step_only && matches!(event.kind, EventKind::ToolCallsAsked { .. }) {
+                (started, tasks, kept) = (Vec::new(), HashMap::new(), Vec::new());
+            }
+            if event.depth != 1 {
                 continue;
             }
             match &event.kind {

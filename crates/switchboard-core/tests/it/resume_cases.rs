@@ -292,10 +292,13 @@ async fn the_primary_picks_up_after_its_last_step_and_is_not_asked_that_step_aga
 #[tokio::test]
 async fn a_call_that_was_running_as_a_remote_task_follows_that_task() {
     for (logged, handed) in [
-        (json!({ "task": { "id": "task-7", "ttl_ms": 3_600_000 } }), Some("task-7")),
-        (json!({ "a2a_task": "a2a-9" }), Some("a2a-9")),
-        (json!({ "task": { "id": "x".repeat(300) } }), None),
-        (json!({ "a2a_task": "bad\nid" }), None),
+        (json!({ "task": { "id": "task-7", "ttl_ms": 3_600_000, "server": "http://b/mcp" } }), Some("task-7")),
+        (json!({ "a2a_task": "a2a-9", "server": "http://b/a2a" }), Some("a2a-9")),
+        (json!({ "task": { "id": "x".repeat(300), "server": "http://b/mcp" } }), None),
+        (json!({ "a2a_task": "bad\nid", "server": "http://b/a2a" }), None),
+        // Where it was started is not known: the id goes nowhere.
+        (json!({ "task": { "id": "task-7" } }), None),
+        (json!({ "a2a_task": "a2a-9" }), None),
         (json!({ "a2a_state": "TASK_STATE_WORKING" }), None),
     ] {
         let folder = tempfile::tempdir().unwrap();
@@ -316,7 +319,7 @@ async fn a_call_that_was_running_as_a_remote_task_follows_that_task() {
         assert!(fast.requests.lock().unwrap().is_empty());
         let requests = slow.requests.lock().unwrap().clone();
         assert_eq!(requests.len(), 1, "the running call runs once, following its task or asked again");
-        assert_eq!(requests[0].remote_task.as_deref(), handed);
+        assert_eq!(requests[0].remote_task.as_ref().map(|task| task.id.as_str()), handed);
         let followed = shown.lock().unwrap().iter().find_map(|event| match &event.kind {
             EventKind::ToolProgress { data: Some(data), .. } if event.agent == "slow" => {
                 data.get("reattached").cloned()
@@ -326,4 +329,56 @@ async fn a_call_that_was_running_as_a_remote_task_follows_that_task() {
         let expected = handed.map(|task| json!({ "turn": "t1", "call": "c3", "task": task }));
         assert_eq!(followed, expected, "the node names the call whose task it follows");
     }
+}
+
+/// When the primary picks up after its last step, only that step's calls are kept:
+/// an earlier step's answer does not stand for a later call asked the same thing
+/// (the earlier answer is in the primary's messages already).
+#[tokio::test]
+async fn an_earlier_steps_answer_does_not_stand_for_the_last_steps_call() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = SessionStore::open(folder.path()).unwrap();
+    store.create("s", "Asked twice", 1).unwrap();
+    let asked = |id: &str| EventKind::ToolCallsAsked {
+        calls: vec![switchboard_core::event::AskedCall {
+            id: id.into(),
+            name: "agent_fast".into(),
+            arguments: json!({ "request": "quick" }).to_string(),
+        }],
+    };
+    let finished = EventKind::CallFinished {
+        status: CallStatus::Ok,
+        result: Some("the first answer".into()),
+        usage: None,
+        usage_total: None,
+        cost: None,
+        cost_total: None,
+        steps: 1,
+        error: None,
+        delivered: Some("the first answer, fenced".into()),
+    };
+    let records = vec![
+        SessionRecord::UserMessage {
+            turn_id: "t1".into(),
+            text: "check twice".into(),
+            agent: None,
+            handoff: None,
+            process: Some(TurnProcess { pid: u32::MAX, started: 1 }),
+            ts_ms: 2,
+        },
+        event(1, "c1", None, "boss", started(CallRole::Turn, None, None)),
+        event(2, "c1", None, "boss", asked("tc0")),
+        event(3, "c2", Some("c1"), "fast", started(CallRole::Tool, Some("agent_fast"), Some("quick"))),
+        event(4, "c2", Some("c1"), "fast", finished),
+        event(5, "c1", None, "boss", asked("tc1")),
+        event(6, "c3", Some("c1"), "fast", started(CallRole::Tool, Some("agent_fast"), Some("quick"))),
+    ];
+    store.append_all("s", &records).unwrap();
+    let chats = ChatSessions::open(folder.path()).unwrap();
+    let (dispatcher, _, fast, _) = dispatcher();
+    dispatcher.runners().insert("boss", Scripted::new(vec![Step::Say("done")]));
+    let outcome =
+        chats.resume_turn(&dispatcher, ("s", "t1", "t2"), ApprovalPolicy::ApproveAll, on_events(|_| {})).await;
+    assert_eq!(outcome.unwrap().status, CallStatus::Ok);
+    assert_eq!(fast.requests.lock().unwrap().len(), 1, "the last step's call runs: it is not the first one's answer");
 }

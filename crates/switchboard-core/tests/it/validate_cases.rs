@@ -126,6 +126,13 @@ fn validation_table() {
             ],
         ),
         (
+            "an agent's own entry served under a name a global entry has",
+            r#"{"agents":[{"name":"main","provider":"demo","tools":[{"agent":"c","description":"mine"}]},
+                          {"name":"b","provider":"demo"},{"name":"c","provider":"demo"}],
+                "agent_tools":[{"agent":"b","description":"y","serve":{"name":"agent_c"}}]}"#,
+            vec!["error agents[0].tools[0].serve.name"],
+        ),
+        (
             "the same agent in both scopes is an override, not a duplicate",
             r#"{"agents":[{"name":"a","provider":"demo","tools":[{"agent":"b","description":"x"}]},{"name":"b","provider":"demo"}],
                 "agent_tools":[{"agent":"b","description":"g"}]}"#,

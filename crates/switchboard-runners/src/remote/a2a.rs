@@ -226,7 +226,7 @@ impl A2aRunner {
             }
             on_delta(ModelDelta::Progress {
                 message: format!("continuing task {}", truncate(&open.task, 40)),
-                data: Some(json!({ "a2a_task": open.task })),
+                data: None,
             });
         }
         let mut guard = CancelOnDrop {
@@ -236,11 +236,16 @@ impl A2aRunner {
             task: None,
             registry: self.registry.clone(),
         };
-        let mut progress = Progress { started, limit: max_output_bytes(&self.agent), ..Progress::default() };
+        let mut progress = Progress {
+            started,
+            limit: max_output_bytes(&self.agent),
+            known_task: open.as_ref().map(|(open, _)| open.task.clone()),
+            ..Progress::default()
+        };
         let idle = Duration::from_secs(request.idle_timeout_secs.or(self.agent.idle_timeout_secs).unwrap_or(600));
         let mut steerer = Steerer::new(request.steers.clone());
         let mut attached = match &request.remote_task {
-            Some(task) => self.find_task(&card, task, on_delta).await,
+            Some(task) => self.find_task(&card, task, on_delta).await?,
             None => None,
         };
         loop {

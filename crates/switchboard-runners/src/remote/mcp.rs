@@ -43,7 +43,7 @@ use progress::{forward, Client, RouteGuard};
 use transport::{LineWatch, Oversized, Routes, Tapped};
 
 use crate::config::AgentConfig;
-use crate::contract::{DeltaSink, ModelReply, ModelRequest, Runner, RunnerError};
+use crate::contract::{DeltaSink, ModelDelta, ModelReply, ModelRequest, RemoteTask, Runner, RunnerError};
 use crate::event::{Steering, Usage};
 use crate::http::{error_chain, Origins};
 use crate::registry::{ProcessGroup, Registry};
@@ -274,9 +274,9 @@ impl McpRunner {
         let connection = self.connection().await?;
         let connected = started.elapsed();
         on_delta(remote_connected(&self.endpoint(), connected));
-        if let Some(task) = &request.remote_task {
+        if let Some(task) = request.remote_task.as_ref().filter(|task| self.started_here(task, on_delta)) {
             let (peer, guarded) = (connection.service.peer(), |notice| self.cancel_guard(&connection, notice));
-            if let Some(result) = tasks::reattach(peer, task, guarded, &self.endpoint(), on_delta).await {
+            if let Some(result) = tasks::reattach(peer, &task.id, guarded, &self.endpoint(), on_delta).await {
                 let total = started.elapsed();
                 on_delta(remote_latency(&self.endpoint(), connected, total, total));
                 return self.reply(result?, String::new());
@@ -399,7 +399,22 @@ impl McpRunner {
             .map_err(|error| self.failure(&connection, format!("tools/list: {error}")))
     }
 
-    /// An error for a call that got no answer, with the server's last words.
+    /// Whether a resumed call's task can be followed here: it was started on this
+    /// agent's HTTP server (a stdio server's tasks ended with the process that
+    /// started it); said as progress when not.
+    fn started_here(&self, task: &RemoteTask, on_delta: DeltaSink<'_>) -> bool {
+        let here = self.agent.url.is_some() && task.server == self.endpoint();
+        if !here {
+            let message = format!(
+                "task {} was started at {}, not at this agent's HTTP server: the call is asked again",
+                truncate(&task.id, 80),
+                truncate(&task.server, 200)
+            );
+            on_delta(ModelDelta::Progress { message, data: None });
+        }
+        here
+    }
+
     /// The guard of a call on `connection`: its notice holds the connection, so the
     /// session is still open when the notice goes out, even if the cache (or the
     /// whole dispatcher) was dropped with the call, as a shell does when it exits.
@@ -415,6 +430,7 @@ impl McpRunner {
         })
     }
 
+    /// An error for a call that got no answer, with the server's last words.
     fn failure(&self, connection: &Connection, message: String) -> RunnerError {
         let stderr = connection.stderr.lock().unwrap().clone();
         let tail: String =

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::progress::Progress;
 use super::steer::Steerer;
 use super::{A2aRunner, AgentCard, CancelOnDrop, POLL_EVERY};
-use crate::contract::{steer_arrived, DeltaSink, ModelDelta, RunnerError};
+use crate::contract::{steer_arrived, DeltaSink, ModelDelta, RemoteTask, RunnerError};
 use crate::truncate;
 
 impl A2aRunner {
@@ -37,25 +37,42 @@ impl A2aRunner {
         self.poll_task(card, &task_id, guard, progress, steerer, on_delta, idle).await
     }
 
-    /// A resumed call's task as the agent has it now (`GetTask`), or None when it
-    /// no longer has it (the call is asked again), said as progress.
-    pub(super) async fn find_task(&self, card: &AgentCard, task_id: &str, on_delta: DeltaSink<'_>) -> Option<Value> {
-        match self.call_result(card, "GetTask", json!({ "id": task_id })).await {
-            Ok(task) => Some(task.get("task").cloned().unwrap_or(task)),
-            Err(error) => {
-                let message = format!(
-                    "the agent no longer has task {} ({}): the call is asked again",
-                    truncate(task_id, 80),
-                    truncate(&error.to_string(), 300)
-                );
-                on_delta(ModelDelta::Progress { message, data: None });
-                None
-            }
+    /// A resumed call's task as the agent has it now (`GetTask`), when it was
+    /// started at this agent's endpoint and the agent still has it, not cancelled;
+    /// None when not (the call is asked again), said as progress. An agent that
+    /// cannot be asked fails the call: asking again might run the work twice.
+    pub(super) async fn find_task(
+        &self,
+        card: &AgentCard,
+        task: &RemoteTask,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<Option<Value>, RunnerError> {
+        let mut gone = |why: &str| {
+            let message =
+                format!("the agent no longer has task {} ({why}): the call is asked again", truncate(&task.id, 80));
+            on_delta(ModelDelta::Progress { message, data: None });
+            Ok(None)
+        };
+        if task.server != card.endpoint {
+            return gone(&format!("it was started at {}, not here", truncate(&task.server, 200)));
         }
+        let found = match self.call_result(card, "GetTask", json!({ "id": task.id })).await {
+            Ok(found) => found.get("task").cloned().unwrap_or(found),
+            // The agent answered, and not with the task.
+            Err(RunnerError::Remote { message, .. }) => return gone(&message),
+            Err(error) => return Err(error),
+        };
+        if found.get("id").and_then(Value::as_str) != Some(task.id.as_str()) {
+            return gone("it answered for another task");
+        }
+        if found.pointer("/status/state").and_then(Value::as_str) == Some("TASK_STATE_CANCELED") {
+            return gone("it was cancelled");
+        }
+        Ok(Some(found))
     }
 
     /// A resumed call's task (`find_task`), followed to its end by polling, as if
-    /// this call had started it.
+    /// this call had started it (its id logged again, for a later resume).
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn attached<'a>(
         &'a self,
@@ -67,10 +84,15 @@ impl A2aRunner {
         on_delta: DeltaSink<'_>,
         idle: Duration,
     ) -> Result<(), RunnerError> {
+        let task_id = task.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+        on_delta(ModelDelta::Progress {
+            message: format!("following task {} again", truncate(&task_id, 80)),
+            data: Some(json!({ "a2a_task": task_id, "server": card.endpoint })),
+        });
+        guard.task = Some(task_id.clone());
         if progress.take(&json!({ "task": task }), guard, on_delta, &card.endpoint)? {
             return Ok(());
         }
-        let task_id = guard.task.clone().unwrap_or_default();
         self.poll_task(card, &task_id, guard, progress, steerer, on_delta, idle).await
     }
 

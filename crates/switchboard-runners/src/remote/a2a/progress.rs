@@ -36,6 +36,9 @@ pub(super) struct Progress {
     pub(super) limit: usize,
     /// How much text came, counted past the limit too.
     pub(super) received: usize,
+    /// The task this call continues or follows (a persistent entry's open task, a
+    /// resumed call's): said already, not announced as a new one.
+    pub(super) known_task: Option<String>,
 }
 
 impl Default for Progress {
@@ -53,6 +56,7 @@ impl Default for Progress {
             status_words: Vec::new(),
             limit: usize::MAX,
             received: 0,
+            known_task: None,
         }
     }
 }
@@ -133,12 +137,13 @@ impl Progress {
         }
         if let Some(task) = result.get("task") {
             if let Some(id) = task.get("id").and_then(Value::as_str) {
-                // Said once, with its id as data: the log keeps it, so a resumed call
-                // follows this task rather than asking again.
-                if guard.task.as_deref() != Some(id) {
+                // A new task is said once, with its id and where it runs as data:
+                // the log keeps them, so a resumed call follows it rather than asking
+                // again (a task this call only continues is not: it holds earlier turns).
+                if guard.task.as_deref() != Some(id) && self.known_task.as_deref() != Some(id) {
                     on_delta(ModelDelta::Progress {
                         message: format!("the agent runs the call as task {}", truncate(id, 80)),
-                        data: Some(json!({ "a2a_task": id })),
+                        data: Some(json!({ "a2a_task": id, "server": endpoint })),
                     });
                 }
                 guard.task = Some(id.to_string());

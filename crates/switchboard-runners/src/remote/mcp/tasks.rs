@@ -19,7 +19,9 @@ use crate::contract::{DeltaSink, ModelDelta, RunnerError};
 use crate::truncate;
 
 /// A resumed call's `task`, followed to its end where the server still has it
-/// (`tasks/get` knows it); None when it does not (the call is asked again).
+/// (`tasks/get` knows it, and it was not cancelled); None when it does not, said
+/// as progress (the call is asked again). A server that cannot be asked fails the
+/// call: asking again might run the work twice.
 pub(super) async fn reattach(
     peer: &Peer<RoleClient>,
     task: &str,
@@ -27,19 +29,31 @@ pub(super) async fn reattach(
     endpoint: &str,
     on_delta: DeltaSink<'_>,
 ) -> Option<Result<CallToolResult, RunnerError>> {
+    let mut gone = |why: String| {
+        let message = format!("the server no longer has task {} ({why}): the call is asked again", truncate(task, 80));
+        on_delta(ModelDelta::Progress { message, data: None });
+    };
     let found = match peer.get_task(GetTaskParams::new(task.to_string())).await {
-        Ok(found) => found.task.task,
-        Err(error) => {
-            let message = format!(
-                "the server no longer has task {} ({}): the call is asked again",
-                truncate(task, 80),
-                truncate(&error.to_string(), 300)
-            );
-            on_delta(ModelDelta::Progress { message, data: None });
+        Ok(found) if found.task.task.task_id == task => found.task,
+        Ok(_) => {
+            gone("it answered for another task".into());
             return None;
         }
+        // The server answered, and not with the task.
+        Err(rmcp::ServiceError::McpError(error)) => {
+            gone(truncate(&error.message, 300));
+            return None;
+        }
+        Err(error) => {
+            let message = format!("tasks/get for task {}: {error}", truncate(task, 80));
+            return Some(Err(RunnerError::Unreachable { url: endpoint.to_string(), message }));
+        }
     };
-    Some(follow(peer, found, guarded, endpoint, on_delta).await)
+    if matches!(found.payload, TaskPayload::Cancelled) {
+        gone("it was cancelled".into());
+        return None;
+    }
+    Some(follow(peer, found.task, guarded, endpoint, on_delta).await)
 }
 
 /// Polls `task` on `peer` to its end: the tool result, or why there is none.
@@ -58,9 +72,11 @@ pub(super) async fn follow(
         let _ = cancelling.cancel_task(CancelTaskParams::new(task_id)).await;
     }));
     let ttl = task.ttl_ms.map(|ms| format!(", kept {} s", ms / 1000)).unwrap_or_default();
+    // Logged with where it runs: a resumed call follows it there, and only there.
+    let task_data = serde_json::json!({ "id": task.task_id, "ttl_ms": task.ttl_ms, "server": endpoint });
     on_delta(ModelDelta::Progress {
         message: format!("the server runs the call as task {}{ttl}", truncate(&task.task_id, 80)),
-        data: Some(serde_json::json!({ "task": { "id": task.task_id, "ttl_ms": task.ttl_ms } })),
+        data: Some(serde_json::json!({ "task": task_data })),
     });
     let mut said = task.status_message.clone();
     loop {
