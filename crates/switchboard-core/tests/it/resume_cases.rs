@@ -38,22 +38,27 @@ fn started(role: CallRole, tool: Option<&str>, request: Option<&str>) -> EventKi
     }
 }
 
-/// A log with turn t1 of `folder`'s session "s" as a killed process left it: the
-/// boss called fast and slow at once; fast had answered, slow was still running.
-fn interrupted_session(folder: &std::path::Path) {
-    let store = SessionStore::open(folder).unwrap();
-    store.create("s", "Interrupted", 1).unwrap();
-    let finished = EventKind::CallFinished {
+/// A delegate's call that ended `ok` with `result` (and `delivered`, its fenced form).
+fn finished_ok(result: &str, delivered: Option<&str>) -> EventKind {
+    EventKind::CallFinished {
         status: CallStatus::Ok,
-        result: Some("fast answer".into()),
+        result: Some(result.into()),
         usage: None,
         usage_total: None,
         cost: None,
         cost_total: None,
         steps: 1,
         error: None,
-        delivered: None,
-    };
+        delivered: delivered.map(str::to_string),
+    }
+}
+
+/// A log with turn t1 of `folder`'s session "s" as a killed process left it: the
+/// boss called fast and slow at once; fast had answered, slow was still running.
+fn interrupted_session(folder: &std::path::Path) {
+    let store = SessionStore::open(folder).unwrap();
+    store.create("s", "Interrupted", 1).unwrap();
+    let finished = finished_ok("fast answer", None);
     let dead = TurnProcess { pid: u32::MAX, started: 1 };
     let records = vec![
         SessionRecord::UserMessage {
@@ -346,17 +351,7 @@ async fn an_earlier_steps_answer_does_not_stand_for_the_last_steps_call() {
             arguments: json!({ "request": "quick" }).to_string(),
         }],
     };
-    let finished = EventKind::CallFinished {
-        status: CallStatus::Ok,
-        result: Some("the first answer".into()),
-        usage: None,
-        usage_total: None,
-        cost: None,
-        cost_total: None,
-        steps: 1,
-        error: None,
-        delivered: Some("the first answer, fenced".into()),
-    };
+    let finished = finished_ok("the first answer", Some("the first answer, fenced"));
     let records = vec![
         SessionRecord::UserMessage {
             turn_id: "t1".into(),
