@@ -423,6 +423,7 @@ def test_a_session_survives_a_restart(tmp_path):
         )
         # A message to an agent picked in "Answered by" (nothing typed but the text).
         Select(session.find_element(By.ID, "chat-agent")).select_by_value("summariser")
+        box = message_box(session)  # the picker keeps the focus: clicked back into the box
         box.send_keys("no tools please, just summarise switchboards")
         box.send_keys(Keys.ENTER)
         WebDriverWait(session, 30).until(lambda s: "Summary:" in answer_text(s))
