@@ -147,7 +147,10 @@ def fixture_agents() -> tuple[list, list]:
             "approval": "auto",
             "serve": {
                 "name": "slow_compute",
-                "arguments": {"type": "object", "properties": {"seconds": {"type": "number"}, "label": {"type": "string"}}},
+                "arguments": {
+                    "type": "object",
+                    "properties": {"seconds": {"type": "number"}, "label": {"type": "string"}},
+                },
             },
         },
         {
