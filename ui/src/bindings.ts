@@ -2208,7 +2208,12 @@ export type Steering =
 /**  Not steerable, and why (the agent runs its own loop on a request given once). */
 { way: "not"; why: string };
 
-/**  The MCP `execution.taskSupport` values. */
+/**
+ *  The values of MCP 2025-11-25's `execution.taskSupport`. The tool list does not
+ *  carry them (rmcp 3.11's `Tool` has no such field, and 2026-07-28 dropped it): a
+ *  client learns `required` from the -32021 answer, `forbidden` from the answer
+ *  coming on the request.
+ */
 export type TaskSupport = "forbidden" | "optional" | "required";
 
 export type TelemetryConfig = TelemetryConfig_Serialize | TelemetryConfig_Deserialize;
