@@ -38,13 +38,14 @@ def agent(tmp_path):
     started = []
 
     def start(**env) -> str:
-        port = free_port()
+        port = int(env.pop("PORT", 0)) or free_port()
         environment = dict(os.environ, PORT=str(port), A2A_LOG=str(tmp_path / "a2a.log"), **env)
         process = subprocess.Popen([PYTHON, SERVER], env=environment, stderr=subprocess.DEVNULL)
         started.append(process)
         wait_for_port(port, process, "the A2A agent", WAIT)
         return f"http://127.0.0.1:{port}"
 
+    start.started = started  # a test may stop one (to start the agent again on its port)
     yield start
     for process in started:
         process.terminate()
@@ -343,14 +344,18 @@ def test_a_message_the_task_ends_without_reading_is_reported_as_not_taken(agent,
     assert "steered" not in (tmp_path / "a2a.log").read_text()
 
 
-@pytest.mark.parametrize("streaming", ["1", "0"])
-def test_a_turn_killed_while_its_a2a_task_runs_is_resumed_following_that_task(agent, tmp_path, streaming):
+@pytest.mark.parametrize(
+    "streaming, restarted", [("1", False), ("0", False), ("1", True)], ids=["streamed", "polled", "agent-restarted"]
+)
+def test_a_turn_killed_while_its_a2a_task_runs_is_resumed_following_that_task(agent, tmp_path, streaming, restarted):
     """`ask` killed with SIGKILL while the agent's task works; the task runs on there.
     `sessions resume` follows it by the id the log holds (`GetTask`) instead of
     sending the message again: the agent executed it once, and its answer ends the
-    turn."""
+    turn. An agent started again meanwhile (the task gone with it, TaskNotFound) has
+    the message sent again, and the call says why."""
     go = tmp_path / "a2a.go"
-    url = agent(STREAMING=streaming, A2A_GO=str(go))
+    port = free_port()
+    url = agent(STREAMING=streaming, A2A_GO=str(go), PORT=str(port))
     config = config_for(tmp_path, url)
     asking = subprocess.Popen(
         command(config, tmp_path, "ask", "--events", "jsonl", "--session", "work", "hold on to the Thames"),
@@ -373,6 +378,11 @@ def test_a_turn_killed_while_its_a2a_task_runs_is_resumed_following_that_task(ag
         assert task, "the call never named its task"
         asking.kill()
         asking.wait(timeout=WAIT)
+        if restarted:
+            first = agent.started.pop()
+            first.terminate()
+            first.wait(timeout=WAIT)
+            agent(STREAMING=streaming, A2A_GO=str(go), PORT=str(port))
 
         resumed = subprocess.Popen(
             command(config, tmp_path, "sessions", "resume", "work", "--events", "jsonl"),
@@ -398,7 +408,11 @@ def test_a_turn_killed_while_its_a2a_task_runs_is_resumed_following_that_task(ag
     followed = [e["data"]["reattached"]["task"] for e in mine if "reattached" in (e.get("data") or {})]
     assert followed == [task], mine
     said = [e["message"] for e in mine if e.get("type") == "tool_progress"]
-    assert f"following task {task} again" in said and not any("no longer has" in line for line in said), said
     assert mine[-1]["status"] == "ok" and mine[-1]["result"] == "held answer", mine[-1]
     executed = [line for line in (tmp_path / "a2a.log").read_text().splitlines() if line.startswith("execute ")]
-    assert executed == [f"execute {task}"], "the agent executed the message once"
+    if restarted:
+        assert any(f"no longer has task {task} (Task not found)" in line for line in said), said
+        assert len(executed) == 2 and executed[0] == f"execute {task}", "sent again: the task was gone"
+    else:
+        assert f"following task {task} again" in said and not any("no longer has" in line for line in said), said
+        assert executed == [f"execute {task}"], "the agent executed the message once"

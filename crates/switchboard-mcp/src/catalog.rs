@@ -50,8 +50,8 @@ fn served(config: &Config, as_agent: Option<&str>) -> Vec<ResolvedTool> {
     tools.retain(|tool| {
         let first = names.insert(tool.tool_name.clone());
         if !first {
-            // `switchboard check` calls it an error; a running server keeps the first.
-            tracing::warn!("two tools named {:?}: agent {:?}'s is left out", tool.tool_name, tool.agent);
+            // `switchboard check` calls it an error (and such a config does not load).
+            tracing::debug!("two tools named {:?}: agent {:?}'s is left out", tool.tool_name, tool.agent);
         }
         first
     });

@@ -44,6 +44,15 @@ pub(crate) fn truncate(text: &str, limit: usize) -> String {
     }
 }
 
+/// The mark of the server a remote task runs on, as its id is logged with it (the
+/// log is redacted, and an endpoint may hold a secret, so not the endpoint itself):
+/// the SHA-256 of the endpoint, without a trailing `/`, in hex. A resumed call
+/// follows a task only where the mark is its agent's endpoint's.
+pub(crate) fn server_mark(endpoint: &str) -> String {
+    use sha2::{Digest, Sha256};
+    format!("{:x}", Sha256::digest(endpoint.trim_end_matches('/').as_bytes()))
+}
+
 /// The note an answer cut at `max_output_bytes` ends with (`dropped`: how much
 /// was left out, when it is known).
 pub(crate) fn cut_note(limit: impl std::fmt::Display, dropped: Option<u64>) -> String {

@@ -338,22 +338,38 @@ fn served_name(entry: &AgentToolEntry) -> String {
     entry.serve.as_ref().and_then(|serve| serve.name.clone()).unwrap_or_else(|| tool_name(&entry.agent))
 }
 
-/// An agent's merged list (the global entries, its own in place of theirs) shows
-/// MCP clients one tool a name: a global entry and one of its own under one name
-/// would leave one of them unreachable (`switchboard mcp --as` that agent). A
-/// clash within one list is `check_entries`'.
+/// An agent's merged list (the global entries, its own in place of theirs; the
+/// entries it would really offer: enabled, known, not itself, not a claude-cli
+/// agent) shows MCP clients one tool a name: a global entry and one of its own
+/// under one name would leave one of them unreachable (`switchboard mcp --as`
+/// that agent). A clash within one list is `check_entries`'.
 fn served_names_across_lists(config: &Config, problems: &mut Vec<Problem>) {
+    let names = AgentNames::of(config);
+    let offered = |entry: &AgentToolEntry| {
+        entry.is_enabled() && config.agent(&entry.agent).is_some_and(|agent| agent.provider != Provider::ClaudeCli)
+    };
     for (agent_index, agent) in config.agents.iter().enumerate() {
-        let own: Vec<&str> = agent.tools.iter().map(|entry| entry.agent.as_str()).collect();
-        let global: HashMap<String, usize> = config
-            .agent_tools
-            .iter()
-            .enumerate()
-            .filter(|(_, entry)| !own.contains(&entry.agent.as_str()))
-            .map(|(index, entry)| (served_name(entry), index))
+        if agent.tools.is_empty() {
+            continue;
+        }
+        let merged: Vec<_> = super::merge::merge_entries(config, &names, &agent.name)
+            .into_iter()
+            .filter(|merged| offered(merged.entry))
             .collect();
-        for (index, entry) in agent.tools.iter().enumerate() {
-            let name = served_name(entry);
+        let global: HashMap<String, usize> = merged
+            .iter()
+            .filter(|merged| merged.scope == super::ToolScope::Global)
+            .filter_map(|merged| {
+                let index = config.agent_tools.iter().position(|entry| std::ptr::eq(entry, merged.entry))?;
+                Some((served_name(merged.entry), index))
+            })
+            .collect();
+        for merged in merged.iter().filter(|merged| merged.scope != super::ToolScope::Global) {
+            let (name, Some(index)) =
+                (served_name(merged.entry), agent.tools.iter().position(|entry| std::ptr::eq(entry, merged.entry)))
+            else {
+                continue;
+            };
             if let Some(first) = global.get(&name) {
                 problems.push(Problem::error(
                     format!("agents[{agent_index}].tools[{index}].serve.name"),

@@ -65,14 +65,14 @@ impl SessionLog {
             return Err(refuse("its process still runs it".into()));
         }
         let continuation = self.continuation(turn_id);
-        Ok(Resumable {
-            message,
-            agent,
-            handoff,
-            history: self.history_before(Some(turn_id)),
-            reuse: self.kept_calls(turn_id, continuation.is_some()),
-            continuation,
-        })
+        // Picking up after its last step, the primary asks again only what that step
+        // had pending: the answers of its steps are in its messages already.
+        let reuse = match &continuation {
+            None => self.kept_calls(turn_id, false),
+            Some(Continuation { pending: Some(_), .. }) => self.kept_calls(turn_id, true),
+            Some(_) => Vec::new(),
+        };
+        Ok(Resumable { message, agent, handoff, history: self.history_before(Some(turn_id)), reuse, continuation })
     }
 
     /// The calls the turn's primary made that finished `ok`, with what they were

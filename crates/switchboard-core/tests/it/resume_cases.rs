@@ -377,3 +377,45 @@ async fn an_earlier_steps_answer_does_not_stand_for_the_last_steps_call() {
     assert_eq!(outcome.unwrap().status, CallStatus::Ok);
     assert_eq!(fast.requests.lock().unwrap().len(), 1, "the last step's call runs: it is not the first one's answer");
 }
+
+/// A last step whose calls had all answered leaves nothing to hand back: the
+/// primary has those answers in its messages, and a call it makes next, asked the
+/// same thing, runs.
+#[tokio::test]
+async fn after_a_step_that_had_all_its_answers_a_call_asked_the_same_runs() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = SessionStore::open(folder.path()).unwrap();
+    store.create("s", "Asked again", 1).unwrap();
+    let asked = EventKind::ToolCallsAsked {
+        calls: vec![switchboard_core::event::AskedCall {
+            id: "tc0".into(),
+            name: "agent_fast".into(),
+            arguments: json!({ "request": "quick" }).to_string(),
+        }],
+    };
+    let records = vec![
+        SessionRecord::UserMessage {
+            turn_id: "t1".into(),
+            text: "check, then check again".into(),
+            agent: None,
+            handoff: None,
+            process: Some(TurnProcess { pid: u32::MAX, started: 1 }),
+            ts_ms: 2,
+        },
+        event(1, "c1", None, "boss", started(CallRole::Turn, None, None)),
+        event(2, "c1", None, "boss", asked),
+        event(3, "c2", Some("c1"), "fast", started(CallRole::Tool, Some("agent_fast"), Some("quick"))),
+        event(4, "c2", Some("c1"), "fast", finished_ok("the first answer", Some("the first answer, fenced"))),
+    ];
+    store.append_all("s", &records).unwrap();
+    let chats = ChatSessions::open(folder.path()).unwrap();
+    let (dispatcher, _, fast, _) = dispatcher();
+    let boss = Scripted::new(vec![Step::Call(vec![call("agent_fast", "quick")]), Step::Say("done")]);
+    dispatcher.runners().insert("boss", boss.clone());
+    let outcome =
+        chats.resume_turn(&dispatcher, ("s", "t1", "t2"), ApprovalPolicy::ApproveAll, on_events(|_| {})).await;
+    assert_eq!(outcome.unwrap().status, CallStatus::Ok);
+    let first = format!("{:?}", boss.requests.lock().unwrap()[0].messages);
+    assert!(first.contains("the first answer, fenced"), "the step's answer is in its messages: {first}");
+    assert_eq!(fast.requests.lock().unwrap().len(), 1, "the next step's call runs: the old answer is not handed back");
+}

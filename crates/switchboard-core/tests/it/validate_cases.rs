@@ -133,6 +133,14 @@ fn validation_table() {
             vec!["error agents[0].tools[0].serve.name"],
         ),
         (
+            "a name clash that no list offers is none (a disabled entry, the agent itself)",
+            r#"{"agents":[{"name":"main","provider":"demo","tools":[{"agent":"c","description":"mine","enabled":false}]},
+                          {"name":"b","provider":"demo","tools":[{"agent":"c","description":"b's"}]},
+                          {"name":"c","provider":"demo"}],
+                "agent_tools":[{"agent":"b","description":"y","serve":{"name":"agent_c"}}]}"#,
+            vec![],
+        ),
+        (
             "the same agent in both scopes is an override, not a duplicate",
             r#"{"agents":[{"name":"a","provider":"demo","tools":[{"agent":"b","description":"x"}]},{"name":"b","provider":"demo"}],
                 "agent_tools":[{"agent":"b","description":"g"}]}"#,

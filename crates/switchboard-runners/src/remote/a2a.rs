@@ -365,6 +365,17 @@ impl A2aRunner {
 
     /// One JSON-RPC call's result, in the 1.0 shape; its JSON-RPC error as a `remote` error.
     async fn call_result(&self, card: &AgentCard, method: &'static str, params: Value) -> Result<Value, RunnerError> {
+        self.call_answer(card, method, params).await?.map_err(|error| rpc_error(&card.endpoint, &error))
+    }
+
+    /// One JSON-RPC call's result, in the 1.0 shape, or the JSON-RPC error the
+    /// agent answered with.
+    async fn call_answer(
+        &self,
+        card: &AgentCard,
+        method: &'static str,
+        params: Value,
+    ) -> Result<Result<Value, Value>, RunnerError> {
         let response = self.rpc(card, method, params, false).await?;
         let malformed = |message: String| RunnerError::MalformedStream { url: card.endpoint.clone(), message };
         let body =
@@ -372,13 +383,13 @@ impl A2aRunner {
         let answer: Value =
             serde_json::from_str(&body).map_err(|error| malformed(format!("the answer is not JSON: {error}")))?;
         if let Some(error) = answer.get("error") {
-            return Err(rpc_error(&card.endpoint, error));
+            return Ok(Err(error.clone()));
         }
-        Ok(card.dialect.normalize(&answer.get("result").cloned().unwrap_or_default()))
+        Ok(Ok(card.dialect.normalize(&answer.get("result").cloned().unwrap_or_default())))
     }
 }
 
-fn rpc_error(endpoint: &str, error: &Value) -> RunnerError {
+pub(super) fn rpc_error(endpoint: &str, error: &Value) -> RunnerError {
     let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
     let message = error.get("message").and_then(Value::as_str).unwrap_or("an error without a message");
     RunnerError::Remote { url: endpoint.to_string(), message: format!("{} (JSON-RPC {code})", truncate(message, 500)) }

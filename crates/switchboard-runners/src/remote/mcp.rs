@@ -47,7 +47,7 @@ use crate::contract::{DeltaSink, ModelDelta, ModelReply, ModelRequest, RemoteTas
 use crate::event::{Steering, Usage};
 use crate::http::{error_chain, Origins};
 use crate::registry::{ProcessGroup, Registry};
-use crate::{cut_note, max_output_bytes, redact, remote_connected, remote_latency, truncate, within};
+use crate::{cut_note, max_output_bytes, redact, remote_connected, remote_latency, server_mark, truncate, within};
 
 /// How long a call may take when the agent sets no `timeout_secs`.
 const DEFAULT_TIMEOUT_SECS: u64 = 600;
@@ -403,12 +403,12 @@ impl McpRunner {
     /// agent's HTTP server (a stdio server's tasks ended with the process that
     /// started it); said as progress when not.
     fn started_here(&self, task: &RemoteTask, on_delta: DeltaSink<'_>) -> bool {
-        let here = self.agent.url.is_some() && task.server == self.endpoint();
+        let here = self.agent.url.is_some() && task.server == server_mark(&self.endpoint());
         if !here {
             let message = format!(
-                "task {} was started at {}, not at this agent's HTTP server: the call is asked again",
-                truncate(&task.id, 80),
-                truncate(&task.server, 200)
+                "task {} was started on another server than this agent's (its url changed, or it is not over \
+                 HTTP): the call is asked again",
+                truncate(&task.id, 80)
             );
             on_delta(ModelDelta::Progress { message, data: None });
         }

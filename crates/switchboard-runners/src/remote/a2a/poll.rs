@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 
 use super::progress::Progress;
 use super::steer::Steerer;
-use super::{A2aRunner, AgentCard, CancelOnDrop, POLL_EVERY};
+use super::{rpc_error, A2aRunner, AgentCard, CancelOnDrop, POLL_EVERY};
 use crate::contract::{steer_arrived, DeltaSink, ModelDelta, RemoteTask, RunnerError};
-use crate::truncate;
+use crate::{server_mark, truncate};
 
 impl A2aRunner {
     #[allow(clippy::too_many_arguments)]
@@ -53,14 +53,17 @@ impl A2aRunner {
             on_delta(ModelDelta::Progress { message, data: None });
             Ok(None)
         };
-        if task.server != card.endpoint {
-            return gone(&format!("it was started at {}, not here", truncate(&task.server, 200)));
+        if task.server != server_mark(&card.endpoint) {
+            return gone("it was started at another endpoint than this agent's");
         }
-        let found = match self.call_result(card, "GetTask", json!({ "id": task.id })).await {
+        let found = match self.call_answer(card, "GetTask", json!({ "id": task.id })).await? {
             Ok(found) => found.get("task").cloned().unwrap_or(found),
-            // The agent answered, and not with the task.
-            Err(RunnerError::Remote { message, .. }) => return gone(&message),
-            Err(error) => return Err(error),
+            // TaskNotFoundError, in A2A 1.0 and 0.3.
+            Err(error) if error.get("code").and_then(Value::as_i64) == Some(-32001) => {
+                let words = error.get("message").and_then(Value::as_str).unwrap_or("task not found");
+                return gone(&truncate(words, 300));
+            }
+            Err(error) => return Err(rpc_error(&card.endpoint, &error)),
         };
         if found.get("id").and_then(Value::as_str) != Some(task.id.as_str()) {
             return gone("it answered for another task");
@@ -87,7 +90,7 @@ impl A2aRunner {
         let task_id = task.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
         on_delta(ModelDelta::Progress {
             message: format!("following task {} again", truncate(&task_id, 80)),
-            data: Some(json!({ "a2a_task": task_id, "server": card.endpoint })),
+            data: Some(json!({ "a2a_task": task_id, "server": server_mark(&card.endpoint) })),
         });
         guard.task = Some(task_id.clone());
         if progress.take(&json!({ "task": task }), guard, on_delta, &card.endpoint)? {

@@ -143,7 +143,7 @@ impl Progress {
                 if guard.task.as_deref() != Some(id) && self.known_task.as_deref() != Some(id) {
                     on_delta(ModelDelta::Progress {
                         message: format!("the agent runs the call as task {}", truncate(id, 80)),
-                        data: Some(json!({ "a2a_task": id, "server": endpoint })),
+                        data: Some(json!({ "a2a_task": id, "server": crate::server_mark(endpoint) })),
                     });
                 }
                 guard.task = Some(id.to_string());

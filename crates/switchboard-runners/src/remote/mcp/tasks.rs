@@ -9,14 +9,14 @@
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolResult, CancelTaskParams, GetTaskParams, Task, TaskPayload};
+use rmcp::model::{CallToolResult, CancelTaskParams, ErrorCode, GetTaskParams, Task, TaskPayload};
 use rmcp::service::Peer;
 use rmcp::RoleClient;
 use serde_json::Value;
 
 use super::CancelOnDrop;
 use crate::contract::{DeltaSink, ModelDelta, RunnerError};
-use crate::truncate;
+use crate::{server_mark, truncate};
 
 /// A resumed call's `task`, followed to its end where the server still has it
 /// (`tasks/get` knows it, and it was not cancelled); None when it does not, said
@@ -39,8 +39,10 @@ pub(super) async fn reattach(
             gone("it answered for another task".into());
             return None;
         }
-        // The server answered, and not with the task.
-        Err(rmcp::ServiceError::McpError(error)) => {
+        // The server says it has no such task (rmcp: invalid params), or no tasks.
+        Err(rmcp::ServiceError::McpError(error))
+            if [ErrorCode::INVALID_PARAMS, ErrorCode::METHOD_NOT_FOUND].contains(&error.code) =>
+        {
             gone(truncate(&error.message, 300));
             return None;
         }
@@ -52,6 +54,15 @@ pub(super) async fn reattach(
     if matches!(found.payload, TaskPayload::Cancelled) {
         gone("it was cancelled".into());
         return None;
+    }
+    if let TaskPayload::Completed { result } = found.payload {
+        // Done while nobody followed it: its result at once, no poll to wait for.
+        return Some(serde_json::from_value::<CallToolResult>(Value::Object(result)).map_err(|error| {
+            RunnerError::Remote {
+                url: endpoint.to_string(),
+                message: format!("the task's result is not a tool result: {error}"),
+            }
+        }));
     }
     Some(follow(peer, found.task, guarded, endpoint, on_delta).await)
 }
@@ -73,7 +84,7 @@ pub(super) async fn follow(
     }));
     let ttl = task.ttl_ms.map(|ms| format!(", kept {} s", ms / 1000)).unwrap_or_default();
     // Logged with where it runs: a resumed call follows it there, and only there.
-    let task_data = serde_json::json!({ "id": task.task_id, "ttl_ms": task.ttl_ms, "server": endpoint });
+    let task_data = serde_json::json!({ "id": task.task_id, "ttl_ms": task.ttl_ms, "server": server_mark(endpoint) });
     on_delta(ModelDelta::Progress {
         message: format!("the server runs the call as task {}{ttl}", truncate(&task.task_id, 80)),
         data: Some(serde_json::json!({ "task": task_data })),
