@@ -352,6 +352,7 @@ impl McpRunner {
                     created.task,
                     |notice| self.cancel_guard(&connection, notice),
                     &self.endpoint(),
+                    self.agent.url.is_some(),
                     on_delta,
                 )
                 .await?

@@ -64,16 +64,19 @@ pub(super) async fn reattach(
             }
         }));
     }
-    Some(follow(peer, found.task, guarded, endpoint, on_delta).await)
+    Some(follow(peer, found.task, guarded, endpoint, true, on_delta).await)
 }
 
 /// Polls `task` on `peer` to its end: the tool result, or why there is none.
 /// `guarded` arms the call's cancel notice (sent if the call is dropped first).
+/// A task of a server over HTTP is logged with the server's mark, so a resumed
+/// call can follow it; a stdio server's tasks end with the process that runs it.
 pub(super) async fn follow(
     peer: &Peer<RoleClient>,
     task: Task,
     guarded: impl FnOnce(futures::future::BoxFuture<'static, ()>) -> CancelOnDrop,
     endpoint: &str,
+    over_http: bool,
     on_delta: DeltaSink<'_>,
 ) -> Result<CallToolResult, RunnerError> {
     let remote = |message: String| RunnerError::Remote { url: endpoint.to_string(), message };
@@ -84,7 +87,10 @@ pub(super) async fn follow(
     }));
     let ttl = task.ttl_ms.map(|ms| format!(", kept {} s", ms / 1000)).unwrap_or_default();
     // Logged with where it runs: a resumed call follows it there, and only there.
-    let task_data = serde_json::json!({ "id": task.task_id, "ttl_ms": task.ttl_ms, "server": server_mark(endpoint) });
+    let mut task_data = serde_json::json!({ "id": task.task_id, "ttl_ms": task.ttl_ms });
+    if over_http {
+        task_data["server"] = Value::String(server_mark(endpoint));
+    }
     on_delta(ModelDelta::Progress {
         message: format!("the server runs the call as task {}{ttl}", truncate(&task.task_id, 80)),
         data: Some(serde_json::json!({ "task": task_data })),
