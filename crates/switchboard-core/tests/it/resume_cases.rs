@@ -38,6 +38,29 @@ fn started(role: CallRole, tool: Option<&str>, request: Option<&str>) -> EventKi
     }
 }
 
+/// The message of turn t1, as a process that was killed left it.
+fn interrupted_message(text: &str) -> SessionRecord {
+    SessionRecord::UserMessage {
+        turn_id: "t1".into(),
+        text: text.into(),
+        agent: None,
+        handoff: None,
+        process: Some(TurnProcess { pid: u32::MAX, started: 1 }),
+        ts_ms: 2,
+    }
+}
+
+/// A model step of the primary that asked fast one thing (`quick`) as tool call `id`.
+fn fast_asked(id: &str) -> EventKind {
+    EventKind::ToolCallsAsked {
+        calls: vec![switchboard_core::event::AskedCall {
+            id: id.into(),
+            name: "agent_fast".into(),
+            arguments: json!({ "request": "quick" }).to_string(),
+        }],
+    }
+}
+
 /// A delegate's call that ended `ok` with `result` (and `delivered`, its fenced form).
 fn finished_ok(result: &str, delivered: Option<&str>) -> EventKind {
     EventKind::CallFinished {
@@ -59,16 +82,8 @@ fn interrupted_session(folder: &std::path::Path) {
     let store = SessionStore::open(folder).unwrap();
     store.create("s", "Interrupted", 1).unwrap();
     let finished = finished_ok("fast answer", None);
-    let dead = TurnProcess { pid: u32::MAX, started: 1 };
     let records = vec![
-        SessionRecord::UserMessage {
-            turn_id: "t1".into(),
-            text: "do both".into(),
-            agent: None,
-            handoff: None,
-            process: Some(dead),
-            ts_ms: 2,
-        },
+        interrupted_message("do both"),
         event(1, "c1", None, "boss", started(CallRole::Turn, None, None)),
         event(2, "c2", Some("c1"), "fast", started(CallRole::Tool, Some("agent_fast"), Some("quick"))),
         event(3, "c3", Some("c1"), "slow", started(CallRole::Tool, Some("agent_slow"), Some("long"))),
@@ -185,14 +200,7 @@ async fn an_approval_that_was_waiting_is_asked_again_on_resume() {
         },
     };
     let records = vec![
-        SessionRecord::UserMessage {
-            turn_id: "t1".into(),
-            text: "do both".into(),
-            agent: None,
-            handoff: None,
-            process: Some(TurnProcess { pid: u32::MAX, started: 1 }),
-            ts_ms: 2,
-        },
+        interrupted_message("do both"),
         event(1, "c1", None, "boss", started(CallRole::Turn, None, None)),
         event(2, "c3", Some("c1"), "slow", started(CallRole::Tool, Some("agent_slow"), Some("long"))),
         event(3, "c3", Some("c1"), "slow", asked),
@@ -344,28 +352,14 @@ async fn an_earlier_steps_answer_does_not_stand_for_the_last_steps_call() {
     let folder = tempfile::tempdir().unwrap();
     let store = SessionStore::open(folder.path()).unwrap();
     store.create("s", "Asked twice", 1).unwrap();
-    let asked = |id: &str| EventKind::ToolCallsAsked {
-        calls: vec![switchboard_core::event::AskedCall {
-            id: id.into(),
-            name: "agent_fast".into(),
-            arguments: json!({ "request": "quick" }).to_string(),
-        }],
-    };
     let finished = finished_ok("the first answer", Some("the first answer, fenced"));
     let records = vec![
-        SessionRecord::UserMessage {
-            turn_id: "t1".into(),
-            text: "check twice".into(),
-            agent: None,
-            handoff: None,
-            process: Some(TurnProcess { pid: u32::MAX, started: 1 }),
-            ts_ms: 2,
-        },
+        interrupted_message("check twice"),
         event(1, "c1", None, "boss", started(CallRole::Turn, None, None)),
-        event(2, "c1", None, "boss", asked("tc0")),
+        event(2, "c1", None, "boss", fast_asked("tc0")),
         event(3, "c2", Some("c1"), "fast", started(CallRole::Tool, Some("agent_fast"), Some("quick"))),
         event(4, "c2", Some("c1"), "fast", finished),
-        event(5, "c1", None, "boss", asked("tc1")),
+        event(5, "c1", None, "boss", fast_asked("tc1")),
         event(6, "c3", Some("c1"), "fast", started(CallRole::Tool, Some("agent_fast"), Some("quick"))),
     ];
     store.append_all("s", &records).unwrap();
@@ -386,24 +380,10 @@ async fn after_a_step_that_had_all_its_answers_a_call_asked_the_same_runs() {
     let folder = tempfile::tempdir().unwrap();
     let store = SessionStore::open(folder.path()).unwrap();
     store.create("s", "Asked again", 1).unwrap();
-    let asked = EventKind::ToolCallsAsked {
-        calls: vec![switchboard_core::event::AskedCall {
-            id: "tc0".into(),
-            name: "agent_fast".into(),
-            arguments: json!({ "request": "quick" }).to_string(),
-        }],
-    };
     let records = vec![
-        SessionRecord::UserMessage {
-            turn_id: "t1".into(),
-            text: "check, then check again".into(),
-            agent: None,
-            handoff: None,
-            process: Some(TurnProcess { pid: u32::MAX, started: 1 }),
-            ts_ms: 2,
-        },
+        interrupted_message("check, then check again"),
         event(1, "c1", None, "boss", started(CallRole::Turn, None, None)),
-        event(2, "c1", None, "boss", asked),
+        event(2, "c1", None, "boss", fast_asked("tc0")),
         event(3, "c2", Some("c1"), "fast", started(CallRole::Tool, Some("agent_fast"), Some("quick"))),
         event(4, "c2", Some("c1"), "fast", finished_ok("the first answer", Some("the first answer, fenced"))),
     ];
