@@ -57,7 +57,7 @@ impl A2aRunner {
             return gone("it was started at another endpoint than this agent's");
         }
         let found = match self.call_answer(card, "GetTask", json!({ "id": task.id })).await? {
-            Ok(found) => found.get("task").cloned().unwrap_or(found),
+            Ok(found) => task_in(found),
             // TaskNotFoundError, in A2A 1.0 and 0.3.
             Err(error) if error.get("code").and_then(Value::as_i64) == Some(-32001) => {
                 let words = error.get("message").and_then(Value::as_str).unwrap_or("task not found");
@@ -129,8 +129,7 @@ impl A2aRunner {
                 }
             }
             let before = progress.news;
-            let task = self.call_result(card, "GetTask", json!({ "id": task_id })).await?;
-            let task = task.get("task").cloned().unwrap_or(task);
+            let task = task_in(self.call_result(card, "GetTask", json!({ "id": task_id })).await?);
             // New artifact parts since the last poll stream as text.
             progress.task_artifacts(&task, on_delta);
             let status = json!({ "statusUpdate": { "taskId": task_id, "status": task.get("status").cloned().unwrap_or_default() } });
@@ -143,5 +142,13 @@ impl A2aRunner {
                 return Err(RunnerError::Idle { url: card.endpoint.clone(), secs: idle.as_secs() });
             }
         }
+    }
+}
+
+/// The task a `GetTask` answer holds: the task itself, or under `task`.
+fn task_in(answer: Value) -> Value {
+    match answer.get("task") {
+        Some(task) => task.clone(),
+        None => answer,
     }
 }
